@@ -1,0 +1,129 @@
+// The kernel interface of the built-in CPU runtime (`--ref`) and its operator registry.
+//
+// Adding an operator: write a Kernel subclass in the family file src/backend/ref/ops/<family>.cpp,
+// add one `registry.add(...)` line to that file's register_<family>_ops(), and a test case in
+// tests/backend/ref/ops/<family>_test.cpp. Kernels validate attributes in their constructor (the
+// factory), so a bad model fails when the session is prepared, not halfway through inference.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/tensor.h"
+
+namespace polygraphy::ref {
+
+/// What a kernel factory knows about its node: the proto, the opset of its domain, a display name.
+class NodeInfo {
+public:
+    NodeInfo(const onnx::NodeProto& node, int64_t opset, std::string display_name)
+        : node_(node), opset_(opset), display_name_(std::move(display_name)) {}
+
+    const onnx::NodeProto& proto() const { return node_; }
+    const std::string& op_type() const { return node_.op_type(); }
+    /// Opset version of the node's domain imported by the model.
+    int64_t opset() const { return opset_; }
+    /// The node's name, or "<op_type>_<index>" when it has none.
+    const std::string& name() const { return display_name_; }
+
+    bool has_attr(std::string_view name) const;
+    int64_t attr_int(std::string_view name, int64_t fallback) const;
+    float attr_float(std::string_view name, float fallback) const;
+    std::string attr_string(std::string_view name, const std::string& fallback) const;
+    std::vector<int64_t> attr_ints(std::string_view name, std::vector<int64_t> fallback = {}) const;
+    std::vector<float> attr_floats(std::string_view name, std::vector<float> fallback = {}) const;
+    /// Tensor attribute (e.g. Constant's value) converted to a Tensor; nullopt when absent.
+    std::optional<Tensor> attr_tensor(std::string_view name) const;
+    const onnx::AttributeProto* attr(std::string_view name) const;
+
+    /// Throws ModelError: "Node '<name>' (<op_type>): <message>".
+    [[noreturn]] void fail(const std::string& message) const;
+
+private:
+    const onnx::NodeProto& node_;
+    int64_t opset_;
+    std::string display_name_;
+};
+
+/// Inputs and outputs of one kernel invocation.
+class KernelContext {
+public:
+    KernelContext(const NodeInfo& node, std::vector<const Tensor*> inputs, std::size_t num_outputs, int num_threads)
+        : node_(node), inputs_(std::move(inputs)), outputs_(num_outputs), num_threads_(num_threads) {}
+
+    const NodeInfo& node() const { return node_; }
+    std::size_t num_inputs() const { return inputs_.size(); }
+    /// nullptr when the input is omitted ("" in the node) or beyond the node's input count.
+    const Tensor* input(std::size_t index) const { return index < inputs_.size() ? inputs_[index] : nullptr; }
+    /// Throws ModelError naming the node when the input is missing.
+    const Tensor& required_input(std::size_t index) const;
+
+    std::size_t num_outputs() const { return outputs_.size(); }
+    /// Allocates (zero-filled) and returns output `index`.
+    Tensor& allocate_output(std::size_t index, DataType dtype, Shape shape);
+    /// Sets output `index` to `tensor` (may share an input's buffer: kernels never write to inputs).
+    void set_output(std::size_t index, Tensor tensor);
+    Tensor& output(std::size_t index) { return outputs_.at(index); }
+    std::vector<Tensor>& outputs() { return outputs_; }
+
+    /// Threads the kernel may use (the runner's --ref-threads).
+    int num_threads() const { return num_threads_; }
+
+private:
+    const NodeInfo& node_;
+    std::vector<const Tensor*> inputs_;
+    std::vector<Tensor> outputs_;
+    int num_threads_;
+};
+
+/// A prepared operator. compute() is const: all per-node state is fixed at construction.
+class Kernel {
+public:
+    virtual ~Kernel() = default;
+    virtual void compute(KernelContext& context) const = 0;
+};
+
+using KernelFactory = std::function<std::unique_ptr<Kernel>(const NodeInfo&)>;
+
+struct OpEntry {
+    std::string domain;     ///< "" for ai.onnx
+    std::string op_type;
+    int since_version;      ///< first opset this entry covers
+    int until_version;      ///< last opset this entry covers (inclusive)
+    KernelFactory factory;
+};
+
+/// The single table of operators the runtime can run.
+class OpRegistry {
+public:
+    /// Throws InternalError on a duplicate or overlapping (domain, op_type, opset range).
+    void add(std::string domain, std::string op_type, int since_version, int until_version, KernelFactory factory);
+    /// Entry covering `opset`, or nullptr. "ai.onnx" is treated as "".
+    const OpEntry* find(std::string_view domain, std::string_view op_type, int64_t opset) const;
+    const std::vector<OpEntry>& entries() const { return entries_; }
+
+    /// Registry with every built-in family (see src/backend/ref/ops/families.h).
+    static const OpRegistry& builtin();
+
+private:
+    std::vector<OpEntry> entries_;
+};
+
+/// Newest opset the registry is meant to cover.
+constexpr int kMaxOpset = 22;
+
+/// Helper for the common case: a factory that constructs `K(node)`.
+template <typename K>
+KernelFactory make_factory() {
+    return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<K>(node); };
+}
+
+}  // namespace polygraphy::ref

@@ -1,0 +1,70 @@
+// RefRunner: runs ONNX models on the built-in CPU runtime (`polygraphy run --ref`).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "polygraphy/backend/base/runner.h"
+#include "polygraphy/backend/onnx/loader.h"
+
+namespace polygraphy::ref {
+
+class Session;
+
+/// Options of the built-in runtime.
+struct SessionOptions {
+    int num_threads = 0;  ///< 0: the cores available
+};
+
+/// A prepared graph: topologically ordered nodes with their kernels, initializers as tensors, and
+/// the point after which each intermediate buffer is released. Preparing checks the whole model
+/// first: cycles, node inputs that nothing produces, and every unsupported operator (reported by
+/// node name, op type, domain and opset) before anything runs.
+class Session {
+public:
+    explicit Session(const onnx::ModelProto& model, SessionOptions options = {});
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    const TensorMetadata& input_metadata() const;
+    const TensorMetadata& output_metadata() const;
+    /// Runs the graph; returns the graph outputs in graph order. Inputs are not validated here
+    /// (BaseRunner::infer does that).
+    TensorMap run(const TensorMap& feed) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// Loader that builds a Session from an ONNX model loader (Polygraphy's SessionFromOnnx pattern).
+class SessionFromOnnx {
+public:
+    explicit SessionFromOnnx(OnnxLoader model, SessionOptions options = {})
+        : model_(std::move(model)), options_(options) {}
+    std::shared_ptr<Session> operator()() const;
+
+private:
+    OnnxLoader model_;
+    SessionOptions options_;
+};
+
+/// Runner over a Session. The session is built in activate() and released in deactivate().
+class RefRunner : public BaseRunner {
+public:
+    explicit RefRunner(Loader<std::shared_ptr<Session>> session, std::optional<std::string> name = std::nullopt);
+
+protected:
+    void activate_impl() override;
+    void deactivate_impl() override;
+    TensorMetadata get_input_metadata_impl() override;
+    TensorMap infer_impl(const TensorMap& feed) override;
+
+private:
+    Loader<std::shared_ptr<Session>> session_loader_;
+    std::shared_ptr<Session> session_;
+};
+
+}  // namespace polygraphy::ref

@@ -1,0 +1,102 @@
+// Polygraphy-style logging: `[V] [I] [W] [E] [!]` prefixes on stdout, nested indentation.
+#pragma once
+
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace polygraphy {
+
+/// Severities, least severe first, with Polygraphy's numeric values.
+enum class Severity : int {
+    kUltraVerbose = -20,  ///< [U]
+    kSuperVerbose = -10,  ///< [S]
+    kExtraVerbose = 0,    ///< [X]
+    kVerbose = 10,        ///< [V]
+    kInfo = 20,           ///< [I]
+    kStart = 22,          ///< [I] start of a tool ("RUNNING | ...")
+    kFinish = 28,         ///< [I] end of a tool ("PASSED | ...")
+    kWarning = 30,        ///< [W]
+    kError = 40,          ///< [E]
+    kCritical = 50,       ///< [!]
+    kSilent = 100,        ///< nothing is printed
+};
+
+/// Parses "VERBOSE", "info", "extra_verbose", "warning"... (case-insensitive).
+bool severity_from_name(std::string_view name, Severity& out);
+
+/// The process-wide logger (Polygraphy's G_LOGGER). Thread-safe.
+///
+/// Messages go to stdout (Polygraphy prints nothing on stderr), prefixed with the severity letter;
+/// every line after the first is indented to line up with the first line's text. indent() adds
+/// four spaces after the prefix for everything logged while the returned guard lives.
+/// Colours are used only when stdout is a terminal. The library logs only through this object, so
+/// API users silence it with set_severity(Severity::kSilent).
+class Logger {
+public:
+    static Logger& global();
+
+    void set_severity(Severity severity);
+    Severity severity() const;
+    bool enabled(Severity severity) const { return static_cast<int>(severity) >= static_cast<int>(severity_); }
+
+    /// Also append every message (without colours) to `path`; parent folders are created.
+    /// Throws PolygraphyException when the file cannot be opened.
+    void set_log_file(const std::string& path);
+    void set_colors(bool enabled);
+
+    void log(Severity severity, std::string_view message);
+    /// Logs a message only the first time this exact text is seen.
+    void log_once(Severity severity, std::string_view message);
+
+    void ultra_verbose(std::string_view m) { log(Severity::kUltraVerbose, m); }
+    void super_verbose(std::string_view m) { log(Severity::kSuperVerbose, m); }
+    void extra_verbose(std::string_view m) { log(Severity::kExtraVerbose, m); }
+    void verbose(std::string_view m) { log(Severity::kVerbose, m); }
+    void info(std::string_view m) { log(Severity::kInfo, m); }
+    void start(std::string_view m) { log(Severity::kStart, m); }
+    void finish(std::string_view m) { log(Severity::kFinish, m); }
+    void warning(std::string_view m) { log(Severity::kWarning, m); }
+    void error(std::string_view m) { log(Severity::kError, m); }
+    /// Prints `[!] message` (tools use it for exceptions; library code throws instead).
+    void critical(std::string_view m) { log(Severity::kCritical, m); }
+
+    class IndentGuard {
+    public:
+        explicit IndentGuard(Logger& logger, int spaces) : logger_(&logger), spaces_(spaces) {}
+        IndentGuard(IndentGuard&& other) noexcept : logger_(other.logger_), spaces_(other.spaces_) {
+            other.logger_ = nullptr;
+        }
+        IndentGuard(const IndentGuard&) = delete;
+        IndentGuard& operator=(const IndentGuard&) = delete;
+        ~IndentGuard();
+
+    private:
+        Logger* logger_;
+        int spaces_;
+    };
+    /// Indents everything logged until the guard is destroyed.
+    [[nodiscard]] IndentGuard indent(int levels = 1);
+
+    /// Restores defaults (severity INFO, no indentation, no log file, no once-cache). For tests.
+    void reset();
+
+private:
+    Logger();
+    void write_locked(Severity severity, std::string_view message);
+
+    mutable std::mutex mutex_;
+    Severity severity_ = Severity::kInfo;
+    int indent_ = 0;
+    bool colors_ = false;
+    std::unique_ptr<std::ofstream> log_file_;
+    std::set<std::string> seen_once_;
+};
+
+/// Shorthand for Logger::global(), like Polygraphy's G_LOGGER.
+inline Logger& logger() { return Logger::global(); }
+
+}  // namespace polygraphy

@@ -1,0 +1,49 @@
+// RunResults and input lists, saved and loaded in Polygraphy's JSON format.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "polygraphy/common/tensor.h"
+
+namespace polygraphy {
+
+/// Outputs of one inference of one runner.
+struct IterationResult {
+    TensorMap outputs;
+    std::optional<double> runtime;  ///< seconds; null in files made by hand
+    std::string runner_name;
+};
+
+/// Results of several runners, in order: [(runner_name, [IterationResult, ...]), ...].
+/// JSON: {"lst": [[name, [iteration, ...]], ...], "polygraphy_class": "RunResults"}, arrays as
+/// base64-encoded .npy files, exactly as Polygraphy writes them, so files move freely between the two.
+class RunResults {
+public:
+    using Entry = std::pair<std::string, std::vector<IterationResult>>;
+
+    void add(std::vector<IterationResult> iterations, const std::string& runner_name) {
+        lst.emplace_back(runner_name, std::move(iterations));
+    }
+    void extend(const RunResults& other) { lst.insert(lst.end(), other.lst.begin(), other.lst.end()); }
+    std::size_t size() const { return lst.size(); }
+    bool empty() const { return lst.empty(); }
+
+    /// Writes atomically (temp file in the same folder + rename). Throws PolygraphyException.
+    void save(const std::string& path) const;
+    /// Throws FormatError naming the file and the problem (bad JSON, base64, .npy, structure).
+    static RunResults load(const std::string& path);
+
+    std::vector<Entry> lst;
+};
+
+/// A list of feed dicts, one per iteration (`--save-inputs` / `--load-inputs`).
+using InputList = std::vector<TensorMap>;
+
+/// Polygraphy's inputs JSON: [{name: ndarray, ...}, ...]. Atomic write.
+void save_inputs(const InputList& inputs, const std::string& path);
+InputList load_inputs(const std::string& path);
+
+}  // namespace polygraphy

@@ -1,0 +1,116 @@
+// The Comparator: runs runners over the same data, compares and validates their outputs.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "polygraphy/backend/base/runner.h"
+#include "polygraphy/common/run_results.h"
+#include "polygraphy/comparator/data_loader.h"
+
+namespace polygraphy {
+
+/// A per-output setting: the key "" holds the default for outputs not listed (`--atol 1e-4 out0:1e-2`).
+template <typename T>
+using PerOutput = OrderedMap<T>;
+
+/// Value for `name` in `settings`, else the "" default, else `fallback`.
+template <typename T>
+T per_output_value(const PerOutput<T>& settings, const std::string& name, T fallback) {
+    if (const T* value = settings.find(name)) return *value;
+    if (const T* value = settings.find("")) return *value;
+    return fallback;
+}
+
+/// Error statistic checked against the tolerances (`--check-error-stat`).
+enum class ErrorStat { kElemwise, kMax, kMean, kMedian, kQuantile };
+std::optional<ErrorStat> error_stat_from_name(const std::string& name);
+std::string error_stat_name(ErrorStat stat);
+
+/// Options of CompareFunc::simple, with Polygraphy's defaults.
+struct SimpleCompareOptions {
+    bool check_shapes = true;                 ///< false: `--no-shape-check`
+    PerOutput<double> rtol;                   ///< default 1e-5
+    PerOutput<double> atol;                   ///< default 1e-5
+    PerOutput<ErrorStat> check_error_stat;    ///< default elemwise
+    PerOutput<double> error_quantile;         ///< default 0.99
+    bool infinities_compare_equal = false;
+    bool fail_fast = false;
+};
+
+/// Figures of one output comparison (what the report prints and `--report` files record).
+struct OutputCompareResult {
+    bool passed = false;
+    std::string output_name;       ///< name in the first result
+    std::string other_name;        ///< matched name in the second result
+    double max_absdiff = 0, max_reldiff = 0;
+    double mean_absdiff = 0, mean_reldiff = 0;
+    double median_absdiff = 0, median_reldiff = 0;
+    double quantile_absdiff = 0, quantile_reldiff = 0;
+    double required_atol = 0, required_rtol = 0;  ///< minimum tolerances that would have passed
+    std::string error;                            ///< non-empty when the outputs could not be compared
+};
+
+/// Results of comparing one iteration of two runners, by output name (first runner's names).
+using IterationCompareResult = OrderedMap<OutputCompareResult>;
+
+/// Compares the outputs of two iterations and logs the report. Returns per-output results.
+using CompareFunc = std::function<IterationCompareResult(const IterationResult& first, const IterationResult& second)>;
+
+namespace compare_func {
+/// Polygraphy's CompareFunc.simple: absolute/relative tolerances with an error statistic.
+CompareFunc simple(SimpleCompareOptions options = {});
+}  // namespace compare_func
+
+/// Outcome of Comparator::compare_accuracy: for each compared runner pair, one entry per iteration.
+class AccuracyResult {
+public:
+    struct PairResult {
+        std::string first_runner;
+        std::string second_runner;
+        std::vector<IterationCompareResult> iterations;
+        std::size_t passed_iterations() const;
+    };
+
+    /// True when every output of every iteration of every pair passed.
+    explicit operator bool() const;
+    /// Percentage of passing iterations of pair `index`.
+    double percentage(std::size_t index = 0) const;
+
+    std::vector<PairResult> pairs;
+};
+
+class Comparator {
+public:
+    struct RunOptions {
+        int warm_up = 0;                             ///< untimed runs before the timed ones
+        std::optional<std::string> save_inputs_path;  ///< `--save-inputs`
+    };
+
+    /// Activates each runner in turn, feeds it every iteration of `data_loader` (generated once with
+    /// the first runner's input metadata, then coerced to each runner's inputs) and collects outputs
+    /// (cloned, so runner buffer reuse is harmless). Logs progress as Polygraphy does.
+    static RunResults run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader,
+                          const RunOptions& options);
+    static RunResults run(const std::vector<BaseRunner*>& runners) {
+        return run(runners, DataLoader().as_function(), RunOptions{});
+    }
+
+    /// Compares consecutive results (0 vs 1, 1 vs 2, ...) iteration by iteration; outputs are matched
+    /// by name (exact, case-insensitive substring, then position with a warning). Logs the report
+    /// and an accuracy summary per pair.
+    static AccuracyResult compare_accuracy(const RunResults& results, const CompareFunc& compare_func,
+                                           bool fail_fast = false);
+    static AccuracyResult compare_accuracy(const RunResults& results) {
+        return compare_accuracy(results, compare_func::simple());
+    }
+
+    /// NaN/Inf check of every output of every result (`--validate`). Returns true when clean.
+    static bool validate(const RunResults& results, bool check_inf = true, bool check_nan = true,
+                         bool fail_fast = false);
+};
+
+}  // namespace polygraphy

@@ -1,0 +1,76 @@
+// Data loaders: the default seeded random loader (numpy-compatible) and user-provided feeds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "polygraphy/common/run_results.h"
+#include "polygraphy/common/tensor.h"
+#include "polygraphy/common/tensor_metadata.h"
+
+namespace polygraphy {
+
+/// Anything that yields feed dicts: called with the iteration index and the metadata of the first
+/// runner's inputs (the seeds' `input_metadata` property, set by the Comparator); returns nullopt
+/// when exhausted. A lambda over a vector of feed dicts is a data loader.
+using DataLoaderFn = std::function<std::optional<TensorMap>(std::size_t iteration, const TensorMetadata& input_metadata)>;
+
+/// Inclusive range of generated values.
+struct ValRange {
+    double min = 0.0;
+    double max = 1.0;
+};
+
+/// Generates random inputs exactly as Polygraphy's DataLoader does with numpy:
+/// iteration i uses a fresh legacy `RandomState(seed + i)` (MT19937), inputs are drawn in model-input
+/// order; floats are `random_sample(shape) * (max - min) + min` rounded to the dtype, integers and
+/// bools `randint(min, max + 1, shape, dtype)` with numpy's masked rejection sampling. So the same
+/// seed and ranges give the same values in both tools.
+class DataLoader {
+public:
+    struct Options {
+        int64_t seed = 1;
+        int64_t iterations = 1;
+        /// Per-input ranges; the key "" is the default for inputs not listed (Polygraphy: (0.0, 1.0)).
+        OrderedMap<ValRange> val_range;
+        /// User-provided dtypes/shapes (`--input-shapes`), overriding the model's for generation.
+        TensorMetadata input_metadata;
+    };
+
+    DataLoader() : DataLoader(Options{}) {}
+    explicit DataLoader(Options options);
+
+    int64_t iterations() const { return options_.iterations; }
+
+    /// Feed dict of iteration `index` for inputs described by `model_metadata`.
+    /// Dynamic dims without a user shape become 1 (with a warning, once per input).
+    /// Throws UsageError for user metadata or ranges naming inputs the model does not have
+    /// (with a did-you-mean hint), PolygraphyException for user shapes that contradict the model.
+    TensorMap generate(int64_t index, const TensorMetadata& model_metadata) const;
+
+    /// Adapts this loader to the DataLoaderFn interface.
+    DataLoaderFn as_function() const;
+
+private:
+    Options options_;
+};
+
+/// A data loader over a fixed list of feed dicts (e.g. from `--load-inputs`).
+DataLoaderFn data_loader_from_list(InputList feeds);
+
+/// Matches loaded buffers to a runner's inputs the way Polygraphy does: by exact name, then
+/// case-insensitive substring, then position (warning when not exact); casts on dtype mismatch
+/// with a warning; a shape that contradicts the metadata is an InputError naming the input.
+TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata);
+
+/// Polygraphy's `find_str_in_iterable`: exact match, then case-insensitive substring, then the
+/// item at `index` if given. Returns the matched name or nullopt.
+std::optional<std::string> find_str_in_list(const std::string& name, const std::vector<std::string>& candidates,
+                                            std::optional<std::size_t> index = std::nullopt);
+
+/// Closest candidate by edit distance for did-you-mean hints (nullopt when nothing is close).
+std::optional<std::string> closest_match(const std::string& name, const std::vector<std::string>& candidates);
+
+}  // namespace polygraphy
