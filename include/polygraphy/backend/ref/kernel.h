@@ -24,8 +24,12 @@ namespace polygraphy::ref {
 /// What a kernel factory knows about its node: the proto, the opset of its domain, a display name.
 class NodeInfo {
 public:
-    NodeInfo(const onnx::NodeProto& node, int64_t opset, std::string display_name)
-        : node_(node), opset_(opset), display_name_(std::move(display_name)) {}
+    NodeInfo(const onnx::NodeProto& node, int64_t opset, std::string display_name,
+             std::vector<const Tensor*> constant_inputs = {})
+        : node_(node),
+          opset_(opset),
+          display_name_(std::move(display_name)),
+          constant_inputs_(std::move(constant_inputs)) {}
 
     const onnx::NodeProto& proto() const { return node_; }
     const std::string& op_type() const { return node_.op_type(); }
@@ -44,6 +48,12 @@ public:
     std::optional<Tensor> attr_tensor(std::string_view name) const;
     const onnx::AttributeProto* attr(std::string_view name) const;
 
+    /// Value of input `index` when it is known before inference (an initializer or a Constant
+    /// node's output), else nullptr. Lets kernels validate or pre-pack weights at creation.
+    const Tensor* constant_input(std::size_t index) const {
+        return index < constant_inputs_.size() ? constant_inputs_[index] : nullptr;
+    }
+
     /// Throws ModelError: "Node '<name>' (<op_type>): <message>".
     [[noreturn]] void fail(const std::string& message) const;
 
@@ -51,6 +61,7 @@ private:
     const onnx::NodeProto& node_;
     int64_t opset_;
     std::string display_name_;
+    std::vector<const Tensor*> constant_inputs_;
 };
 
 /// Inputs and outputs of one kernel invocation.

@@ -1,0 +1,7 @@
+#include "backend/ref/ops/families.h"
+
+namespace polygraphy::ref {
+
+void register_reduce_ops(OpRegistry& /*registry*/) {}
+
+}  // namespace polygraphy::ref
