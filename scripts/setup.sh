@@ -10,6 +10,7 @@ packages=(
   libdnnl-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   doxygen npm ca-certificates
+  libonnx-testdata
 )
 
 missing=()
@@ -24,6 +25,9 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# ONNX 1.17's backend-test data (architecture all) from Debian trixie, unpacked privately.
+scripts/fetch_trixie_deb.sh libonnx-testdata .deps/onnx-testdata-1.17
 
 if [ -x scripts/setup_onnxruntime.sh ]; then
   scripts/setup_onnxruntime.sh
