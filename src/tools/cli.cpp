@@ -53,7 +53,10 @@ std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
         if (row.header.size() <= action_width)
             out += std::string(action_width - row.header.size() + 2, ' ');
         else
-            out += "\n" + std::string(help_position, ' ');
+            {
+            out += '\n';
+            out.append(help_position, ' ');
+        }
         // Wrap the help text at the terminal width.
         const std::size_t text_width = std::max<std::size_t>(static_cast<std::size_t>(width) - help_position, 11);
         std::string line;

@@ -24,7 +24,8 @@ std::string Tool::summary() const {
         const auto end = text.find('\n', start);
         std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
         if (line.find_first_not_of(" \t") == std::string::npos) break;
-        summary += (summary.empty() ? "" : " ") + line.substr(line.find_first_not_of(" \t"));
+        if (!summary.empty()) summary += ' ';
+        summary += line.substr(line.find_first_not_of(" \t"));
         if (end == std::string::npos) break;
         start = end + 1;
     }

@@ -28,25 +28,25 @@ std::string ModelArgs::input_shapes_flag() const {
 
 std::vector<OptionSpec> ModelArgs::options() const {
     std::vector<OptionSpec> options = {
-        {.flags = {"model_file"},
-         .kind = config_.model_required ? OptionKind::kValue : OptionKind::kOptionalValue,
-         .help = "Path to the model",
-         .positional = true},
-        {.flags = {"--model-type"},
-         .help = "The type of the input model: {'frozen': TensorFlow frozen graph; 'keras': Keras model; 'ckpt': "
+        Option({"model_file"})
+            .kind(config_.model_required ? OptionKind::kValue : OptionKind::kOptionalValue)
+            .help("Path to the model")
+            .positional(true),
+        Option({"--model-type"})
+            .help("The type of the input model: {'frozen': TensorFlow frozen graph; 'keras': Keras model; 'ckpt': "
                  "TensorFlow checkpoint directory; 'onnx': ONNX model; 'engine': TensorRT engine; "
                  "'trt-network-script': A Python script that defines a `load_network` function; 'uff': UFF file "
-                 "[deprecated]; 'caffe': Caffe prototxt [deprecated]}. Only 'onnx' is available in this build",
-         .choices = {"frozen", "keras", "ckpt", "onnx", "engine", "uff", "trt-network-script", "caffe"}},
+                 "[deprecated]; 'caffe': Caffe prototxt [deprecated]}. Only 'onnx' is available in this build")
+            .choices({"frozen", "keras", "ckpt", "onnx", "engine", "uff", "trt-network-script", "caffe"}),
     };
     if (!config_.input_shapes_opt.empty()) {
         const std::string flag = input_shapes_flag();
-        options.push_back({.flags = {flag, "--" + config_.input_shapes_opt},
-                           .dest = "input_shapes",
-                           .kind = OptionKind::kValues,
-                           .help = "Model input(s) and their shape(s). Used to determine shapes to use while generating "
+        options.push_back(Option({flag, "--" + config_.input_shapes_opt})
+            .dest("input_shapes")
+            .kind(OptionKind::kValues)
+            .help("Model input(s) and their shape(s). Used to determine shapes to use while generating "
                                    "input data for inference. Format: " + flag + " <name>:<shape>. For example: " +
-                                   flag + " image:[1,3,224,224] other_input:[10]"});
+                                   flag + " image:[1,3,224,224] other_input:[10]"));
     }
     return options;
 }

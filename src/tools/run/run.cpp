@@ -73,10 +73,10 @@ std::vector<std::unique_ptr<ArgGroup>> RunTool::subscriptions() {
 
 std::vector<OptionSpec> RunTool::tool_options() const {
     return {
-        {.flags = {"--gen", "--gen-script"},
-         .dest = "gen_script",
-         .help = "Path to save a generated Python script, that will do exactly what `run` would. Not available in "
-                 "this build"},
+        Option({"--gen", "--gen-script"})
+            .dest("gen_script")
+            .help("Path to save a generated Python script, that will do exactly what `run` would. Not available in "
+                 "this build"),
     };
 }
 

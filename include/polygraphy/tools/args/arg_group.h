@@ -51,6 +51,28 @@ struct OptionSpec {
     std::string exclusive_group;
 };
 
+/// Fluent construction of an OptionSpec:
+///     Option({"--seed"}).metavar("SEED").type(ValueType::kInt).help("Seed to use for random inputs")
+class Option {
+public:
+    explicit Option(std::vector<std::string> flags) { spec_.flags = std::move(flags); }
+    Option& dest(std::string value) { spec_.dest = std::move(value); return *this; }
+    Option& kind(OptionKind value) { spec_.kind = value; return *this; }
+    Option& help(std::string value) { spec_.help = std::move(value); return *this; }
+    Option& metavar(std::string value) { spec_.metavar = std::move(value); return *this; }
+    Option& choices(std::vector<std::string> value) { spec_.choices = std::move(value); return *this; }
+    Option& const_value(std::string value) { spec_.const_value = std::move(value); return *this; }
+    Option& required(bool value = true) { spec_.required = value; return *this; }
+    Option& positional(bool value = true) { spec_.positional = value; return *this; }
+    Option& type(ValueType value) { spec_.type = value; return *this; }
+    Option& exclusive_group(std::string value) { spec_.exclusive_group = std::move(value); return *this; }
+    operator OptionSpec() const { return spec_; }  // NOLINT: implicit by design, for option tables
+    const OptionSpec& spec() const { return spec_; }
+
+private:
+    OptionSpec spec_;
+};
+
 /// The ParsedArgs key of `spec`: `dest`, else the first `--long` flag (else the first flag) without
 /// leading dashes and with '-' turned into '_' (argparse's rule).
 std::string option_dest(const OptionSpec& spec);
@@ -113,6 +135,9 @@ public:
     virtual void parse(const ParsedArgs& args) = 0;
 
     void set_groups(ArgGroups* groups) { groups_ = groups; }
+    /// All groups of the tool (nullptr before set_groups()). Public so that code wiring a group
+    /// into a tool can reach its siblings, e.g. `g->arg_groups()->get<OnnxLoadArgs>()`.
+    const ArgGroups* arg_groups() const { return groups_; }
 
 protected:
     /// The group of type G in the same tool, or nullptr.
@@ -121,9 +146,6 @@ protected:
     /// The group of type G in the same tool; InternalError naming both groups when absent.
     template <typename G>
     G& required_group() const;
-    /// All groups of the tool (nullptr before set_groups()).
-    const ArgGroups* arg_groups() const { return groups_; }
-
 private:
     ArgGroups* groups_ = nullptr;
 };

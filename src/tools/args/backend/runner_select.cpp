@@ -29,8 +29,14 @@ std::vector<OptionSpec> RunnerSelectArgs::options() const {
         if (flag.size() < 3 || flag.rfind("--", 0) != 0)
             throw InternalError("runner group '" + group->title() + "' has a malformed selection flag '" + flag + "'");
         std::string help = "Run inference using " + group->runner_display_name() + ".";
-        if (!group->runner_extra_help().empty()) help += " " + group->runner_extra_help();
-        options.push_back({.flags = {flag}, .dest = dest_for(*group), .kind = OptionKind::kFlag, .help = help});
+        if (!group->runner_extra_help().empty()) {
+            help += ' ';
+            help += group->runner_extra_help();
+        }
+        options.push_back(Option({flag})
+            .dest(dest_for(*group))
+            .kind(OptionKind::kFlag)
+            .help(help));
     }
     return options;
 }

@@ -17,15 +17,21 @@ std::optional<std::string> first_given(const std::vector<OptionSpec>& options, c
 }
 
 OptionSpec flag(std::string name, std::string help) {
-    return {.flags = {std::move(name)}, .kind = OptionKind::kFlag, .help = std::move(help)};
+    return Option({std::move(name)})
+            .kind(OptionKind::kFlag)
+            .help(std::move(help));
 }
 
 OptionSpec value(std::vector<std::string> names, std::string help, ValueType type = ValueType::kString) {
-    return {.flags = std::move(names), .help = std::move(help), .type = type};
+    return Option(std::move(names))
+            .help(std::move(help))
+            .type(type);
 }
 
 OptionSpec values(std::vector<std::string> names, std::string help, OptionKind kind = OptionKind::kValues) {
-    return {.flags = std::move(names), .kind = kind, .help = std::move(help)};
+    return Option(std::move(names))
+            .kind(kind)
+            .help(std::move(help));
 }
 
 std::unique_ptr<ArgGroup> trt_group(std::string title, std::string description, std::vector<OptionSpec> options) {
@@ -59,9 +65,9 @@ std::unique_ptr<RunnerArgGroup> make_trt_runner_args() {
         std::vector<OptionSpec>{
             value({"--optimization-profile"}, "The index of optimization profile to use for inference",
                   ValueType::kInt),
-            {.flags = {"--allocation-strategy"},
-             .help = "The way activation memory is allocated",
-             .choices = {"static", "profile", "runtime"}},
+            Option({"--allocation-strategy"})
+            .help("The way activation memory is allocated")
+            .choices({"static", "profile", "runtime"}),
             value({"--weight-streaming-budget"}, "The amount of GPU memory that TensorRT can use for weights"),
         });
 }
@@ -79,9 +85,9 @@ std::vector<std::unique_ptr<ArgGroup>> make_trt_arg_groups() {
             flag("--bf16", "Enable bf16 precision in TensorRT"),
             flag("--fp8", "Enable fp8 precision in TensorRT"),
             flag("--int8", "Enable int8 precision in TensorRT"),
-            {.flags = {"--precision-constraints"},
-             .help = "If set to `prefer`, TensorRT will restrict available tactics to layer precisions",
-             .choices = {"prefer", "obey", "none"}},
+            Option({"--precision-constraints"})
+            .help("If set to `prefer`, TensorRT will restrict available tactics to layer precisions")
+            .choices({"prefer", "obey", "none"}),
             flag("--sparse-weights", "Enable optimizations for sparse weights in TensorRT"),
             flag("--version-compatible", "Builds an engine designed to be forward TensorRT version compatible"),
             value({"--calibration-cache"}, "Path to load/save a calibration cache"),

@@ -14,20 +14,20 @@ std::vector<std::type_index> ComparatorRunArgs::depends_on() const { return {std
 
 std::vector<OptionSpec> ComparatorRunArgs::options() const {
     return {
-        {.flags = {"--warm-up"},
-         .metavar = "NUM",
-         .help = "Number of warm-up runs before timing inference",
-         .type = ValueType::kInt},
-        {.flags = {"--use-subprocess"},
-         .kind = OptionKind::kFlag,
-         .help = "Run runners in isolated subprocesses. Not available in this build"},
-        {.flags = {"--save-inputs", "--save-input-data"},
-         .dest = "save_inputs_path",
-         .help = "Path to save inference inputs. The inputs (List[Dict[str, numpy.ndarray]]) will be encoded as JSON "
-                 "and saved"},
-        {.flags = {"--save-outputs", "--save-results"},
-         .dest = "save_outputs_path",
-         .help = "Path to save results from runners. The results (RunResults) will be encoded as JSON and saved"},
+        Option({"--warm-up"})
+            .metavar("NUM")
+            .help("Number of warm-up runs before timing inference")
+            .type(ValueType::kInt),
+        Option({"--use-subprocess"})
+            .kind(OptionKind::kFlag)
+            .help("Run runners in isolated subprocesses. Not available in this build"),
+        Option({"--save-inputs", "--save-input-data"})
+            .dest("save_inputs_path")
+            .help("Path to save inference inputs. The inputs (List[Dict[str, numpy.ndarray]]) will be encoded as JSON "
+                 "and saved"),
+        Option({"--save-outputs", "--save-results"})
+            .dest("save_outputs_path")
+            .help("Path to save results from runners. The results (RunResults) will be encoded as JSON and saved"),
     };
 }
 
@@ -60,23 +60,25 @@ std::vector<std::type_index> ComparatorCompareArgs::depends_on() const {
 
 std::vector<OptionSpec> ComparatorCompareArgs::options() const {
     return {
-        {.flags = {"--validate"}, .kind = OptionKind::kFlag, .help = "Check outputs for NaNs and Infs"},
-        {.flags = {"--fail-fast"},
-         .kind = OptionKind::kFlag,
-         .help = "Fail fast (stop comparing after the first failure)"},
-        {.flags = {"--compare", "--compare-func"},
-         .dest = "compare",
-         .help = "Name of the function to use to perform comparison. See the API documentation for `CompareFunc` for "
-                 "details. Defaults to 'simple'. ('indices' is not available in this build yet.)",
-         .choices = {"simple", "indices"}},
-        {.flags = {"--compare-func-script"},
-         .help = "[EXPERIMENTAL] Path to a Python script that defines a function that can compare two iteration "
-                 "results. Not available in this build"},
-        {.flags = {"--load-outputs", "--load-results"},
-         .dest = "load_outputs_paths",
-         .kind = OptionKind::kValues,
-         .help = "Path(s) to load results from runners prior to comparing. Each file should be a JSON-ified "
-                 "RunResults"},
+        Option({"--validate"})
+            .kind(OptionKind::kFlag)
+            .help("Check outputs for NaNs and Infs"),
+        Option({"--fail-fast"})
+            .kind(OptionKind::kFlag)
+            .help("Fail fast (stop comparing after the first failure)"),
+        Option({"--compare", "--compare-func"})
+            .dest("compare")
+            .help("Name of the function to use to perform comparison. See the API documentation for `CompareFunc` for "
+                 "details. Defaults to 'simple'. ('indices' is not available in this build yet.)")
+            .choices({"simple", "indices"}),
+        Option({"--compare-func-script"})
+            .help("[EXPERIMENTAL] Path to a Python script that defines a function that can compare two iteration "
+                 "results. Not available in this build"),
+        Option({"--load-outputs", "--load-results"})
+            .dest("load_outputs_paths")
+            .kind(OptionKind::kValues)
+            .help("Path(s) to load results from runners prior to comparing. Each file should be a JSON-ified "
+                 "RunResults"),
     };
 }
 

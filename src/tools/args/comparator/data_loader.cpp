@@ -56,47 +56,50 @@ DataLoaderFn with_type_ranges(DataLoader::Options options, std::optional<ValRang
 
 std::vector<OptionSpec> DataLoaderArgs::options() const {
     return {
-        {.flags = {"--seed"}, .metavar = "SEED", .help = "Seed to use for random inputs", .type = ValueType::kInt},
-        {.flags = {"--val-range"},
-         .kind = OptionKind::kValues,
-         .help = "Range of values to generate in the data loader. To specify per-input ranges, use the format: "
+        Option({"--seed"})
+            .metavar("SEED")
+            .help("Seed to use for random inputs")
+            .type(ValueType::kInt),
+        Option({"--val-range"})
+            .kind(OptionKind::kValues)
+            .help("Range of values to generate in the data loader. To specify per-input ranges, use the format: "
                  "--val-range <input_name>:[min,max]. If no input name is provided, the range is used for any inputs "
-                 "not explicitly specified. For example: --val-range [0,1] inp0:[2,50] inp1:[3.0,4.6]"},
-        {.flags = {"--int-min"},
-         .help = "[DEPRECATED: Use --val-range] Minimum integer value for random integer inputs",
-         .type = ValueType::kInt},
-        {.flags = {"--int-max"},
-         .help = "[DEPRECATED: Use --val-range] Maximum integer value for random integer inputs",
-         .type = ValueType::kInt},
-        {.flags = {"--float-min"},
-         .help = "[DEPRECATED: Use --val-range] Minimum float value for random float inputs",
-         .type = ValueType::kFloat},
-        {.flags = {"--float-max"},
-         .help = "[DEPRECATED: Use --val-range] Maximum float value for random float inputs",
-         .type = ValueType::kFloat},
-        {.flags = {"--iterations", "--iters"},
-         .dest = "iterations",
-         .metavar = "NUM",
-         .help = "Number of inference iterations for which the default data loader should supply data",
-         .type = ValueType::kInt},
-        {.flags = {"--data-loader-backend-module"},
-         .help = "The module to use for generating input arrays. Currently supported options: numpy, torch (torch is "
-                 "not available in this build)",
-         .choices = {"numpy", "torch"}},
-        {.flags = {"--load-inputs", "--load-input-data"},
-         .dest = "load_inputs_paths",
-         .kind = OptionKind::kValues,
-         .help = "Path(s) to load inputs. The file(s) should be a JSON-ified List[Dict[str, numpy.ndarray]], i.e. a "
+                 "not explicitly specified. For example: --val-range [0,1] inp0:[2,50] inp1:[3.0,4.6]"),
+        Option({"--int-min"})
+            .help("[DEPRECATED: Use --val-range] Minimum integer value for random integer inputs")
+            .type(ValueType::kInt),
+        Option({"--int-max"})
+            .help("[DEPRECATED: Use --val-range] Maximum integer value for random integer inputs")
+            .type(ValueType::kInt),
+        Option({"--float-min"})
+            .help("[DEPRECATED: Use --val-range] Minimum float value for random float inputs")
+            .type(ValueType::kFloat),
+        Option({"--float-max"})
+            .help("[DEPRECATED: Use --val-range] Maximum float value for random float inputs")
+            .type(ValueType::kFloat),
+        Option({"--iterations", "--iters"})
+            .dest("iterations")
+            .metavar("NUM")
+            .help("Number of inference iterations for which the default data loader should supply data")
+            .type(ValueType::kInt),
+        Option({"--data-loader-backend-module"})
+            .help("The module to use for generating input arrays. Currently supported options: numpy, torch (torch is "
+                 "not available in this build)")
+            .choices({"numpy", "torch"}),
+        Option({"--load-inputs", "--load-input-data"})
+            .dest("load_inputs_paths")
+            .kind(OptionKind::kValues)
+            .help("Path(s) to load inputs. The file(s) should be a JSON-ified List[Dict[str, numpy.ndarray]], i.e. a "
                  "list where each element is the feed_dict for a single iteration. When this option is used, all "
-                 "other data loader arguments are ignored.",
-         .exclusive_group = "custom_data_loader"},
-        {.flags = {"--data-loader-script"},
-         .help = "Path to a Python script that defines a function that loads input data. Not available in this build: "
-                 "save the data with Polygraphy and use --load-inputs instead",
-         .exclusive_group = "custom_data_loader"},
-        {.flags = {"--data-loader-func-name"},
-         .help = "[DEPRECATED - function name can be specified with --data-loader-script like so: "
-                 "`my_custom_script.py:my_func`] Not available in this build"},
+                 "other data loader arguments are ignored.")
+            .exclusive_group("custom_data_loader"),
+        Option({"--data-loader-script"})
+            .help("Path to a Python script that defines a function that loads input data. Not available in this build: "
+                 "save the data with Polygraphy and use --load-inputs instead")
+            .exclusive_group("custom_data_loader"),
+        Option({"--data-loader-func-name"})
+            .help("[DEPRECATED - function name can be specified with --data-loader-script like so: "
+                 "`my_custom_script.py:my_func`] Not available in this build"),
     };
 }
 

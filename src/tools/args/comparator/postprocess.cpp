@@ -6,11 +6,11 @@ namespace polygraphy::tools {
 
 std::vector<OptionSpec> ComparatorPostprocessArgs::options() const {
     return {
-        {.flags = {"--postprocess", "--postprocess-func"},
-         .dest = "postprocess",
-         .kind = OptionKind::kValues,
-         .help = "Functions to apply to outputs prior to comparison. Format: `--postprocess [<out_name>:]<func>`. "
-                 "Not available in this build yet"},
+        Option({"--postprocess", "--postprocess-func"})
+            .dest("postprocess")
+            .kind(OptionKind::kValues)
+            .help("Functions to apply to outputs prior to comparison. Format: `--postprocess [<out_name>:]<func>`. "
+                 "Not available in this build yet"),
     };
 }
 

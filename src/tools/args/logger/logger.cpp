@@ -7,29 +7,31 @@ namespace polygraphy::tools {
 
 std::vector<OptionSpec> LoggerArgs::options() const {
     return {
-        {.flags = {"-v", "--verbose"},
-         .kind = OptionKind::kCount,
-         .help = "Increase logging verbosity. Specify multiple times for higher verbosity"},
-        {.flags = {"-q", "--quiet"},
-         .kind = OptionKind::kCount,
-         .help = "Decrease logging verbosity. Specify multiple times for lower verbosity"},
-        {.flags = {"--verbosity"},
-         .kind = OptionKind::kValues,
-         .help = "The logging verbosity to use. Takes precedence over the `-v` and `-q` options, and unlike them, "
+        Option({"-v", "--verbose"})
+            .kind(OptionKind::kCount)
+            .help("Increase logging verbosity. Specify multiple times for higher verbosity"),
+        Option({"-q", "--quiet"})
+            .kind(OptionKind::kCount)
+            .help("Decrease logging verbosity. Specify multiple times for lower verbosity"),
+        Option({"--verbosity"})
+            .kind(OptionKind::kValues)
+            .help("The logging verbosity to use. Takes precedence over the `-v` and `-q` options, and unlike them, "
                  "allows you to control per-path verbosity. Verbosity values come from Polygraphy's logging "
                  "verbosities and are case-insensitive: ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, "
                  "START, FINISH, WARNING, ERROR, CRITICAL. For example: `--verbosity INFO` or `--verbosity verbose`. "
                  "Per-path verbosities (`<path>:<verbosity>`) are accepted, but this build applies one verbosity to "
-                 "everything and ignores them"},
-        {.flags = {"--silent"}, .kind = OptionKind::kFlag, .help = "Disable all output"},
-        {.flags = {"--log-format"},
-         .kind = OptionKind::kValues,
-         .help = "Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line number, "
-                 "'no-colors': Disable colors}",
-         .choices = {"timestamp", "line-info", "no-colors"}},
-        {.flags = {"--log-file"},
-         .help = "Path to a file where Polygraphy logging output should be written. This may not include logging "
-                 "output from dependencies"},
+                 "everything and ignores them"),
+        Option({"--silent"})
+            .kind(OptionKind::kFlag)
+            .help("Disable all output"),
+        Option({"--log-format"})
+            .kind(OptionKind::kValues)
+            .help("Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line number, "
+                 "'no-colors': Disable colors}")
+            .choices({"timestamp", "line-info", "no-colors"}),
+        Option({"--log-file"})
+            .help("Path to a file where Polygraphy logging output should be written. This may not include logging "
+                 "output from dependencies"),
     };
 }
 

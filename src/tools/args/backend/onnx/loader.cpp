@@ -10,15 +10,15 @@ namespace polygraphy::tools {
 
 std::vector<OptionSpec> OnnxInferShapesArgs::options() const {
     return {
-        {.flags = {"--shape-inference", "--do-shape-inference"},
-         .dest = "do_shape_inference",
-         .kind = OptionKind::kFlag,
-         .help = "Enable ONNX shape inference when loading the model. Accepted for compatibility: this build has no "
-                 "separate shape inference pass"},
-        {.flags = {"--no-onnxruntime-shape-inference"},
-         .dest = "allow_onnxruntime",
-         .kind = OptionKind::kFlag,
-         .help = "Disable using ONNX-Runtime's shape inference utilities. Accepted for compatibility"},
+        Option({"--shape-inference", "--do-shape-inference"})
+            .dest("do_shape_inference")
+            .kind(OptionKind::kFlag)
+            .help("Enable ONNX shape inference when loading the model. Accepted for compatibility: this build has no "
+                 "separate shape inference pass"),
+        Option({"--no-onnxruntime-shape-inference"})
+            .dest("allow_onnxruntime")
+            .kind(OptionKind::kFlag)
+            .help("Disable using ONNX-Runtime's shape inference utilities. Accepted for compatibility"),
     };
 }
 
@@ -35,25 +35,25 @@ void OnnxInferShapesArgs::parse(const ParsedArgs& args) {
 std::vector<OptionSpec> OnnxSaveArgs::options() const {
     std::vector<OptionSpec> options;
     if (!config_.output_opt.empty()) {
-        OptionSpec output{.flags = {}, .dest = "save_onnx", .help = "Path to save the ONNX model"};
-        if (!config_.output_short_opt.empty()) output.flags.push_back(config_.output_short_opt);
-        output.flags.push_back("--" + config_.output_opt);
-        output.required = config_.output_required;
-        options.push_back(output);
+        std::vector<std::string> flags;
+        if (!config_.output_short_opt.empty()) flags.push_back(config_.output_short_opt);
+        flags.push_back("--" + config_.output_opt);
+        options.push_back(
+            Option(flags).dest("save_onnx").help("Path to save the ONNX model").required(config_.output_required));
     }
-    options.push_back({.flags = {"--save-external-data", "--external-data-path"},
-                       .dest = "external_data_path",
-                       .kind = OptionKind::kOptionalValue,
-                       .help = "Whether to save weight data in external file(s). Not available in this build yet",
-                       .const_value = ""});
-    options.push_back({.flags = {"--external-data-size-threshold"},
-                       .help = "The size threshold, in bytes, above which tensor data will be stored in the external "
-                               "file. Has no effect if `--save-external-data` is not set"});
-    options.push_back({.flags = {"--no-save-all-tensors-to-one-file"},
-                       .dest = "all_tensors_to_one_file",
-                       .kind = OptionKind::kFlag,
-                       .help = "Do not save all tensors to a single file when saving external data. Has no effect if "
-                               "`--save-external-data` is not set"});
+    options.push_back(Option({"--save-external-data", "--external-data-path"})
+            .dest("external_data_path")
+            .kind(OptionKind::kOptionalValue)
+            .help("Whether to save weight data in external file(s). Not available in this build yet")
+            .const_value(""));
+    options.push_back(Option({"--external-data-size-threshold"})
+            .help("The size threshold, in bytes, above which tensor data will be stored in the external "
+                               "file. Has no effect if `--save-external-data` is not set"));
+    options.push_back(Option({"--no-save-all-tensors-to-one-file"})
+            .dest("all_tensors_to_one_file")
+            .kind(OptionKind::kFlag)
+            .help("Do not save all tensors to a single file when saving external data. Has no effect if "
+                               "`--save-external-data` is not set"));
     return options;
 }
 
@@ -70,26 +70,26 @@ std::vector<std::type_index> OnnxLoadArgs::depends_on() const { return {std::typ
 
 std::vector<OptionSpec> OnnxLoadArgs::options() const {
     return {
-        {.flags = {"--external-data-dir", "--load-external-data", "--ext"},
-         .dest = "external_data_dir",
-         .help = "Path to a directory containing external data for the model. Generally, this is only required if "
-                 "the external data is not stored in the model directory."},
-        {.flags = {"--ignore-external-data"},
-         .kind = OptionKind::kFlag,
-         .help = "Ignore external data and just load the model structure without any weights. The model will be "
+        Option({"--external-data-dir", "--load-external-data", "--ext"})
+            .dest("external_data_dir")
+            .help("Path to a directory containing external data for the model. Generally, this is only required if "
+                 "the external data is not stored in the model directory."),
+        Option({"--ignore-external-data"})
+            .kind(OptionKind::kFlag)
+            .help("Ignore external data and just load the model structure without any weights. The model will be "
                  "usable only for purposes that don't require weights, such as extracting subgraphs or inspecting "
-                 "model structure. This can be useful in cases where external data is not available."},
-        {.flags = {"--onnx-outputs"},
-         .kind = OptionKind::kValues,
-         .help = "Name(s) of ONNX tensor(s) to mark as output(s). Using the special value 'mark all' indicates that "
-                 "all tensors should be used as outputs"},
-        {.flags = {"--onnx-exclude-outputs"},
-         .kind = OptionKind::kValues,
-         .help = "[EXPERIMENTAL] Name(s) of ONNX output(s) to unmark as outputs."},
-        {.flags = {"--fp-to-fp16"},
-         .kind = OptionKind::kFlag,
-         .help = "Convert all floating point tensors in an ONNX model to 16-bit precision. Not available in this "
-                 "build yet"},
+                 "model structure. This can be useful in cases where external data is not available."),
+        Option({"--onnx-outputs"})
+            .kind(OptionKind::kValues)
+            .help("Name(s) of ONNX tensor(s) to mark as output(s). Using the special value 'mark all' indicates that "
+                 "all tensors should be used as outputs"),
+        Option({"--onnx-exclude-outputs"})
+            .kind(OptionKind::kValues)
+            .help("[EXPERIMENTAL] Name(s) of ONNX output(s) to unmark as outputs."),
+        Option({"--fp-to-fp16"})
+            .kind(OptionKind::kFlag)
+            .help("Convert all floating point tensors in an ONNX model to 16-bit precision. Not available in this "
+                 "build yet"),
     };
 }
 

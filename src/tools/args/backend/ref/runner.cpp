@@ -14,10 +14,10 @@ std::vector<std::type_index> RefRunnerArgs::depends_on() const {
 
 std::vector<OptionSpec> RefRunnerArgs::options() const {
     return {
-        {.flags = {"--ref-threads"},
-         .metavar = "N",
-         .help = "Number of threads the reference runtime uses. Defaults to 0: the cores available",
-         .type = ValueType::kInt},
+        Option({"--ref-threads"})
+            .metavar("N")
+            .help("Number of threads the reference runtime uses. Defaults to 0: the cores available")
+            .type(ValueType::kInt),
     };
 }
 
