@@ -15,8 +15,10 @@ namespace polygraphy::tools {
 std::vector<std::unique_ptr<Tool>> make_tools();
 
 /// THE list of runner argument groups built into `polygraphy run`, in the order their selection
-/// flags are listed (`--ref`, ...). Add a backend here: its RunnerArgGroup (plus any groups it
-/// depends on, e.g. session options) and nothing else changes.
+/// flags are listed (`--ref`, `--trt`, `--tf`; the last two refuse to run). Add a backend here: its
+/// RunnerArgGroup (plus any groups it depends on, e.g. session options) and nothing else changes.
+/// Runner groups reach the ONNX loader chain through their siblings:
+/// `arg_groups()->get<OnnxLoadArgs>()->onnx_loader()`.
 std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups();
 
 /// An extension module (Polygraphy's `polygraphy.run.plugins` entry points): adds argument groups,

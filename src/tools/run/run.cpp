@@ -59,9 +59,7 @@ std::vector<std::unique_ptr<ArgGroup>> RunTool::subscriptions() {
     for (auto& group : builtin_runner_arg_groups()) groups.push_back(std::move(group));
     for (const auto& module : extension_modules())
         for (auto& group : module.run_arg_groups()) groups.push_back(std::move(group));
-    groups.push_back(make_tf_runner_args());
     for (auto& group : make_trt_arg_groups()) groups.push_back(std::move(group));
-    groups.push_back(make_trt_runner_args());
     groups.push_back(std::make_unique<DataLoaderArgs>());
     groups.push_back(std::make_unique<ComparatorRunArgs>());
     groups.push_back(std::make_unique<ComparatorPostprocessArgs>());
