@@ -229,18 +229,24 @@ private:
     std::string scratch_;
 };
 
-void write_array_map(json::Writer& writer, const TensorMap& map, bool lazy) {
+// `where` names the map in messages: "iteration 0 of runner 'r'".
+void write_array_map(json::Writer& writer, const TensorMap& map, bool lazy, const std::string& kind,
+                     const std::string& where) {
     writer.begin_object();
     for (const auto& [name, tensor] : map) {
         writer.key(name);
-        if (lazy) {
-            writer.begin_object();
-            writer.key("values");
-            writer.ndarray(tensor);
-            writer.key("polygraphy_class").value("LazyArray");
-            writer.end_object();
-        } else {
-            writer.ndarray(tensor);
+        try {
+            if (lazy) {
+                writer.begin_object();
+                writer.key("values");
+                writer.ndarray(tensor);
+                writer.key("polygraphy_class").value("LazyArray");
+                writer.end_object();
+            } else {
+                writer.ndarray(tensor);
+            }
+        } catch (const UnsupportedError& error) {
+            throw UnsupportedError(fmt::format("{} '{}' of {}: {}", kind, name, where, error.what()));
         }
     }
     writer.end_object();
@@ -255,9 +261,11 @@ void RunResults::save(const std::string& path) const {
         writer.begin_object().key("lst").begin_array();
         for (const auto& [runner_name, iterations] : lst) {
             writer.begin_array().value(runner_name).begin_array();
-            for (const auto& iteration : iterations) {
+            for (std::size_t i = 0; i < iterations.size(); ++i) {
+                const IterationResult& iteration = iterations[i];
                 writer.begin_object().key("outputs");
-                write_array_map(writer, iteration.outputs, true);
+                write_array_map(writer, iteration.outputs, true, "output",
+                                fmt::format("iteration {} of runner '{}'", i, runner_name));
                 writer.key("runtime");
                 if (iteration.runtime) writer.value(*iteration.runtime);
                 else writer.null();
@@ -283,7 +291,8 @@ void save_inputs(const InputList& inputs, const std::string& path) {
     write_file_atomically(path, [&](std::FILE* out) {
         json::Writer writer(out);
         writer.begin_array();
-        for (const auto& feed : inputs) write_array_map(writer, feed, false);
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+            write_array_map(writer, inputs[i], false, "input", fmt::format("iteration {}", i));
         writer.end_array();
         writer.finish();
     });

@@ -112,21 +112,25 @@ public:
 
     /// Consumes '{' (throws, naming what was found instead, if the next value is not an object).
     void begin_object();
-    /// Within an object: false (after consuming '}') when there are no more members, else the key
+    /// Within an object: nullopt (after consuming '}') when there are no more members, else the key
     /// (a view into the text, or into `scratch` when it had escapes) with its ':' consumed.
     /// The view is valid until the next call that uses `scratch`.
     std::optional<std::string_view> next_key(std::string& scratch);
 
     void begin_array();
-    /// Within a list: false (after consuming ']') when there are no more elements.
+    /// Within a list: false (after consuming ']') when there are no more elements, else true with
+    /// the separating ',' consumed; the caller then reads or skips exactly one value.
     bool next_element();
 
+    /// The readers below throw FormatError ("expected a string but found a list") when the next
+    /// value has another type. read_string's view is into the text, or into `scratch` if it had escapes.
     std::string_view read_string(std::string& scratch);
     std::string read_string();
     double read_number();
     bool read_bool();
     /// Consumes `null` and returns true if it is next; false (consuming nothing) otherwise.
     bool read_null();
+    /// Skips one value of any type (validating it; nesting deeper than 512 levels is refused).
     void skip_value();
 
     /// Fast path for huge strings (base64 arrays): consumes whitespace and the opening quote of the
@@ -134,7 +138,7 @@ public:
     /// reads the characters itself and calls end_raw_string() with the position of the closing
     /// quote, or seek()s back to (returned pointer - 1) and uses read_string() instead.
     const char* begin_raw_string();
-    /// Checks that `closing_quote` (within the text) is '"' and moves past it.
+    /// Moves past `closing_quote`, which must be a '"' within the text (InternalError otherwise).
     void end_raw_string(const char* closing_quote);
 
     /// Checks that only whitespace remains.
