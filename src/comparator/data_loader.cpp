@@ -54,93 +54,49 @@ uint64_t gen_mask(uint64_t value) {
     return mask;
 }
 
-// The fill functions below mirror numpy's random_bounded_uint{64,32,16,8}_fill and
-// random_bounded_bool_fill with use_masked=True (the legacy RandomState.randint path).
-// `off` is the low bound and `rng` = high - low (inclusive), both as unsigned two's complement.
+// The fills below mirror numpy's random_bounded_uint{64,32,16,8}_fill and random_bounded_bool_fill
+// with use_masked=True (the legacy RandomState.randint path). `off` is the low bound and
+// `rng` = high - low (inclusive), both as unsigned two's complement.
 
-void fill_bounded_64(NumpyRandomState& rs, uint64_t off, uint64_t rng, uint64_t* out, std::size_t count) {
-    if (rng == 0) {
-        std::fill(out, out + count, off);
-    } else if (rng <= 0xFFFFFFFFull) {
-        const uint64_t mask = gen_mask(rng);
-        for (std::size_t i = 0; i < count; ++i) {
-            uint64_t value;
-            do value = rs.next32() & mask;
-            while (value > rng);
-            out[i] = off + value;
-        }
-    } else {
-        const uint64_t mask = gen_mask(rng);
-        for (std::size_t i = 0; i < count; ++i) {
-            uint64_t value;
-            do value = rs.next64() & mask;
-            while (value > rng);
-            out[i] = off + value;
-        }
-    }
-}
-
-void fill_bounded_32(NumpyRandomState& rs, uint32_t off, uint32_t rng, uint32_t* out, std::size_t count) {
+/// Masked rejection sampling: keep the draw's bits under the smallest mask covering `rng`, retry
+/// while above it. rng == 0 gives `off` without drawing.
+template <typename U, typename Draw>
+void fill_masked(U off, U rng, U* out, std::size_t count, Draw&& draw) {
     if (rng == 0) {
         std::fill(out, out + count, off);
         return;
     }
-    const auto mask = static_cast<uint32_t>(gen_mask(rng));
-    for (std::size_t i = 0; i < count; ++i) {
-        uint32_t value;
-        do value = rs.next32() & mask;
-        while (value > rng);
-        out[i] = off + value;
-    }
-}
-
-/// 8- and 16-bit draws share 32-bit words: low bits first, the buffer shifted right for each value.
-template <typename U>
-void fill_bounded_buffered(NumpyRandomState& rs, U off, U rng, U* out, std::size_t count) {
-    if (rng == 0) {
-        std::fill(out, out + count, off);
-        return;
-    }
-    constexpr int kBits = static_cast<int>(sizeof(U) * 8);
-    constexpr int kPerWord = 32 / kBits;
     const auto mask = static_cast<U>(gen_mask(rng));
-    uint32_t buffer = 0;
-    int remaining = 0;
     for (std::size_t i = 0; i < count; ++i) {
         U value;
-        do {
-            if (remaining == 0) {
-                buffer = rs.next32();
-                remaining = kPerWord - 1;
-            } else {
-                buffer >>= kBits;
-                --remaining;
-            }
-            value = static_cast<U>(static_cast<U>(buffer) & mask);
-        } while (value > rng);
+        do value = static_cast<U>(draw() & mask);
+        while (value > rng);
         out[i] = static_cast<U>(off + value);
     }
 }
 
-/// Bools: one 32-bit draw yields 32 values, low bit first.
-void fill_bounded_bool(NumpyRandomState& rs, uint8_t off, uint8_t rng, uint8_t* out, std::size_t count) {
-    if (rng == 0) {
-        std::fill(out, out + count, off);
-        return;
-    }
-    uint32_t buffer = 0;
-    int remaining = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-        if (remaining == 0) {
-            buffer = rs.next32();
-            remaining = 31;
+/// numpy's buffered draws for 16-, 8- and 1-bit values (bools): one 32-bit draw serves 32 / kBits
+/// values, low bits first, the buffer shifted right between them.
+template <int kBits>
+class BufferedDraw {
+public:
+    explicit BufferedDraw(NumpyRandomState& rs) : rs_(rs) {}
+    uint32_t operator()() {
+        if (remaining_ == 0) {
+            buffer_ = rs_.next32();
+            remaining_ = 32 / kBits - 1;
         } else {
-            buffer >>= 1;
-            --remaining;
+            buffer_ >>= kBits;
+            --remaining_;
         }
-        out[i] = static_cast<uint8_t>(buffer & 1u);
+        return buffer_;
     }
-}
+
+private:
+    NumpyRandomState& rs_;
+    uint32_t buffer_ = 0;
+    int remaining_ = 0;
+};
 
 // ---- Python-style formatting for log messages ----------------------------------------------------
 
@@ -180,7 +136,9 @@ std::string py_float(double value) {
     return negative ? "-" + text : text;
 }
 
-std::string py_quote(const std::string& text) { return "'" + text + "'"; }
+std::string py_quote(const std::string& text) {
+    return "'" + text + "'";
+}
 
 /// A declared shape as a Python list: [1, 'batch', None].
 std::string py_list(const DynShape& shape) {
@@ -199,7 +157,9 @@ std::string py_list(const DynShape& shape) {
     return text + "]";
 }
 
-std::string py_list(const Shape& shape) { return py_list(to_dyn_shape(shape)); }
+std::string py_list(const Shape& shape) {
+    return py_list(to_dyn_shape(shape));
+}
 
 std::string py_list(const std::vector<std::string>& names) {
     std::string text = "[";
@@ -228,7 +188,9 @@ std::string to_lower(std::string text) {
     return text;
 }
 
-bool contains_wildcard(const std::string& name) { return name.find_first_of("*?[]") != std::string::npos; }
+bool contains_wildcard(const std::string& name) {
+    return name.find_first_of("*?[]") != std::string::npos;
+}
 
 bool wildcard_matches(const std::string& pattern, const std::string& name) {
     return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
@@ -295,23 +257,34 @@ struct IntBounds {
 
 std::optional<IntBounds> integer_bounds(DataType dtype) {
     switch (dtype) {
-        case DataType::kBool: return IntBounds{0, 1};
-        case DataType::kInt8: return IntBounds{INT8_MIN, INT8_MAX};
-        case DataType::kUInt8: return IntBounds{0, UINT8_MAX};
-        case DataType::kInt16: return IntBounds{INT16_MIN, INT16_MAX};
-        case DataType::kUInt16: return IntBounds{0, UINT16_MAX};
-        case DataType::kInt32: return IntBounds{INT32_MIN, INT32_MAX};
-        case DataType::kUInt32: return IntBounds{0, UINT32_MAX};
-        case DataType::kInt64: return IntBounds{INT64_MIN, INT64_MAX};
-        case DataType::kUInt64: return IntBounds{0, static_cast<__int128>(UINT64_MAX)};
-        default: return std::nullopt;
+        case DataType::kBool:
+            return IntBounds{0, 1};
+        case DataType::kInt8:
+            return IntBounds{INT8_MIN, INT8_MAX};
+        case DataType::kUInt8:
+            return IntBounds{0, UINT8_MAX};
+        case DataType::kInt16:
+            return IntBounds{INT16_MIN, INT16_MAX};
+        case DataType::kUInt16:
+            return IntBounds{0, UINT16_MAX};
+        case DataType::kInt32:
+            return IntBounds{INT32_MIN, INT32_MAX};
+        case DataType::kUInt32:
+            return IntBounds{0, UINT32_MAX};
+        case DataType::kInt64:
+            return IntBounds{INT64_MIN, INT64_MAX};
+        case DataType::kUInt64:
+            return IntBounds{0, static_cast<__int128>(UINT64_MAX)};
+        default:
+            return std::nullopt;
     }
 }
 
 std::string int128_to_string(__int128 value) {
     if (value == 0) return "0";
     const bool negative = value < 0;
-    unsigned __int128 magnitude = negative ? -static_cast<unsigned __int128>(value) : static_cast<unsigned __int128>(value);
+    unsigned __int128 magnitude =
+        negative ? -static_cast<unsigned __int128>(value) : static_cast<unsigned __int128>(value);
     std::string digits;
     while (magnitude > 0) {
         digits += static_cast<char>('0' + static_cast<int>(magnitude % 10));
@@ -364,26 +337,34 @@ Tensor generate_integers(NumpyRandomState& rs, const std::string& name, DataType
 
     Tensor tensor(dtype, shape);
     const auto count = static_cast<std::size_t>(tensor.numel());
+    auto draw32 = [&rs]() { return rs.next32(); };
     switch (dtype) {
         case DataType::kBool:
-            fill_bounded_bool(rs, static_cast<uint8_t>(off), static_cast<uint8_t>(rng), tensor.data_as<uint8_t>(), count);
+            fill_masked<uint8_t>(static_cast<uint8_t>(off), static_cast<uint8_t>(rng), tensor.data_as<uint8_t>(), count,
+                                 BufferedDraw<1>(rs));
             break;
         case DataType::kInt8:
         case DataType::kUInt8:
-            fill_bounded_buffered<uint8_t>(rs, static_cast<uint8_t>(off), static_cast<uint8_t>(rng),
-                                           tensor.data_as<uint8_t>(), count);
+            fill_masked<uint8_t>(static_cast<uint8_t>(off), static_cast<uint8_t>(rng), tensor.data_as<uint8_t>(), count,
+                                 BufferedDraw<8>(rs));
             break;
         case DataType::kInt16:
         case DataType::kUInt16:
-            fill_bounded_buffered<uint16_t>(rs, static_cast<uint16_t>(off), static_cast<uint16_t>(rng),
-                                            tensor.data_as<uint16_t>(), count);
+            fill_masked<uint16_t>(static_cast<uint16_t>(off), static_cast<uint16_t>(rng), tensor.data_as<uint16_t>(),
+                                  count, BufferedDraw<16>(rs));
             break;
         case DataType::kInt32:
         case DataType::kUInt32:
-            fill_bounded_32(rs, static_cast<uint32_t>(off), static_cast<uint32_t>(rng), tensor.data_as<uint32_t>(), count);
+            fill_masked<uint32_t>(static_cast<uint32_t>(off), static_cast<uint32_t>(rng), tensor.data_as<uint32_t>(),
+                                  count, draw32);
             break;
         default:
-            fill_bounded_64(rs, off, rng, tensor.data_as<uint64_t>(), count);
+            // 64-bit types draw 32 bits at a time while the range fits in 32 bits.
+            if (rng <= 0xFFFFFFFFull) {
+                fill_masked<uint64_t>(off, rng, tensor.data_as<uint64_t>(), count, draw32);
+            } else {
+                fill_masked<uint64_t>(off, rng, tensor.data_as<uint64_t>(), count, [&rs]() { return rs.next64(); });
+            }
             break;
     }
     return tensor;
@@ -461,8 +442,10 @@ bool can_generate(DataType dtype) {
         case DataType::kFloat16:
         case DataType::kBFloat16:
         case DataType::kComplex64:
-        case DataType::kComplex128: return true;
-        default: return false;
+        case DataType::kComplex128:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -531,10 +514,11 @@ TensorMap DataLoader::generate(int64_t index, const TensorMetadata& model_metada
         if (user && user->shape) {
             const DynShape& user_shape = *user->shape;
             if (is_shape_dynamic(user_shape)) {
-                logger().warning("Input tensor: " + name + " [shape=" + shape_text + "] | Provided input shape: " +
-                                 py_list(user_shape) +
-                                 " is dynamic.\nDynamic shapes cannot be used to generate inference data. Will use "
-                                 "default shape instead.\nTo avoid this, please provide a fixed shape to the data loader. ");
+                logger().warning(
+                    "Input tensor: " + name + " [shape=" + shape_text +
+                    "] | Provided input shape: " + py_list(user_shape) +
+                    " is dynamic.\nDynamic shapes cannot be used to generate inference data. Will use "
+                    "default shape instead.\nTo avoid this, please provide a fixed shape to the data loader. ");
             } else if (!model_shape || is_valid_shape_override(concrete_dims(user_shape), *model_shape) ||
                        is_shape_tensor) {
                 shape = user_shape;
@@ -548,8 +532,9 @@ TensorMap DataLoader::generate(int64_t index, const TensorMetadata& model_metada
 
         Shape static_shape;
         if (!shape) {
-            logger().log_once(Severity::kWarning, "Input tensor: " + name +
-                                                      " [shape=None] | Shape is unknown. Will generate data of shape: [].");
+            logger().log_once(
+                Severity::kWarning,
+                "Input tensor: " + name + " [shape=None] | Shape is unknown. Will generate data of shape: [].");
         } else {
             static_shape = concrete_dims(*shape);
             if (is_shape_dynamic(*shape)) {
@@ -619,12 +604,15 @@ std::optional<std::pair<double, double>> dtype_range(DataType dtype) {
         }
     }
     switch (dtype) {
-        case DataType::kFloat16: return std::make_pair(-65504.0, 65504.0);
+        case DataType::kFloat16:
+            return std::make_pair(-65504.0, 65504.0);
         case DataType::kFloat32:
             return std::make_pair(-static_cast<double>(std::numeric_limits<float>::max()),
                                   static_cast<double>(std::numeric_limits<float>::max()));
-        case DataType::kBFloat16: return std::make_pair(-3.3895313892515355e38, 3.3895313892515355e38);
-        default: return std::nullopt;
+        case DataType::kBFloat16:
+            return std::make_pair(-3.3895313892515355e38, 3.3895313892515355e38);
+        default:
+            return std::nullopt;
     }
 }
 
@@ -663,7 +651,8 @@ Tensor transpose(const Tensor& tensor, const std::vector<std::size_t>& perm) {
         if (strings) {
             result.strings()[static_cast<std::size_t>(flat)] = tensor.strings()[static_cast<std::size_t>(source)];
         } else {
-            std::memcpy(dst + static_cast<std::size_t>(flat) * elem, src + static_cast<std::size_t>(source) * elem, elem);
+            std::memcpy(dst + static_cast<std::size_t>(flat) * elem, src + static_cast<std::size_t>(source) * elem,
+                        elem);
         }
         for (std::size_t i = rank; i-- > 0;) {
             if (++index[i] < out_shape[i]) break;
@@ -673,7 +662,9 @@ Tensor transpose(const Tensor& tensor, const std::vector<std::size_t>& perm) {
     return result;
 }
 
-bool all_static(const DynShape& shape) { return !is_shape_dynamic(shape); }
+bool all_static(const DynShape& shape) {
+    return !is_shape_dynamic(shape);
+}
 
 Tensor try_reshape(const Tensor& tensor, const DynShape& shape) {
     if (!all_static(shape)) {
@@ -718,8 +709,8 @@ Tensor try_permute(const Tensor& tensor, const DynShape& shape) {
     Tensor result = transpose(tensor, perm);
     std::string perm_text = "[";
     for (std::size_t i = 0; i < perm.size(); ++i) perm_text += (i ? ", " : "") + std::to_string(perm[i]);
-    logger().info("Permuted array of shape: " + shape_to_string(tensor.shape()) + " to: " +
-                  shape_to_string(result.shape()) + " using permutation " + perm_text + "]");
+    logger().info("Permuted array of shape: " + shape_to_string(tensor.shape()) +
+                  " to: " + shape_to_string(result.shape()) + " using permutation " + perm_text + "]");
     return result;
 }
 
@@ -766,7 +757,8 @@ TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
         Tensor buffer = feed.at(*found);
         const std::string wanted_shape = entry.shape ? dyn_shape_to_string(*entry.shape) : "None";
         auto mismatch = [&]() {
-            return InputError("Input tensor: " + name + " | Cannot reuse input data due to mismatch in shape or data type." +
+            return InputError("Input tensor: " + name +
+                              " | Cannot reuse input data due to mismatch in shape or data type." +
                               "\nNote: Provided input: " + meta_text(buffer.dtype(), shape_to_string(buffer.shape())) +
                               ", Requested input: " + meta_text(entry.dtype, wanted_shape));
         };
@@ -791,7 +783,8 @@ TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
                              "). Attempting to transpose/reshape. ");
             buffer = try_match_shape(buffer, *entry.shape);
         }
-        if ((entry.dtype && buffer.dtype() != *entry.dtype) || (entry.shape && !shape_matches(buffer.shape(), *entry.shape))) {
+        if ((entry.dtype && buffer.dtype() != *entry.dtype) ||
+            (entry.shape && !shape_matches(buffer.shape(), *entry.shape))) {
             throw mismatch();
         }
         result.set(name, buffer);
@@ -807,7 +800,8 @@ std::optional<std::string> find_str_in_list(const std::string& name, const std::
     const std::string lower_name = to_lower(name);
     for (const auto& candidate : candidates) {
         const std::string lower = to_lower(candidate);
-        if (lower.find(lower_name) != std::string::npos || lower_name.find(lower) != std::string::npos) return candidate;
+        if (lower.find(lower_name) != std::string::npos || lower_name.find(lower) != std::string::npos)
+            return candidate;
     }
     if (index && *index < candidates.size()) return candidates[*index];
     return std::nullopt;

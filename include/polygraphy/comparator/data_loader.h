@@ -15,7 +15,8 @@ namespace polygraphy {
 /// Anything that yields feed dicts: called with the iteration index and the metadata of the first
 /// runner's inputs (the seeds' `input_metadata` property, set by the Comparator); returns nullopt
 /// when exhausted. A lambda over a vector of feed dicts is a data loader.
-using DataLoaderFn = std::function<std::optional<TensorMap>(std::size_t iteration, const TensorMetadata& input_metadata)>;
+using DataLoaderFn =
+    std::function<std::optional<TensorMap>(std::size_t iteration, const TensorMetadata& input_metadata)>;
 
 /// Inclusive range of generated values.
 struct ValRange {

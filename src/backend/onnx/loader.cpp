@@ -41,7 +41,8 @@ OnnxModel parse_model(const std::string& bytes, const std::string& what) {
     const std::string prefix = what + " is not a valid ONNX model: ";
     if (bytes.empty()) throw FormatError(prefix + "it is empty");
     if (bytes.size() > kProtobufLimit) {
-        throw FormatError(prefix + "it is larger than 2 GiB, which protobuf cannot parse (store the weights as external data)");
+        throw FormatError(prefix +
+                          "it is larger than 2 GiB, which protobuf cannot parse (store the weights as external data)");
     }
     route_protobuf_logs();
     auto model = std::make_shared<onnx::ModelProto>();
@@ -57,7 +58,9 @@ OnnxModel parse_model(const std::string& bytes, const std::string& what) {
 
 // ---- external data ------------------------------------------------------------------------------
 
-std::string in_quotes(const std::string& text) { return "'" + text + "'"; }
+std::string in_quotes(const std::string& text) {
+    return "'" + text + "'";
+}
 
 // True when `path` is `folder` or lies below it (both canonical).
 bool is_within(const fs::path& path, const fs::path& folder) {
@@ -126,8 +129,8 @@ public:
         }
         const fs::path normal = relative.lexically_normal();
         if (!normal.empty() && *normal.begin() == "..") {
-            throw PolygraphyException(label + " has an external data location that leaves the external data folder: " +
-                                      in_quotes(location));
+            throw PolygraphyException(
+                label + " has an external data location that leaves the external data folder: " + in_quotes(location));
         }
         const fs::path& base = base_folder();
         std::error_code error;
@@ -142,7 +145,8 @@ public:
                                       in_quotes(base.string()));
         }
         if (!fs::is_regular_file(resolved, error)) {
-            throw PolygraphyException(label + ": external data location " + in_quotes(location) + " is not a regular file");
+            throw PolygraphyException(label + ": external data location " + in_quotes(location) +
+                                      " is not a regular file");
         }
         const uint64_t file_size = fs::file_size(resolved, error);
         if (error) throw PolygraphyException(label + ": cannot read external data file " + in_quotes(location));
@@ -243,7 +247,8 @@ void load_external_data(onnx::ModelProto& model, const fs::path& folder) {
     for (auto& function : *model.mutable_functions()) {
         for (auto& node : *function.mutable_node()) visit_node_tensors(node, visit);
     }
-    if (loader.loaded() > 0) logger().verbose("Loaded external data for " + std::to_string(loader.loaded()) + " tensor(s)");
+    if (loader.loaded() > 0)
+        logger().verbose("Loaded external data for " + std::to_string(loader.loaded()) + " tensor(s)");
 }
 
 // ---- outputs ------------------------------------------------------------------------------------
@@ -274,7 +279,8 @@ void check_tensors_exist(const std::vector<std::string>& requested, const std::v
     const std::unordered_set<std::string> known_set(known.begin(), known.end());
     for (const auto& name : requested) {
         if (known_set.count(name)) continue;
-        std::string message = "Tensor " + in_quotes(name) + " does not exist in the model, so it cannot be " + what + ".";
+        std::string message =
+            "Tensor " + in_quotes(name) + " does not exist in the model, so it cannot be " + what + ".";
         if (auto match = closest_match(name, known)) message += " Did you mean " + in_quotes(*match) + "?";
         throw PolygraphyException(message);
     }
@@ -306,7 +312,8 @@ onnx::ValueInfoProto typed_value_info(const onnx::GraphProto& graph, const std::
 std::string bytes_from_path(const std::string& path) {
     std::error_code error;
     if (!fs::exists(path, error)) throw PolygraphyException("File does not exist: " + in_quotes(path));
-    if (fs::is_directory(path, error)) throw PolygraphyException("Expected a file, but got a directory: " + in_quotes(path));
+    if (fs::is_directory(path, error))
+        throw PolygraphyException("Expected a file, but got a directory: " + in_quotes(path));
     std::ifstream file(path, std::ios::binary);
     if (!file) throw PolygraphyException("Could not open file: " + in_quotes(path));
     std::ostringstream contents;
@@ -315,13 +322,20 @@ std::string bytes_from_path(const std::string& path) {
     return std::move(contents).str();
 }
 
-std::string BytesFromPath::operator()() const { return bytes_from_path(path_); }
+std::string BytesFromPath::operator()() const {
+    return bytes_from_path(path_);
+}
 
-OnnxModel onnx_from_bytes(const std::string& bytes) { return parse_model(bytes, "The provided data"); }
+OnnxModel onnx_from_bytes(const std::string& bytes) {
+    return parse_model(bytes, "The provided data");
+}
 
-OnnxModel OnnxFromBytes::operator()() const { return onnx_from_bytes(bytes_()); }
+OnnxModel OnnxFromBytes::operator()() const {
+    return onnx_from_bytes(bytes_());
+}
 
-OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> external_data_dir, bool ignore_external_data) {
+OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> external_data_dir,
+                         bool ignore_external_data) {
     logger().info("Loading model: " + path);
     std::error_code error;
     if (!fs::exists(path, error)) throw PolygraphyException("Model file does not exist: " + in_quotes(path));
@@ -334,7 +348,9 @@ OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> ext
     return model;
 }
 
-OnnxModel OnnxFromPath::operator()() const { return onnx_from_path(path_, external_data_dir_, ignore_external_data_); }
+OnnxModel OnnxFromPath::operator()() const {
+    return onnx_from_path(path_, external_data_dir_, ignore_external_data_);
+}
 
 // ---- outputs ------------------------------------------------------------------------------------
 
@@ -386,7 +402,9 @@ OnnxModel modify_outputs(OnnxModel model, const std::vector<std::string>& output
     return model;
 }
 
-OnnxModel ModifyOutputs::operator()() const { return modify_outputs(model_(), outputs_, exclude_outputs_); }
+OnnxModel ModifyOutputs::operator()() const {
+    return modify_outputs(model_(), outputs_, exclude_outputs_);
+}
 
 // ---- saving -------------------------------------------------------------------------------------
 

@@ -17,11 +17,16 @@
 namespace polygraphy {
 namespace {
 
-static_assert(std::endian::native == std::endian::little, "raw_data is little-endian; big-endian hosts are not supported");
+static_assert(std::endian::native == std::endian::little,
+              "raw_data is little-endian; big-endian hosts are not supported");
 
-std::string tensor_label(const onnx::TensorProto& proto) { return "Tensor '" + proto.name() + "'"; }
+std::string tensor_label(const onnx::TensorProto& proto) {
+    return "Tensor '" + proto.name() + "'";
+}
 
-bool is_packed_4bit(DataType dtype) { return dtype == DataType::kInt4 || dtype == DataType::kUInt4; }
+bool is_packed_4bit(DataType dtype) {
+    return dtype == DataType::kInt4 || dtype == DataType::kUInt4;
+}
 
 // Bytes taken by `count` elements in raw_data (int4/uint4 pack two elements per byte).
 std::size_t raw_byte_count(DataType dtype, std::size_t count) {
@@ -46,7 +51,9 @@ std::size_t checked_numel(const onnx::TensorProto& proto) {
     return static_cast<std::size_t>(numel);
 }
 
-Shape shape_of(const onnx::TensorProto& proto) { return Shape(proto.dims().begin(), proto.dims().end()); }
+Shape shape_of(const onnx::TensorProto& proto) {
+    return Shape(proto.dims().begin(), proto.dims().end());
+}
 
 [[noreturn]] void throw_count_mismatch(const onnx::TensorProto& proto, DataType dtype, const char* field,
                                        std::size_t have, std::size_t need) {
@@ -81,9 +88,9 @@ Tensor decode_raw(const onnx::TensorProto& proto, DataType dtype, std::size_t nu
     }
     const std::size_t need = raw_byte_count(dtype, numel);
     if (raw.size() != need) {
-        throw FormatError(tensor_label(proto) + " has " + std::to_string(raw.size()) + " bytes of raw_data, but its shape " +
-                          shape_to_string(shape_of(proto)) + " and dtype " + std::string(dtype_name(dtype)) + " need " +
-                          std::to_string(need));
+        throw FormatError(tensor_label(proto) + " has " + std::to_string(raw.size()) +
+                          " bytes of raw_data, but its shape " + shape_to_string(shape_of(proto)) + " and dtype " +
+                          std::string(dtype_name(dtype)) + " need " + std::to_string(need));
     }
     Tensor tensor(dtype, shape_of(proto));
     if (is_packed_4bit(dtype)) {
@@ -113,68 +120,55 @@ Tensor decode_typed(const onnx::TensorProto& proto, DataType dtype, std::size_t 
         return tensor;
     }
 
+    // Fields whose elements are stored as they are: copy `count` of them.
+    auto copy_field = [&](const char* field_name, const auto& field, std::size_t count) {
+        check(field_name, static_cast<std::size_t>(field.size()), count);
+        Tensor tensor(dtype, shape);
+        if (count > 0) std::memcpy(tensor.data(), field.data(), count * sizeof(*field.data()));
+        return tensor;
+    };
     const auto int32_count = static_cast<std::size_t>(proto.int32_data_size());
     switch (dtype) {
         case DataType::kFloat32:
-        case DataType::kComplex64: {
-            const std::size_t need = dtype == DataType::kComplex64 ? 2 * numel : numel;
-            check("float_data", static_cast<std::size_t>(proto.float_data_size()), need);
-            Tensor tensor(dtype, shape);
-            if (need > 0) std::memcpy(tensor.data(), proto.float_data().data(), need * sizeof(float));
-            return tensor;
-        }
+            return copy_field("float_data", proto.float_data(), numel);
+        case DataType::kComplex64:
+            return copy_field("float_data", proto.float_data(), 2 * numel);
         case DataType::kFloat64:
-        case DataType::kComplex128: {
-            const std::size_t need = dtype == DataType::kComplex128 ? 2 * numel : numel;
-            check("double_data", static_cast<std::size_t>(proto.double_data_size()), need);
-            Tensor tensor(dtype, shape);
-            if (need > 0) std::memcpy(tensor.data(), proto.double_data().data(), need * sizeof(double));
-            return tensor;
-        }
-        case DataType::kInt64: {
-            check("int64_data", static_cast<std::size_t>(proto.int64_data_size()), numel);
-            Tensor tensor(dtype, shape);
-            if (numel > 0) std::memcpy(tensor.data(), proto.int64_data().data(), numel * sizeof(int64_t));
-            return tensor;
-        }
-        case DataType::kUInt64: {
-            check("uint64_data", static_cast<std::size_t>(proto.uint64_data_size()), numel);
-            Tensor tensor(dtype, shape);
-            if (numel > 0) std::memcpy(tensor.data(), proto.uint64_data().data(), numel * sizeof(uint64_t));
-            return tensor;
-        }
+            return copy_field("double_data", proto.double_data(), numel);
+        case DataType::kComplex128:
+            return copy_field("double_data", proto.double_data(), 2 * numel);
+        case DataType::kInt64:
+            return copy_field("int64_data", proto.int64_data(), numel);
+        case DataType::kUInt64:
+            return copy_field("uint64_data", proto.uint64_data(), numel);
+        case DataType::kInt32:
+            return copy_field("int32_data", proto.int32_data(), numel);
         case DataType::kUInt32: {
             check("uint64_data", static_cast<std::size_t>(proto.uint64_data_size()), numel);
             Tensor tensor(dtype, shape);
             auto* out = tensor.data_as<uint32_t>();
-            for (std::size_t i = 0; i < numel; ++i) out[i] = static_cast<uint32_t>(proto.uint64_data(static_cast<int>(i)));
-            return tensor;
-        }
-        case DataType::kInt32: {
-            check("int32_data", int32_count, numel);
-            Tensor tensor(dtype, shape);
-            if (numel > 0) std::memcpy(tensor.data(), proto.int32_data().data(), numel * sizeof(int32_t));
+            for (std::size_t i = 0; i < numel; ++i)
+                out[i] = static_cast<uint32_t>(proto.uint64_data(static_cast<int>(i)));
             return tensor;
         }
         case DataType::kInt16:
         case DataType::kUInt16:
         case DataType::kFloat16:
-        case DataType::kBFloat16: {
-            // 16-bit types (including the bit patterns of halves) are widened into int32_data.
-            check("int32_data", int32_count, numel);
-            Tensor tensor(dtype, shape);
-            narrow_into<uint16_t>(proto.int32_data(), tensor.data());
-            return tensor;
-        }
+        case DataType::kBFloat16:
         case DataType::kInt8:
         case DataType::kUInt8:
         case DataType::kFloat8E4M3FN:
         case DataType::kFloat8E4M3FNUZ:
         case DataType::kFloat8E5M2:
         case DataType::kFloat8E5M2FNUZ: {
+            // Narrow types (and the bit patterns of halves and float8) are widened into int32_data.
             check("int32_data", int32_count, numel);
             Tensor tensor(dtype, shape);
-            narrow_into<uint8_t>(proto.int32_data(), tensor.data());
+            if (dtype_size(dtype) == 2) {
+                narrow_into<uint16_t>(proto.int32_data(), tensor.data());
+            } else {
+                narrow_into<uint8_t>(proto.int32_data(), tensor.data());
+            }
             return tensor;
         }
         case DataType::kBool: {
@@ -244,7 +238,8 @@ onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name)
         const auto* values = tensor.data_as<uint8_t>();
         for (std::size_t i = 0; i < numel; ++i) {
             const auto nibble = static_cast<uint8_t>(values[i] & 0x0F);
-            packed[i / 2] = static_cast<char>(static_cast<uint8_t>(packed[i / 2]) | (i % 2 == 0 ? nibble : nibble << 4));
+            packed[i / 2] =
+                static_cast<char>(static_cast<uint8_t>(packed[i / 2]) | (i % 2 == 0 ? nibble : nibble << 4));
         }
         proto.set_raw_data(std::move(packed));
     } else {

@@ -10,25 +10,16 @@
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "test_helpers.h"
 
 namespace polygraphy {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::error_message;
 using ::testing::HasSubstr;
 using testing::ModelBuilder;
 using testing::TempDir;
-
-template <typename E>
-std::string message_of(const std::function<void()>& action) {
-    try {
-        action();
-    } catch (const E& error) {
-        return error.what();
-    }
-    ADD_FAILURE() << "expected an exception";
-    return "";
-}
 
 void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream file(path, std::ios::binary);
@@ -94,14 +85,14 @@ TEST_F(OnnxLoaderTest, ParsesSerializedModels) {
 }
 
 TEST_F(OnnxLoaderTest, RejectsBytesThatAreNotOnnx) {
-    EXPECT_THAT(message_of<FormatError>([] { onnx_from_bytes(""); }),
+    EXPECT_THAT(error_message<FormatError>([] { onnx_from_bytes(""); }),
                 HasSubstr("is not a valid ONNX model: it is empty"));
-    EXPECT_THAT(message_of<FormatError>([] { onnx_from_bytes(std::string("\xff\xff\xff\xff garbage", 12)); }),
+    EXPECT_THAT(error_message<FormatError>([] { onnx_from_bytes(std::string("\xff\xff\xff\xff garbage", 12)); }),
                 HasSubstr("is not a valid ONNX model: protobuf parsing failed"));
     // Text that happens to parse as protobuf fields still has no graph.
     onnx::ModelProto no_graph;
     no_graph.set_ir_version(8);
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_bytes(no_graph.SerializeAsString()); }),
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_bytes(no_graph.SerializeAsString()); }),
                 HasSubstr("is not a valid ONNX model: it has no graph"));
 }
 
@@ -126,22 +117,22 @@ TEST_F(OnnxLoaderTest, LoadsFromPath) {
 TEST_F(OnnxLoaderTest, MissingOrCorruptFilesAreErrorsNamingThePath) {
     TempDir dir;
     const std::string missing = dir.file("nope.onnx");
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(missing); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(missing); }),
                 HasSubstr("Model file does not exist: '" + missing + "'"));
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(dir.path()); }), HasSubstr(dir.path()));
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(dir.path()); }), HasSubstr(dir.path()));
 
     const std::string text = dir.file("notes.onnx");
     write_bytes(text, "\x08\x01 this is a text file, not a model\n");
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_path(text); }),
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(text); }),
                 HasSubstr("'" + text + "' is not a valid ONNX model:"));
 
     const std::string truncated = dir.file("truncated.onnx");
     const std::string bytes = bytes_from_onnx(*weighted_model().build());
     write_bytes(truncated, bytes.substr(0, bytes.size() - 5));
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_path(truncated); }),
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(truncated); }),
                 HasSubstr("'" + truncated + "' is not a valid ONNX model:"));
 
-    EXPECT_THAT(message_of<PolygraphyException>([&] { bytes_from_path(missing); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { bytes_from_path(missing); }),
                 HasSubstr("File does not exist: '" + missing + "'"));
 }
 
@@ -175,7 +166,7 @@ TEST_F(OnnxLoaderTest, ExternalDataDirOverridesTheModelFolder) {
     EXPECT_THROW(onnx_from_path(path), PolygraphyException);  // not next to the model
     const OnnxModel model = onnx_from_path(path, dir.file("elsewhere"));
     EXPECT_TRUE(tensor_from_proto(model->graph().initializer(0)).equals(weights()));
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(path, dir.file("no-such-dir")); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(path, dir.file("no-such-dir")); }),
                 HasSubstr("External data folder does not exist"));
 }
 
@@ -193,7 +184,7 @@ TEST_F(OnnxLoaderTest, RejectsParentDirectoryEscapes) {
     TempDir dir;
     const std::string path = save_with_external(dir, "../outside.bin");
     write_bytes(dir.file("outside.bin"), bytes_of(weights()));  // exists, but outside the model folder
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(path); }),
                 HasSubstr("Tensor 'w' has an external data location that leaves the external data folder: "
                           "'../outside.bin'"));
     const std::string sneaky = save_with_external(dir, "sub/../../outside.bin");
@@ -204,7 +195,7 @@ TEST_F(OnnxLoaderTest, RejectsAbsoluteLocations) {
     TempDir dir;
     write_bytes(dir.file("abs.bin"), bytes_of(weights()));
     const std::string path = save_with_external(dir, dir.file("abs.bin"));
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(path); }),
                 HasSubstr("Tensor 'w' has an absolute external data location: '" + dir.file("abs.bin") + "'"));
 }
 
@@ -213,7 +204,7 @@ TEST_F(OnnxLoaderTest, RejectsSymlinksLeavingTheFolder) {
     write_bytes(dir.file("secret.bin"), bytes_of(weights()));
     const std::string path = save_with_external(dir, "link.bin");
     fs::create_symlink(dir.file("secret.bin"), dir.file("model/link.bin"));
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(path); }),
                 HasSubstr("outside the external data folder"));
 
     // A symlinked folder leading outside is caught too.
@@ -232,22 +223,23 @@ TEST_F(OnnxLoaderTest, RejectsOffsetsAndLengthsOutsideTheFile) {
     TempDir dir;
     std::string path = save_with_external(dir, "w.bin", "17");
     write_bytes(dir.file("model/w.bin"), bytes_of(weights()));  // 16 bytes
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(path); }),
                 HasSubstr("Tensor 'w': external data offset 17 is past the end of 'w.bin' (16 bytes)"));
 
     path = save_with_external(dir, "w.bin", "8");
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(path); }),
                 HasSubstr("external data of 16 bytes at offset 8 runs past the end of 'w.bin'"));
 
     path = save_with_external(dir, "w.bin", "0", "12");
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_path(path); }),
-                HasSubstr("Tensor 'w': external data length 12 disagrees with its shape and dtype, which need 16 bytes"));
+    EXPECT_THAT(
+        error_message<FormatError>([&] { onnx_from_path(path); }),
+        HasSubstr("Tensor 'w': external data length 12 disagrees with its shape and dtype, which need 16 bytes"));
 
     path = save_with_external(dir, "w.bin", "18446744073709551615", "16");
     EXPECT_THROW(onnx_from_path(path), FormatError);
 
     path = save_with_external(dir, "w.bin", "12abc");
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(path); }),
                 HasSubstr("Tensor 'w' has an invalid external data offset: '12abc'"));
 
     path = save_with_external(dir, "w.bin", "-1");
@@ -257,12 +249,12 @@ TEST_F(OnnxLoaderTest, RejectsOffsetsAndLengthsOutsideTheFile) {
 TEST_F(OnnxLoaderTest, RejectsMissingFilesAndLocations) {
     TempDir dir;
     std::string path = save_with_external(dir, "absent.bin");
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(path); }),
                 HasSubstr("Tensor 'w': external data file 'absent.bin' was not found"));
 
     fs::create_directories(dir.file("model/folder.bin"));
     path = save_with_external(dir, "folder.bin");
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(path); }), HasSubstr("is not a regular file"));
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(path); }), HasSubstr("is not a regular file"));
 
     ModelBuilder builder = weighted_model();
     auto* w = builder.proto().mutable_graph()->mutable_initializer(0);
@@ -270,7 +262,7 @@ TEST_F(OnnxLoaderTest, RejectsMissingFilesAndLocations) {
     w->set_data_location(onnx::TensorProto::EXTERNAL);
     path = dir.file("model/no_location.onnx");
     builder.save(path);
-    EXPECT_THAT(message_of<FormatError>([&] { onnx_from_path(path); }),
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(path); }),
                 HasSubstr("Tensor 'w' is marked as external data but has no location"));
 }
 
@@ -334,7 +326,7 @@ TEST_F(OnnxLoaderTest, HostileSubgraphDataIsRejectedToo) {
     *attr->mutable_g() = body;
     builder.output("y", DataType::kFloat32, Shape{2, 2});
     builder.save(dir.file("model/loop.onnx"));
-    EXPECT_THAT(message_of<PolygraphyException>([&] { onnx_from_path(dir.file("model/loop.onnx")); }),
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(dir.file("model/loop.onnx")); }),
                 HasSubstr("Tensor 'inner_w' has an absolute external data location: '/etc/passwd'"));
 }
 
@@ -349,7 +341,8 @@ protected:
         builder.initializer("w", Tensor::from_doubles(DataType::kInt64, {2}, {2, 2}));
         builder.node("Relu", {"x"}, {"a"});
         builder.node("Split", {"a", "w"}, {"b", "", "c"});
-        testing::set_attr(builder.node("Constant", {}, {"k"}), "value", Tensor::from_doubles(DataType::kFloat32, {}, {1}));
+        testing::set_attr(builder.node("Constant", {}, {"k"}), "value",
+                          Tensor::from_doubles(DataType::kFloat32, {}, {1}));
         builder.node("Add", {"b", "k"}, {"d"});
         builder.node("Relu", {"c"}, {"a"});  // a duplicate producer name must still collapse
         builder.output("d", DataType::kFloat32, DynShape{Dim::named("n"), Dim::fixed(2)});
@@ -370,8 +363,8 @@ TEST_F(ModifyOutputsTest, MarkAllUsesNonConstantNodeOutputsInOrder) {
     EXPECT_EQ(output_names(model), (std::vector<std::string>{"a", "b", "c", "d"}));
     const auto& outputs = model->graph().output();
     EXPECT_EQ(outputs[1].type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);  // from value_info
-    EXPECT_FALSE(outputs[0].has_type());                                                // unknown: left empty
-    EXPECT_EQ(outputs[3].type().tensor_type().shape().dim(0).dim_param(), "n");           // previous output
+    EXPECT_FALSE(outputs[0].has_type());                                                 // unknown: left empty
+    EXPECT_EQ(outputs[3].type().tensor_type().shape().dim(0).dim_param(), "n");          // previous output
 }
 
 TEST_F(ModifyOutputsTest, MarkAllThenExclude) {
@@ -394,10 +387,12 @@ TEST_F(ModifyOutputsTest, EmptyOutputsKeepTheCurrentOnes) {
 }
 
 TEST_F(ModifyOutputsTest, UnknownNamesAreErrorsWithHints) {
-    EXPECT_THAT(message_of<PolygraphyException>([] { modify_outputs(layered_model(), {"d", "bb"}); }),
+    EXPECT_THAT(error_message<PolygraphyException>([] {
+                    modify_outputs(layered_model(), {"d", "bb"});
+                }),
                 HasSubstr("Tensor 'bb' does not exist in the model, so it cannot be marked as an output. "
                           "Did you mean 'b'?"));
-    EXPECT_THAT(message_of<PolygraphyException>([] { modify_outputs(layered_model(), kMarkAll, {"zzzzzz"}); }),
+    EXPECT_THAT(error_message<PolygraphyException>([] { modify_outputs(layered_model(), kMarkAll, {"zzzzzz"}); }),
                 HasSubstr("Tensor 'zzzzzz' does not exist in the model, so it cannot be excluded from the outputs."));
 }
 
@@ -424,8 +419,7 @@ TEST_F(OnnxLoaderTest, SavesAndReloads) {
 TEST_F(OnnxLoaderTest, LoaderChainMarksAndSaves) {
     TempDir dir;
     weighted_model().save(dir.file("in.onnx"));
-    const OnnxLoader chain =
-        SaveOnnx(ModifyOutputs(OnnxFromPath(dir.file("in.onnx")), kMarkAll), dir.file("out.onnx"));
+    const OnnxLoader chain = SaveOnnx(ModifyOutputs(OnnxFromPath(dir.file("in.onnx")), kMarkAll), dir.file("out.onnx"));
     chain();
     const OnnxModel saved = onnx_from_path(dir.file("out.onnx"));
     ASSERT_EQ(saved->graph().output_size(), 2);
