@@ -218,6 +218,10 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto) {
         throw UnsupportedError(tensor_label(proto) + " is a segment of a larger tensor, which is not supported");
     }
     const std::size_t numel = checked_numel(proto);
+    if (numel > 0 && proto.raw_data().empty() && proto.doc_string().rfind("TRT_WEIGHTLESS", 0) == 0) {
+        throw UnsupportedError(tensor_label(proto) + " has no values: the model was saved without weights " +
+                               "(TRT_WEIGHTLESS), which only TensorRT can refit");
+    }
     if (proto.has_raw_data()) return decode_raw(proto, dtype, numel);
     return decode_typed(proto, dtype, numel);
 }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -467,6 +468,48 @@ TEST_F(OnnxLoaderTest, OpsetLookup) {
     import->set_version(19);
     EXPECT_EQ(get_onnx_opset(aliased), 19);
     EXPECT_EQ(get_onnx_opset(onnx::ModelProto{}), 1);
+}
+
+}  // namespace
+}  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+// Optional: every model shipped with Polygraphy's tests and examples loads, and its initializers decode.
+TEST_F(OnnxLoaderTest, LoadsPolygraphyModels) {
+    const char* shared = std::getenv("POLYGRAPHY_SHARED_DIR");
+    const fs::path root = fs::path(shared ? shared : POLYGRAPHY_SHARED_DIR) / "models";
+    if (!fs::is_directory(root)) GTEST_SKIP() << "no shared models at " << root;
+    std::size_t loaded = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+        if (entry.path().extension() != ".onnx") continue;
+        SCOPED_TRACE(entry.path().string());
+        // ext_weights.onnx comes without its data file; weightless.* models have no initializer values.
+        const std::string name = entry.path().filename().string();
+        const bool missing_data = name == "ext_weights.onnx";
+        const bool weightless = name.rfind("weightless.", 0) == 0;
+        OnnxModel model;
+        try {
+            model = onnx_from_path(entry.path().string(), std::nullopt, missing_data);
+        } catch (const PolygraphyException& error) {
+            ADD_FAILURE() << error.what();
+            continue;
+        }
+        for (const auto& initializer : model->graph().initializer()) {
+            if (missing_data) {
+                EXPECT_THROW(tensor_from_proto(initializer), FormatError);
+            } else if (weightless && initializer.raw_data().empty()) {
+                EXPECT_THAT(error_message<UnsupportedError>([&] { tensor_from_proto(initializer); }),
+                            HasSubstr("the model was saved without weights (TRT_WEIGHTLESS)"));
+            } else {
+                EXPECT_NO_THROW(tensor_from_proto(initializer)) << initializer.name();
+            }
+        }
+        get_onnx_input_metadata(model->graph());
+        ++loaded;
+    }
+    EXPECT_GT(loaded, 50u);
 }
 
 }  // namespace

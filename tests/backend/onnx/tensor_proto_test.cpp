@@ -205,6 +205,12 @@ TEST(TensorProto, RejectsBadDtypesDimsAndExternalData) {
                 }),
                 HasSubstr("Tensor 'big' has dimensions whose product is too large"));
 
+    onnx::TensorProto weightless = make_proto("b", onnx::TensorProto::FLOAT, {2});
+    weightless.set_raw_data("");
+    weightless.set_doc_string("TRT_WEIGHTLESS/");
+    EXPECT_THAT(error_message<UnsupportedError>([&] { tensor_from_proto(weightless); }),
+                HasSubstr("Tensor 'b' has no values: the model was saved without weights (TRT_WEIGHTLESS)"));
+
     onnx::TensorProto external = make_proto("w", onnx::TensorProto::FLOAT, {1});
     external.set_data_location(onnx::TensorProto::EXTERNAL);
     auto* entry = external.add_external_data();
