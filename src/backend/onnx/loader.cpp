@@ -316,7 +316,19 @@ std::string bytes_from_path(const std::string& path) {
         throw PolygraphyException("Expected a file, but got a directory: " + in_quotes(path));
     std::ifstream file(path, std::ios::binary);
     if (!file) throw PolygraphyException("Could not open file: " + in_quotes(path));
-    std::ostringstream contents;
+    if (fs::is_regular_file(path, error)) {
+        // One allocation and one read for (possibly large) model files.
+        const auto size = fs::file_size(path, error);
+        if (!error) {
+            std::string contents(static_cast<std::size_t>(size), '\0');
+            file.read(contents.data(), static_cast<std::streamsize>(size));
+            if (static_cast<uintmax_t>(file.gcount()) != size) {
+                throw PolygraphyException("Could not read file: " + in_quotes(path));
+            }
+            return contents;
+        }
+    }
+    std::ostringstream contents;  // pipes and other streams of unknown size
     contents << file.rdbuf();
     if (file.bad()) throw PolygraphyException("Could not read file: " + in_quotes(path));
     return std::move(contents).str();

@@ -127,6 +127,11 @@ TEST_F(OnnxLoaderTest, MissingOrCorruptFilesAreErrorsNamingThePath) {
     EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(text); }),
                 HasSubstr("'" + text + "' is not a valid ONNX model:"));
 
+    const std::string empty = dir.file("empty.onnx");
+    write_bytes(empty, "");
+    EXPECT_THAT(error_message<FormatError>([&] { onnx_from_path(empty); }),
+                HasSubstr("'" + empty + "' is not a valid ONNX model: it is empty"));
+
     const std::string truncated = dir.file("truncated.onnx");
     const std::string bytes = bytes_from_onnx(*weighted_model().build());
     write_bytes(truncated, bytes.substr(0, bytes.size() - 5));
