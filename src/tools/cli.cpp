@@ -52,8 +52,7 @@ std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
         const std::size_t action_width = help_position > row.indent + 2 ? help_position - row.indent - 2 : 0;
         if (row.header.size() <= action_width)
             out += std::string(action_width - row.header.size() + 2, ' ');
-        else
-            {
+        else {
             out += '\n';
             out.append(help_position, ' ');
         }
@@ -131,7 +130,8 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
             const bool long_form = token[1] == '-';
             const std::string name = token.substr(0, token.find('='));
             const bool has_value = name.size() != token.size();
-            const bool help = long_form ? (name.size() > 2 && std::string("--help").rfind(name, 0) == 0) : token[1] == 'h';
+            const bool help =
+                long_form ? (name.size() > 2 && std::string("--help").rfind(name, 0) == 0) : token[1] == 'h';
             const bool version =
                 long_form ? (name.size() > 2 && std::string("--version").rfind(name, 0) == 0) : token[1] == 'v';
             if ((help || version) && has_value && long_form) {
@@ -158,8 +158,9 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         if (!tool_index) {
             std::vector<std::string> names;
             for (const auto& tool : tools) names.push_back(args_util::python_repr(tool->name()));
-            err << top_usage(tools) << kProg << ": error: argument tools: invalid choice: "
-                << args_util::python_repr(argv[index]) << " (choose from " << join(names, ", ") << ")\n";
+            err << top_usage(tools) << kProg
+                << ": error: argument tools: invalid choice: " << args_util::python_repr(argv[index])
+                << " (choose from " << join(names, ", ") << ")\n";
             return 2;
         }
     } else {
@@ -200,12 +201,11 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     }
 
     if (show_start_end) {
-        const double seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
         char runtime[64];
         std::snprintf(runtime, sizeof(runtime), "%.3f", seconds);
-        const std::string line = std::string(status == 0 ? "PASSED" : "FAILED") + " | Runtime: " + runtime +
-                                 "s | Command: " + command;
+        const std::string line =
+            std::string(status == 0 ? "PASSED" : "FAILED") + " | Runtime: " + runtime + "s | Command: " + command;
         if (status == 0)
             logger().finish(line);
         else

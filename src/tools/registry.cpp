@@ -36,13 +36,16 @@ std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups() {
 }
 
 void register_extension_module(ExtensionModule module) {
-    if (!module.run_arg_groups) throw InternalError("extension module '" + module.name + "' provides no argument groups");
+    if (!module.run_arg_groups)
+        throw InternalError("extension module '" + module.name + "' provides no argument groups");
     for (const auto& existing : module_registry())
         if (existing.name == module.name)
             throw InternalError("extension module '" + module.name + "' is registered twice");
     module_registry().push_back(std::move(module));
 }
 
-const std::vector<ExtensionModule>& extension_modules() { return module_registry(); }
+const std::vector<ExtensionModule>& extension_modules() {
+    return module_registry();
+}
 
 }  // namespace polygraphy::tools

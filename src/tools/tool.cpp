@@ -81,8 +81,8 @@ std::string version_info() {
         if (error) path = std::filesystem::path(info.dli_fname);
         folder = path.parent_path().string();
     }
-    return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION + " | Path: " +
-           args_util::python_list_repr({folder});
+    return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION +
+           " | Path: " + args_util::python_list_repr({folder});
 }
 
 }  // namespace polygraphy::tools

@@ -37,7 +37,8 @@ TEST(Cli, MissingOrUnknownTool) {
     EXPECT_THAT(result.output, HasSubstr("polygraphy: error: the following arguments are required: tools"));
     result = run_polygraphy({"bogus"});
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_THAT(result.output, HasSubstr("polygraphy: error: argument tools: invalid choice: 'bogus' (choose from 'run'"));
+    EXPECT_THAT(result.output,
+                HasSubstr("polygraphy: error: argument tools: invalid choice: 'bogus' (choose from 'run'"));
 }
 
 TEST(Cli, UnknownTopLevelOption) {
@@ -50,9 +51,9 @@ TEST(Cli, ToolHelpIsGroupedByGroupTitles) {
     auto result = run_polygraphy({"run", "-h"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy run [-h]"));
-    for (const char* title : {"\noptions:\n", "\nLogging:\n", "\nRunners:\n", "\nModel:\n", "\nData Loader:\n",
-                              "\nComparator Inference:\n", "\nComparator Comparisons:\n",
-                              "\nComparison Function: `simple`:\n"})
+    for (const char* title :
+         {"\noptions:\n", "\nLogging:\n", "\nRunners:\n", "\nModel:\n", "\nData Loader:\n", "\nComparator Inference:\n",
+          "\nComparator Comparisons:\n", "\nComparison Function: `simple`:\n"})
         EXPECT_THAT(result.output, HasSubstr(title));
     EXPECT_THAT(result.output, HasSubstr("  Options related to logging and debug output\n"));
     EXPECT_THAT(result.output, Not(HasSubstr("[I] RUNNING")));

@@ -20,7 +20,9 @@ std::string option_dest(const OptionSpec& spec) {
     return dest;
 }
 
-bool ParsedArgs::has(const std::string& dest) const { return values_.count(dest) > 0; }
+bool ParsedArgs::has(const std::string& dest) const {
+    return values_.count(dest) > 0;
+}
 
 int ParsedArgs::count(const std::string& dest) const {
     auto found = values_.find(dest);

@@ -34,19 +34,20 @@ std::vector<OptionSpec> ModelArgs::options() const {
             .positional(true),
         Option({"--model-type"})
             .help("The type of the input model: {'frozen': TensorFlow frozen graph; 'keras': Keras model; 'ckpt': "
-                 "TensorFlow checkpoint directory; 'onnx': ONNX model; 'engine': TensorRT engine; "
-                 "'trt-network-script': A Python script that defines a `load_network` function; 'uff': UFF file "
-                 "[deprecated]; 'caffe': Caffe prototxt [deprecated]}. Only 'onnx' is available in this build")
+                  "TensorFlow checkpoint directory; 'onnx': ONNX model; 'engine': TensorRT engine; "
+                  "'trt-network-script': A Python script that defines a `load_network` function; 'uff': UFF file "
+                  "[deprecated]; 'caffe': Caffe prototxt [deprecated]}. Only 'onnx' is available in this build")
             .choices({"frozen", "keras", "ckpt", "onnx", "engine", "uff", "trt-network-script", "caffe"}),
     };
     if (!config_.input_shapes_opt.empty()) {
         const std::string flag = input_shapes_flag();
-        options.push_back(Option({flag, "--" + config_.input_shapes_opt})
-            .dest("input_shapes")
-            .kind(OptionKind::kValues)
-            .help("Model input(s) and their shape(s). Used to determine shapes to use while generating "
-                                   "input data for inference. Format: " + flag + " <name>:<shape>. For example: " +
-                                   flag + " image:[1,3,224,224] other_input:[10]"));
+        options.push_back(
+            Option({flag, "--" + config_.input_shapes_opt})
+                .dest("input_shapes")
+                .kind(OptionKind::kValues)
+                .help("Model input(s) and their shape(s). Used to determine shapes to use while generating "
+                      "input data for inference. Format: " +
+                      flag + " <name>:<shape>. For example: " + flag + " image:[1,3,224,224] other_input:[10]"));
     }
     return options;
 }
@@ -64,7 +65,7 @@ void ModelArgs::parse(const ParsedArgs& args) {
         model_type_ = *given;
     } else if (path_) {
         static const std::map<std::string, std::string> kByExtension = {
-            {".hdf5", "keras"},  {".uff", "uff"},       {".prototxt", "caffe"},   {".onnx", "onnx"},
+            {".hdf5", "keras"},    {".uff", "uff"},     {".prototxt", "caffe"},  {".onnx", "onnx"},
             {".engine", "engine"}, {".plan", "engine"}, {".graphdef", "frozen"}, {".py", "trt-network-script"},
         };
         const std::string extension = std::filesystem::path(*path_).extension().string();

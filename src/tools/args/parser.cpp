@@ -15,9 +15,13 @@ using args_util::python_repr;
 
 constexpr std::size_t kHelpIndex = 0;  // -h/--help is always the first option
 
-bool is_positional_spec(const OptionSpec& spec) { return spec.positional; }
+bool is_positional_spec(const OptionSpec& spec) {
+    return spec.positional;
+}
 
-bool takes_no_values(OptionKind kind) { return kind == OptionKind::kFlag || kind == OptionKind::kCount; }
+bool takes_no_values(OptionKind kind) {
+    return kind == OptionKind::kFlag || kind == OptionKind::kCount;
+}
 
 // argparse's _negative_number_matcher: '^-\d+$|^-\d*\.\d+$'
 bool looks_like_negative_number(const std::string& token) {
@@ -25,7 +29,8 @@ bool looks_like_negative_number(const std::string& token) {
     const std::string body = token.substr(1);
     const auto dot = body.find('.');
     auto all_digits = [](const std::string& text) {
-        return std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        return std::all_of(text.begin(), text.end(),
+                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
     };
     if (dot == std::string::npos) return all_digits(body);
     const std::string before = body.substr(0, dot), after = body.substr(dot + 1);
@@ -52,12 +57,18 @@ std::string args_string(const OptionSpec& spec) {
     const std::string m = metavar_of(spec);
     switch (spec.kind) {
         case OptionKind::kFlag:
-        case OptionKind::kCount: return "";
-        case OptionKind::kValue: return m;
-        case OptionKind::kOptionalValue: return "[" + m + "]";
-        case OptionKind::kValues: return m + " [" + m + " ...]";
-        case OptionKind::kAnyValues: return "[" + m + " ...]";
-        case OptionKind::kRemainder: return "...";
+        case OptionKind::kCount:
+            return "";
+        case OptionKind::kValue:
+            return m;
+        case OptionKind::kOptionalValue:
+            return "[" + m + "]";
+        case OptionKind::kValues:
+            return m + " [" + m + " ...]";
+        case OptionKind::kAnyValues:
+            return "[" + m + " ...]";
+        case OptionKind::kRemainder:
+            return "...";
     }
     return m;
 }
@@ -112,8 +123,12 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width) {
     return lines;
 }
 
-bool parse_python_int(const std::string& text) { return args_util::parse_int(text).has_value(); }
-bool parse_python_float(const std::string& text) { return args_util::parse_float(text).has_value(); }
+bool parse_python_int(const std::string& text) {
+    return args_util::parse_int(text).has_value();
+}
+bool parse_python_float(const std::string& text) {
+    return args_util::parse_float(text).has_value();
+}
 
 }  // namespace
 
@@ -279,9 +294,11 @@ ParseResult ArgumentParser::parse_known_args(const std::vector<std::string>& arg
                 throw ArgumentError("argument " + action_name(spec) + ": invalid int value: " + python_repr(value));
             if (spec.type == ValueType::kFloat && !parse_python_float(value))
                 throw ArgumentError("argument " + action_name(spec) + ": invalid float value: " + python_repr(value));
-            if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end()) {
+            if (!spec.choices.empty() &&
+                std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end()) {
                 std::string choices;
-                for (std::size_t c = 0; c < spec.choices.size(); ++c) choices += (c ? ", " : "") + python_repr(spec.choices[c]);
+                for (std::size_t c = 0; c < spec.choices.size(); ++c)
+                    choices += (c ? ", " : "") + python_repr(spec.choices[c]);
                 throw ArgumentError("argument " + action_name(spec) + ": invalid choice: " + python_repr(value) +
                                     " (choose from " + choices + ")");
             }
@@ -312,10 +329,18 @@ ParseResult ArgumentParser::parse_known_args(const std::vector<std::string>& arg
             const std::size_t spare = remaining > reserved ? remaining - reserved : 0;
             std::size_t take = 0;
             switch (spec.kind) {
-                case OptionKind::kValue: take = 1; break;
-                case OptionKind::kOptionalValue: take = std::min<std::size_t>(1, spare); break;
-                case OptionKind::kValues: take = std::max<std::size_t>(1, spare); break;
-                default: take = spare; break;
+                case OptionKind::kValue:
+                    take = 1;
+                    break;
+                case OptionKind::kOptionalValue:
+                    take = std::min<std::size_t>(1, spare);
+                    break;
+                case OptionKind::kValues:
+                    take = std::max<std::size_t>(1, spare);
+                    break;
+                default:
+                    take = spare;
+                    break;
             }
             take = std::min(take, remaining);
             std::vector<std::string> values;
@@ -414,13 +439,17 @@ ParseResult ArgumentParser::parse_known_args(const std::vector<std::string>& arg
                     if (available < 1) throw ArgumentError("argument " + action_name(spec) + ": expected one argument");
                     take = 1;
                     break;
-                case OptionKind::kOptionalValue: take = std::min<std::size_t>(1, available); break;
+                case OptionKind::kOptionalValue:
+                    take = std::min<std::size_t>(1, available);
+                    break;
                 case OptionKind::kValues:
                     if (available < 1)
                         throw ArgumentError("argument " + action_name(spec) + ": expected at least one argument");
                     take = available;
                     break;
-                default: take = available; break;
+                default:
+                    take = available;
+                    break;
             }
             for (std::size_t k = 0; k < take; ++k) values.push_back(args[i + 1 + k]);
             if (spec.kind == OptionKind::kOptionalValue && take == 0) values.push_back(*spec.const_value);
@@ -434,8 +463,8 @@ ParseResult ArgumentParser::parse_known_args(const std::vector<std::string>& arg
     for (std::size_t index = 0; index < options_.size(); ++index) {
         const OptionSpec& spec = options_[index];
         if (seen.count(index)) continue;
-        const bool required = spec.positional ? (spec.kind == OptionKind::kValue || spec.kind == OptionKind::kValues)
-                                              : spec.required;
+        const bool required =
+            spec.positional ? (spec.kind == OptionKind::kValue || spec.kind == OptionKind::kValues) : spec.required;
         if (required) missing.push_back(action_name(spec));
     }
     if (!missing.empty()) {
@@ -526,7 +555,8 @@ std::string ArgumentParser::format_help(int width) const {
         if (section.options.empty()) continue;
         out += "\n" + (section.title.empty() ? std::string("options") : section.title) + ":\n";
         if (!section.description.empty()) {
-            for (const auto& line : wrap(section.description, static_cast<std::size_t>(width) - 2)) out += "  " + line + "\n";
+            for (const auto& line : wrap(section.description, static_cast<std::size_t>(width) - 2))
+                out += "  " + line + "\n";
             out += "\n";
         }
         for (std::size_t index : section.options) {
@@ -542,7 +572,8 @@ std::string ArgumentParser::format_help(int width) const {
             } else {
                 out += "  " + header + "\n" + std::string(help_position, ' ') + help_lines.front() + "\n";
             }
-            for (std::size_t k = 1; k < help_lines.size(); ++k) out += std::string(help_position, ' ') + help_lines[k] + "\n";
+            for (std::size_t k = 1; k < help_lines.size(); ++k)
+                out += std::string(help_position, ' ') + help_lines[k] + "\n";
         }
     }
     return out;

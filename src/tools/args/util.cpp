@@ -65,7 +65,8 @@ Literal scalar_literal(std::string_view text) {
 
 std::string literal_repr(const Literal& literal) {
     switch (literal.kind) {
-        case Literal::Kind::kString: return python_repr(literal.text);
+        case Literal::Kind::kString:
+            return python_repr(literal.text);
         case Literal::Kind::kList: {
             std::string out = "[";
             for (std::size_t i = 0; i < literal.items.size(); ++i) {
@@ -74,7 +75,8 @@ std::string literal_repr(const Literal& literal) {
             }
             return out + "]";
         }
-        default: return literal.text;
+        default:
+            return literal.text;
     }
 }
 
@@ -207,7 +209,8 @@ Literal parse_literal(const std::string& flag, std::string_view text) {
     std::size_t start = 0;
     while (true) {
         const auto comma = inner.find(',', start);
-        const std::string_view item = trim(inner.substr(start, comma == std::string_view::npos ? inner.npos : comma - start));
+        const std::string_view item =
+            trim(inner.substr(start, comma == std::string_view::npos ? inner.npos : comma - start));
         if (item.empty())
             throw UsageError("Invalid value in " + flag + ": " + python_repr(text) + ". The list has an empty item");
         list.items.push_back(scalar_literal(item));
@@ -224,8 +227,8 @@ OrderedMap<double> parse_per_key_numbers(const std::string& flag, const std::vec
         const KeyValue kv = split_key_value(arg);
         const auto value = parse_float(kv.value);
         if (!value || std::isnan(*value))
-            throw UsageError("Invalid value in " + flag + ": " + python_repr(arg) + ". Expected [<name>:]<number>, but " +
-                             python_repr(kv.value) + " is not a number");
+            throw UsageError("Invalid value in " + flag + ": " + python_repr(arg) +
+                             ". Expected [<name>:]<number>, but " + python_repr(kv.value) + " is not a number");
         if ((min_value && *value < *min_value) || (max_value && *value > *max_value)) {
             std::string range;
             if (min_value && max_value)
@@ -248,8 +251,8 @@ OrderedMap<int64_t> parse_per_key_ints(const std::string& flag, const std::vecto
         const KeyValue kv = split_key_value(arg);
         const auto value = parse_int(kv.value);
         if (!value)
-            throw UsageError("Invalid value in " + flag + ": " + python_repr(arg) + ". Expected [<name>:]<integer>, but " +
-                             python_repr(kv.value) + " is not an integer");
+            throw UsageError("Invalid value in " + flag + ": " + python_repr(arg) +
+                             ". Expected [<name>:]<integer>, but " + python_repr(kv.value) + " is not an integer");
         if (*value < min_value)
             throw UsageError("Invalid value in " + flag + ": " + python_repr(arg) + ". The value must be at least " +
                              std::to_string(min_value));
@@ -306,7 +309,8 @@ TensorMetadata parse_input_shapes(const std::string& flag, const std::vector<std
             throw UsageError("Invalid value in " + flag + ": " + python_repr(arg) +
                              ". Expected <name>:<shape>, for example: " + flag + " input0:[1,3,224,224]");
         if (metadata.contains(kv.key))
-            throw UsageError("Invalid value in " + flag + ": input " + python_repr(kv.key) + " is given more than once");
+            throw UsageError("Invalid value in " + flag + ": input " + python_repr(kv.key) +
+                             " is given more than once");
         const std::string value(trim(kv.value));
         if (lower(value) == "auto") {
             metadata.add(kv.key, std::nullopt, std::nullopt);
@@ -324,8 +328,8 @@ OrderedMap<ValRange> parse_val_ranges(const std::string& flag, const std::vector
         const std::string who = kv.key.empty() ? "the default range" : "input: " + kv.key;
         const Literal literal = parse_literal(flag, kv.value);
         if (literal.kind != Literal::Kind::kList)
-            throw UsageError("In " + flag + ", for " + who + ", expected a range of the form [min,max], but received: " +
-                             python_repr(kv.value));
+            throw UsageError("In " + flag + ", for " + who +
+                             ", expected a range of the form [min,max], but received: " + python_repr(kv.value));
         if (literal.items.size() != 2)
             throw UsageError("In " + flag + ", for " + who + ", expected to receive exactly 2 values, but received " +
                              std::to_string(literal.items.size()) + ".\nNote: Option was parsed as: " + who +
@@ -334,7 +338,8 @@ OrderedMap<ValRange> parse_val_ranges(const std::string& flag, const std::vector
             if (!item.is_number() || std::isnan(item.as_double()))
                 throw UsageError("In " + flag + ", for " + who +
                                  ", one or more elements of the range could not be parsed as a number.\n"
-                                 "Note: Option was parsed as: " + who + ", range: " + literal_repr(literal));
+                                 "Note: Option was parsed as: " +
+                                 who + ", range: " + literal_repr(literal));
         const ValRange range{literal.items[0].as_double(), literal.items[1].as_double()};
         if (range.min > range.max)
             throw UsageError("In " + flag + ", for " + who + ", the minimum (" + literal.items[0].text +

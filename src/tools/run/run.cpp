@@ -74,11 +74,13 @@ std::vector<OptionSpec> RunTool::tool_options() const {
         Option({"--gen", "--gen-script"})
             .dest("gen_script")
             .help("Path to save a generated Python script, that will do exactly what `run` would. Not available in "
-                 "this build"),
+                  "this build"),
     };
 }
 
-bool RunTool::show_start_end_logging(const ParsedArgs& args) const { return !args.has("gen_script"); }
+bool RunTool::show_start_end_logging(const ParsedArgs& args) const {
+    return !args.has("gen_script");
+}
 
 int RunTool::run_impl(const ParsedArgs& args) {
     if (args.has("gen_script"))

@@ -7,12 +7,12 @@
 #include "model_builder.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/tools/args/backend/onnx/loader.h"
 #include "polygraphy/tools/args/backend/ref/runner.h"
 #include "polygraphy/tools/args/backend/runner_select.h"
 #include "polygraphy/tools/args/comparator/comparator.h"
 #include "polygraphy/tools/args/comparator/compare.h"
 #include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
 #include "polygraphy/tools/args/logger/logger.h"
 #include "polygraphy/tools/args/model.h"
 #include "polygraphy/tools/registry.h"
@@ -211,19 +211,24 @@ TEST_F(RunGroups, CompareErrors) {
     EXPECT_EQ(error_of({"--atol", "abc"}),
               "Invalid value in --atol: 'abc'. Expected [<name>:]<number>, but 'abc' is not a number");
     EXPECT_EQ(error_of({"--rtol", "-1"}), "Invalid value in --rtol: '-1'. The value must be at least 0");
-    EXPECT_EQ(error_of({"--error-quantile", "2"}), "Invalid value in --error-quantile: '2'. The value must be between 0 and 1");
-    EXPECT_EQ(error_of({"--compare", "indices"}), "--compare indices is not available in this build yet; use --compare simple");
-    EXPECT_EQ(error_of({"--save-heatmaps", "dir"}), "--save-heatmaps is not available in this build (it needs matplotlib)");
+    EXPECT_EQ(error_of({"--error-quantile", "2"}),
+              "Invalid value in --error-quantile: '2'. The value must be between 0 and 1");
+    EXPECT_EQ(error_of({"--compare", "indices"}),
+              "--compare indices is not available in this build yet; use --compare simple");
+    EXPECT_EQ(error_of({"--save-heatmaps", "dir"}),
+              "--save-heatmaps is not available in this build (it needs matplotlib)");
     EXPECT_EQ(error_of({"--postprocess", "top-5"}), "--postprocess is not available in this build yet");
     EXPECT_EQ(error_of({"--use-subprocess"}), "--use-subprocess is not available in this build");
     EXPECT_EQ(error_of({"--compare-func-script", "c.py"}),
               "--compare-func-script is not available in this build (it runs Python code)");
     EXPECT_EQ(error_of({"--warm-up", "-1"}),
               "Invalid value for --warm-up: '-1'. Expected a number of runs between 0 and 1000000");
-    EXPECT_EQ(error_of({"--ref-threads", "-2"}),
-              "Invalid value for --ref-threads: '-2'. Expected a number of threads between 0 (the cores available) and 4096");
+    EXPECT_EQ(
+        error_of({"--ref-threads", "-2"}),
+        "Invalid value for --ref-threads: '-2'. Expected a number of threads between 0 (the cores available) and 4096");
     EXPECT_EQ(error_of({"--fp-to-fp16"}), "--fp-to-fp16 is not available in this build yet");
-    EXPECT_THAT(error_of({"--save-external-data"}), HasSubstr("--save-external-data is not available in this build yet"));
+    EXPECT_THAT(error_of({"--save-external-data"}),
+                HasSubstr("--save-external-data is not available in this build yet"));
 }
 
 TEST_F(RunGroups, OptionsOfTheUnselectedCompareFuncWarn) {
@@ -316,7 +321,8 @@ TEST(ToolSetup, UnmetDependenciesAreInternalErrors) {
         tool.setup("polygraphy test");
         FAIL() << "expected an InternalError";
     } catch (const InternalError& e) {
-        EXPECT_THAT(e.what(), HasSubstr("argument group 'Reference Runtime Inference' of tool 'test' depends on a group"));
+        EXPECT_THAT(e.what(),
+                    HasSubstr("argument group 'Reference Runtime Inference' of tool 'test' depends on a group"));
     }
 }
 
@@ -335,7 +341,8 @@ TEST(ToolRegistry, ToolsAndRunnerGroups) {
     auto runners = builtin_runner_arg_groups();
     bool has_ref = false;
     for (const auto& group : runners)
-        if (auto* runner = dynamic_cast<RunnerArgGroup*>(group.get())) has_ref = has_ref || runner->runner_flag() == "--ref";
+        if (auto* runner = dynamic_cast<RunnerArgGroup*>(group.get()))
+            has_ref = has_ref || runner->runner_flag() == "--ref";
     EXPECT_TRUE(has_ref);
     EXPECT_THAT(version_info(), ::testing::StartsWith("Polygraphy | Version: "));
     EXPECT_THAT(version_info(), HasSubstr(" | Path: ['"));
@@ -348,7 +355,9 @@ public:
     EchoRunner() : BaseRunner("echo-runner") {}
 
 protected:
-    TensorMetadata get_input_metadata_impl() override { return TensorMetadata().add("x", DataType::kFloat32, DynShape{}); }
+    TensorMetadata get_input_metadata_impl() override {
+        return TensorMetadata().add("x", DataType::kFloat32, DynShape{});
+    }
     TensorMap infer_impl(const TensorMap& feed) override { return feed; }
 };
 
@@ -373,9 +382,8 @@ TEST(ExtensionModules, AddRunnersToRun) {
                                    }});
         registered = true;
     }
-    EXPECT_THROW(register_extension_module({"polygraphy-test-echo", "1.0", [] {
-                                                return std::vector<std::unique_ptr<ArgGroup>>{};
-                                            }}),
+    EXPECT_THROW(register_extension_module(
+                     {"polygraphy-test-echo", "1.0", [] { return std::vector<std::unique_ptr<ArgGroup>>{}; }}),
                  InternalError);
 
     RunTool tool;

@@ -20,25 +20,24 @@ ArgumentParser make_parser(bool allow_abbrev = true) {
     parser.add_group("Model", "Options related to the model",
                      {Option({"model_file"}).kind(OptionKind::kOptionalValue).positional().help("Path to the model"),
                       Option({"--input-shapes", "--inputs"}).dest("input_shapes").kind(OptionKind::kValues)});
+    parser.add_group("Data Loader", "Options related to generating input data",
+                     {Option({"--seed"}).metavar("SEED").type(ValueType::kInt).help("Seed to use for random inputs"),
+                      Option({"--iterations", "--iters"}).dest("iterations").type(ValueType::kInt),
+                      Option({"--float-min"}).type(ValueType::kFloat),
+                      Option({"--load-inputs", "--load-input-data"})
+                          .dest("load_inputs_paths")
+                          .kind(OptionKind::kValues)
+                          .exclusive_group("loader"),
+                      Option({"--data-loader-script"}).exclusive_group("loader")});
     parser.add_group(
-        "Data Loader", "Options related to generating input data",
-        {Option({"--seed"}).metavar("SEED").type(ValueType::kInt).help("Seed to use for random inputs"),
-         Option({"--iterations", "--iters"}).dest("iterations").type(ValueType::kInt),
-         Option({"--float-min"}).type(ValueType::kFloat),
-         Option({"--load-inputs", "--load-input-data"}).dest("load_inputs_paths").kind(OptionKind::kValues)
-             .exclusive_group("loader"),
-         Option({"--data-loader-script"}).exclusive_group("loader")});
-    parser.add_group("Comparator", "Options related to comparisons",
-                     {Option({"--atol", "--abs-tol"}).dest("atol").kind(OptionKind::kValues),
-                      Option({"--compare", "--compare-func"}).dest("compare").choices({"simple", "indices"}),
-                      Option({"--validate"}).kind(OptionKind::kFlag),
-                      Option({"--fp16"}).kind(OptionKind::kFlag), Option({"--fp-to-fp16"}).kind(OptionKind::kFlag),
-                      Option({"--tactic-sources"}).kind(OptionKind::kAnyValues),
-                      Option({"--save-external-data"}).dest("external").kind(OptionKind::kOptionalValue)
-                          .const_value("<default>"),
-                      Option({"--check"}).kind(OptionKind::kRemainder),
-                      Option({"--ref"}).dest("runner_ref").kind(OptionKind::kFlag),
-                      Option({"--onnxrt"}).dest("runner_onnxrt").kind(OptionKind::kFlag)});
+        "Comparator", "Options related to comparisons",
+        {Option({"--atol", "--abs-tol"}).dest("atol").kind(OptionKind::kValues),
+         Option({"--compare", "--compare-func"}).dest("compare").choices({"simple", "indices"}),
+         Option({"--validate"}).kind(OptionKind::kFlag), Option({"--fp16"}).kind(OptionKind::kFlag),
+         Option({"--fp-to-fp16"}).kind(OptionKind::kFlag), Option({"--tactic-sources"}).kind(OptionKind::kAnyValues),
+         Option({"--save-external-data"}).dest("external").kind(OptionKind::kOptionalValue).const_value("<default>"),
+         Option({"--check"}).kind(OptionKind::kRemainder), Option({"--ref"}).dest("runner_ref").kind(OptionKind::kFlag),
+         Option({"--onnxrt"}).dest("runner_onnxrt").kind(OptionKind::kFlag)});
     return parser;
 }
 

@@ -88,8 +88,10 @@ TEST(ParseLiteral, MalformedListsAreErrors) {
               "Invalid value in --x: '[1,2'. Lists must be written as [item,item,...]");
     EXPECT_EQ(error_of([] { parse_literal("--x", "1,2]"); }),
               "Invalid value in --x: '1,2]'. Lists must be written as [item,item,...]");
-    EXPECT_EQ(error_of([] { parse_literal("--x", "[[1]]"); }), "Invalid value in --x: '[[1]]'. Nested lists are not allowed");
-    EXPECT_EQ(error_of([] { parse_literal("--x", "[1,,2]"); }), "Invalid value in --x: '[1,,2]'. The list has an empty item");
+    EXPECT_EQ(error_of([] { parse_literal("--x", "[[1]]"); }),
+              "Invalid value in --x: '[[1]]'. Nested lists are not allowed");
+    EXPECT_EQ(error_of([] { parse_literal("--x", "[1,,2]"); }),
+              "Invalid value in --x: '[1,,2]'. The list has an empty item");
     EXPECT_EQ(error_of([] { parse_literal("--x", "a[1]b"); }), "Invalid value in --x: 'a[1]b'. Unbalanced brackets");
 }
 
@@ -165,7 +167,9 @@ TEST(ParseInputShapes, MalformedEntriesAreErrors) {
     EXPECT_EQ(error_of([] { parse_input_shapes("--input-shapes", {"[1,2]"}); }),
               "Invalid value in --input-shapes: '[1,2]'. Expected <name>:<shape>, for example: --input-shapes "
               "input0:[1,3,224,224]");
-    EXPECT_EQ(error_of([] { parse_input_shapes("--input-shapes", {"x:[1]", "x:[2]"}); }),
+    EXPECT_EQ(error_of([] {
+                  parse_input_shapes("--input-shapes", {"x:[1]", "x:[2]"});
+              }),
               "Invalid value in --input-shapes: input 'x' is given more than once");
     EXPECT_THAT(error_of([] { parse_input_shapes("--input-shapes", {"x:1,2"}); }),
                 HasSubstr("Invalid shape in --input-shapes: '1,2'"));

@@ -11,10 +11,10 @@
 namespace polygraphy::tools {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::CommandResult;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::run_polygraphy;
 using testing::TempDir;
 
@@ -50,7 +50,8 @@ TEST_F(RunTool, SingleRunnerPassesWithoutComparison) {
     EXPECT_THAT(result.output, HasSubstr(" run " + model_ + " --ref\n"));
     EXPECT_THAT(result.output, HasSubstr("ref-runner"));
     EXPECT_THAT(result.output, Not(HasSubstr("Accuracy Comparison")));
-    EXPECT_THAT(result.output, ::testing::ContainsRegex("\\[I\\] PASSED \\| Runtime: [0-9]+\\.[0-9]{3}s \\| Command: "));
+    EXPECT_THAT(result.output,
+                ::testing::ContainsRegex("\\[I\\] PASSED \\| Runtime: [0-9]+\\.[0-9]{3}s \\| Command: "));
     // RUNNING comes first and PASSED last.
     EXPECT_EQ(result.output.find("[I] RUNNING"), 0u) << result.output;
     EXPECT_EQ(result.output.find("[I] PASSED | Runtime:"), result.output.rfind("[I] "));
@@ -66,8 +67,8 @@ TEST_F(RunTool, TwoRunnersAreCompared) {
 
 TEST_F(RunTool, SaveThenLoadInputsAndOutputs) {
     const std::string inputs = dir_.file("inputs.json"), outputs = dir_.file("outputs.json");
-    auto saved = run({model_, "--ref", "--seed", "3", "--iterations", "2", "--save-inputs", inputs, "--save-outputs",
-                      outputs});
+    auto saved =
+        run({model_, "--ref", "--seed", "3", "--iterations", "2", "--save-inputs", inputs, "--save-outputs", outputs});
     ASSERT_EQ(saved.exit_code, 0) << saved.output;
     EXPECT_THAT(saved.output, HasSubstr("Saving inference input data to " + inputs));
     EXPECT_THAT(saved.output, HasSubstr("Saving inference results to " + outputs));
@@ -148,7 +149,8 @@ TEST_F(RunTool, BadChoiceExitsWithTwo) {
     EXPECT_THAT(result.output, HasSubstr("polygraphy run: error: argument --seed: invalid int value: 'abc'"));
     result = run({model_, "--ref", "--atol"});
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_THAT(result.output, HasSubstr("polygraphy run: error: argument --atol/--abs-tol: expected at least one argument"));
+    EXPECT_THAT(result.output,
+                HasSubstr("polygraphy run: error: argument --atol/--abs-tol: expected at least one argument"));
 }
 
 TEST_F(RunTool, MalformedValuesAreOneLineErrors) {
@@ -157,7 +159,8 @@ TEST_F(RunTool, MalformedValuesAreOneLineErrors) {
         std::string message;
     };
     const std::vector<Case> cases = {
-        {{"--atol", "abc"}, "[!] Invalid value in --atol: 'abc'. Expected [<name>:]<number>, but 'abc' is not a number"},
+        {{"--atol", "abc"},
+         "[!] Invalid value in --atol: 'abc'. Expected [<name>:]<number>, but 'abc' is not a number"},
         {{"--rtol", "y:-1"}, "[!] Invalid value in --rtol: 'y:-1'. The value must be at least 0"},
         {{"--input-shapes", "x:1,4"}, "[!] Invalid shape in --input-shapes: '1,4'."},
         {{"--input-shapes", "[1,4]"}, "[!] Invalid value in --input-shapes: '[1,4]'. Expected <name>:<shape>"},
@@ -189,7 +192,8 @@ TEST_F(RunTool, UnknownInputNameSuggestsTheClosest) {
 
 TEST_F(RunTool, InputShapesAndRangesApply) {
     const std::string inputs = dir_.file("inputs.json");
-    auto result = run({model_, "--ref", "--input-shapes", "x:[1,4]", "--val-range", "x:[2,3]", "--save-inputs", inputs});
+    auto result =
+        run({model_, "--ref", "--input-shapes", "x:[1,4]", "--val-range", "x:[2,3]", "--save-inputs", inputs});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     const InputList feeds = load_inputs(inputs);
     ASSERT_EQ(feeds.size(), 1u);

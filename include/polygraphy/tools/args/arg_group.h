@@ -38,12 +38,12 @@ enum class ValueType { kString, kInt, kFloat };
 /// negative numbers (`-1`, `-.5`) are values. Options sharing a non-empty `exclusive_group` are
 /// mutually exclusive (argparse's add_mutually_exclusive_group).
 struct OptionSpec {
-    std::vector<std::string> flags;     ///< first is canonical: {"--atol", "--abs-tol"}; positional: {"model_file"}
-    std::string dest;                   ///< key in ParsedArgs; derived from the first long flag when empty
+    std::vector<std::string> flags;  ///< first is canonical: {"--atol", "--abs-tol"}; positional: {"model_file"}
+    std::string dest;                ///< key in ParsedArgs; derived from the first long flag when empty
     OptionKind kind = OptionKind::kValue;
     std::string help;
-    std::string metavar;                ///< help/usage placeholder; dest upper-cased (or {choices}) when empty
-    std::vector<std::string> choices;   ///< allowed values (usage error listing them otherwise)
+    std::string metavar;                     ///< help/usage placeholder; dest upper-cased (or {choices}) when empty
+    std::vector<std::string> choices;        ///< allowed values (usage error listing them otherwise)
     std::optional<std::string> const_value;  ///< for kOptionalValue given without a value
     bool required = false;
     bool positional = false;
@@ -56,16 +56,46 @@ struct OptionSpec {
 class Option {
 public:
     explicit Option(std::vector<std::string> flags) { spec_.flags = std::move(flags); }
-    Option& dest(std::string value) { spec_.dest = std::move(value); return *this; }
-    Option& kind(OptionKind value) { spec_.kind = value; return *this; }
-    Option& help(std::string value) { spec_.help = std::move(value); return *this; }
-    Option& metavar(std::string value) { spec_.metavar = std::move(value); return *this; }
-    Option& choices(std::vector<std::string> value) { spec_.choices = std::move(value); return *this; }
-    Option& const_value(std::string value) { spec_.const_value = std::move(value); return *this; }
-    Option& required(bool value = true) { spec_.required = value; return *this; }
-    Option& positional(bool value = true) { spec_.positional = value; return *this; }
-    Option& type(ValueType value) { spec_.type = value; return *this; }
-    Option& exclusive_group(std::string value) { spec_.exclusive_group = std::move(value); return *this; }
+    Option& dest(std::string value) {
+        spec_.dest = std::move(value);
+        return *this;
+    }
+    Option& kind(OptionKind value) {
+        spec_.kind = value;
+        return *this;
+    }
+    Option& help(std::string value) {
+        spec_.help = std::move(value);
+        return *this;
+    }
+    Option& metavar(std::string value) {
+        spec_.metavar = std::move(value);
+        return *this;
+    }
+    Option& choices(std::vector<std::string> value) {
+        spec_.choices = std::move(value);
+        return *this;
+    }
+    Option& const_value(std::string value) {
+        spec_.const_value = std::move(value);
+        return *this;
+    }
+    Option& required(bool value = true) {
+        spec_.required = value;
+        return *this;
+    }
+    Option& positional(bool value = true) {
+        spec_.positional = value;
+        return *this;
+    }
+    Option& type(ValueType value) {
+        spec_.type = value;
+        return *this;
+    }
+    Option& exclusive_group(std::string value) {
+        spec_.exclusive_group = std::move(value);
+        return *this;
+    }
     operator OptionSpec() const { return spec_; }  // NOLINT: implicit by design, for option tables
     const OptionSpec& spec() const { return spec_; }
 
@@ -146,6 +176,7 @@ protected:
     /// The group of type G in the same tool; InternalError naming both groups when absent.
     template <typename G>
     G& required_group() const;
+
 private:
     ArgGroups* groups_ = nullptr;
 };

@@ -39,8 +39,8 @@ struct Literal {
     Kind kind = Kind::kString;
     int64_t int_value = 0;
     double float_value = 0.0;
-    std::string text;           ///< the source text (quotes stripped for strings)
-    std::vector<Literal> items; ///< kList
+    std::string text;            ///< the source text (quotes stripped for strings)
+    std::vector<Literal> items;  ///< kList
     bool is_number() const { return kind == Kind::kInt || kind == Kind::kFloat; }
     double as_double() const { return kind == Kind::kInt ? static_cast<double>(int_value) : float_value; }
 };

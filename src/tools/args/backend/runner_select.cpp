@@ -33,10 +33,7 @@ std::vector<OptionSpec> RunnerSelectArgs::options() const {
             help += ' ';
             help += group->runner_extra_help();
         }
-        options.push_back(Option({flag})
-            .dest(dest_for(*group))
-            .kind(OptionKind::kFlag)
-            .help(help));
+        options.push_back(Option({flag}).dest(dest_for(*group)).kind(OptionKind::kFlag).help(help));
     }
     return options;
 }
@@ -44,9 +41,9 @@ std::vector<OptionSpec> RunnerSelectArgs::options() const {
 void RunnerSelectArgs::parse(const ParsedArgs& args) {
     std::vector<std::pair<std::size_t, RunnerArgGroup*>> chosen;
     for (auto* group : runner_groups())
-        for (const auto& occurrence : args.occurrences(dest_for(*group))) chosen.emplace_back(occurrence.position, group);
-    std::stable_sort(chosen.begin(), chosen.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& occurrence : args.occurrences(dest_for(*group)))
+            chosen.emplace_back(occurrence.position, group);
+    std::stable_sort(chosen.begin(), chosen.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     selected_.clear();
     for (const auto& [position, group] : chosen) {
         if (auto reason = group->unavailable_reason())

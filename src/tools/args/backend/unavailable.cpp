@@ -17,21 +17,15 @@ std::optional<std::string> first_given(const std::vector<OptionSpec>& options, c
 }
 
 OptionSpec flag(std::string name, std::string help) {
-    return Option({std::move(name)})
-            .kind(OptionKind::kFlag)
-            .help(std::move(help));
+    return Option({std::move(name)}).kind(OptionKind::kFlag).help(std::move(help));
 }
 
 OptionSpec value(std::vector<std::string> names, std::string help, ValueType type = ValueType::kString) {
-    return Option(std::move(names))
-            .help(std::move(help))
-            .type(type);
+    return Option(std::move(names)).help(std::move(help)).type(type);
 }
 
 OptionSpec values(std::vector<std::string> names, std::string help, OptionKind kind = OptionKind::kValues) {
-    return Option(std::move(names))
-            .kind(kind)
-            .help(std::move(help));
+    return Option(std::move(names)).kind(kind).help(std::move(help));
 }
 
 std::unique_ptr<ArgGroup> trt_group(std::string title, std::string description, std::vector<OptionSpec> options) {
@@ -66,8 +60,8 @@ std::unique_ptr<RunnerArgGroup> make_trt_runner_args() {
             value({"--optimization-profile"}, "The index of optimization profile to use for inference",
                   ValueType::kInt),
             Option({"--allocation-strategy"})
-            .help("The way activation memory is allocated")
-            .choices({"static", "profile", "runtime"}),
+                .help("The way activation memory is allocated")
+                .choices({"static", "profile", "runtime"}),
             value({"--weight-streaming-budget"}, "The amount of GPU memory that TensorRT can use for weights"),
         });
 }
@@ -86,8 +80,8 @@ std::vector<std::unique_ptr<ArgGroup>> make_trt_arg_groups() {
             flag("--fp8", "Enable fp8 precision in TensorRT"),
             flag("--int8", "Enable int8 precision in TensorRT"),
             Option({"--precision-constraints"})
-            .help("If set to `prefer`, TensorRT will restrict available tactics to layer precisions")
-            .choices({"prefer", "obey", "none"}),
+                .help("If set to `prefer`, TensorRT will restrict available tactics to layer precisions")
+                .choices({"prefer", "obey", "none"}),
             flag("--sparse-weights", "Enable optimizations for sparse weights in TensorRT"),
             flag("--version-compatible", "Builds an engine designed to be forward TensorRT version compatible"),
             value({"--calibration-cache"}, "Path to load/save a calibration cache"),
@@ -108,20 +102,20 @@ std::vector<std::unique_ptr<ArgGroup>> make_trt_arg_groups() {
     groups.push_back(trt_group("ONNX-TRT Parser Flags", "setting flags for TensorRT's ONNX parser",
                                {values({"--onnx-flags"}, "Flag(s) for adjusting the default parsing behavior"),
                                 flag("--plugin-instancenorm", "Switch to clear the kNATIVE_INSTANCENORM flag")}));
-    groups.push_back(trt_group(
-        "TensorRT Network Loading", "loading TensorRT networks.",
-        {
-            values({"--trt-outputs"}, "Name(s) of TensorRT output(s) to mark in the network"),
-            values({"--trt-exclude-outputs"}, "Name(s) of TensorRT output(s) to unmark as outputs"),
-            values({"--layer-precisions"}, "Compute precision to use for each layer"),
-            values({"--tensor-dtypes", "--tensor-datatypes"}, "Data type to use for each network I/O tensor"),
-            values({"--tensor-formats"}, "Formats to allow for each network I/O tensor"),
-            value({"--trt-network-func-name"}, "[DEPRECATED] Name of the function that loads the network"),
-            values({"--trt-network-postprocess-script", "--trt-npps"},
-                   "Python script(s) that post-process the TensorRT network"),
-            flag("--strongly-typed", "Mark the network as being strongly typed"),
-            values({"--mark-debug"}, "Name(s) of tensors to mark as debug tensors"),
-        }));
+    groups.push_back(
+        trt_group("TensorRT Network Loading", "loading TensorRT networks.",
+                  {
+                      values({"--trt-outputs"}, "Name(s) of TensorRT output(s) to mark in the network"),
+                      values({"--trt-exclude-outputs"}, "Name(s) of TensorRT output(s) to unmark as outputs"),
+                      values({"--layer-precisions"}, "Compute precision to use for each layer"),
+                      values({"--tensor-dtypes", "--tensor-datatypes"}, "Data type to use for each network I/O tensor"),
+                      values({"--tensor-formats"}, "Formats to allow for each network I/O tensor"),
+                      value({"--trt-network-func-name"}, "[DEPRECATED] Name of the function that loads the network"),
+                      values({"--trt-network-postprocess-script", "--trt-npps"},
+                             "Python script(s) that post-process the TensorRT network"),
+                      flag("--strongly-typed", "Mark the network as being strongly typed"),
+                      values({"--mark-debug"}, "Name(s) of tensors to mark as debug tensors"),
+                  }));
     groups.push_back(trt_group("TensorRT Engine Saving", "saving TensorRT engines.",
                                {value({"--save-engine"}, "Path to save the TensorRT Engine"),
                                 value({"--save-timing-cache"}, "Path to save tactic timing cache")}));
@@ -139,11 +133,11 @@ std::unique_ptr<RunnerArgGroup> make_tf_runner_args() {
 
 std::vector<std::unique_ptr<ArgGroup>> make_tf_arg_groups() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
-    groups.push_back(tf_group("TensorFlow-TensorRT Integration", "TensorFlow-TensorRT.",
-                              {flag("--tftrt", "Enable TF-TRT integration"),
-                               value({"--minimum-segment-size"}, "Minimum length of a segment to convert to TensorRT",
-                                     ValueType::kInt),
-                               flag("--dynamic-op", "Enable dynamic mode (defers engine build until runtime)")}));
+    groups.push_back(tf_group(
+        "TensorFlow-TensorRT Integration", "TensorFlow-TensorRT.",
+        {flag("--tftrt", "Enable TF-TRT integration"),
+         value({"--minimum-segment-size"}, "Minimum length of a segment to convert to TensorRT", ValueType::kInt),
+         flag("--dynamic-op", "Enable dynamic mode (defers engine build until runtime)")}));
     groups.push_back(tf_group("TensorFlow Model Loading", "loading TensorFlow models.",
                               {value({"--ckpt"}, "[EXPERIMENTAL] Name of the checkpoint to load"),
                                values({"--tf-outputs"}, "Name(s) of TensorFlow output(s)"),
@@ -151,8 +145,8 @@ std::vector<std::unique_ptr<ArgGroup>> make_tf_arg_groups() {
                                value({"--save-tensorboard"}, "[EXPERIMENTAL] Path to save a TensorBoard visualization"),
                                flag("--freeze-graph", "[EXPERIMENTAL] Attempt to freeze the graph")}));
     groups.push_back(tf_group("TensorFlow Session Configuration", "creating the TensorFlow SessionConfig.",
-                              {value({"--gpu-memory-fraction"}, "Maximum percentage of GPU memory TensorFlow can allocate",
-                                     ValueType::kFloat),
+                              {value({"--gpu-memory-fraction"},
+                                     "Maximum percentage of GPU memory TensorFlow can allocate", ValueType::kFloat),
                                flag("--allow-growth", "Allow GPU memory allocated by TensorFlow to grow"),
                                flag("--xla", "[EXPERIMENTAL] Attempt to run graph with xla")}));
     groups.push_back(tf_group("TensorFlow-ONNX Model Conversion", "converting TensorFlow models to ONNX.",

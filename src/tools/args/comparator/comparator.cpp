@@ -10,7 +10,9 @@ namespace polygraphy::tools {
 
 // ---- ComparatorRunArgs ---------------------------------------------------------------------------
 
-std::vector<std::type_index> ComparatorRunArgs::depends_on() const { return {std::type_index(typeid(DataLoaderArgs))}; }
+std::vector<std::type_index> ComparatorRunArgs::depends_on() const {
+    return {std::type_index(typeid(DataLoaderArgs))};
+}
 
 std::vector<OptionSpec> ComparatorRunArgs::options() const {
     return {
@@ -24,7 +26,7 @@ std::vector<OptionSpec> ComparatorRunArgs::options() const {
         Option({"--save-inputs", "--save-input-data"})
             .dest("save_inputs_path")
             .help("Path to save inference inputs. The inputs (List[Dict[str, numpy.ndarray]]) will be encoded as JSON "
-                 "and saved"),
+                  "and saved"),
         Option({"--save-outputs", "--save-results"})
             .dest("save_outputs_path")
             .help("Path to save results from runners. The results (RunResults) will be encoded as JSON and saved"),
@@ -60,25 +62,21 @@ std::vector<std::type_index> ComparatorCompareArgs::depends_on() const {
 
 std::vector<OptionSpec> ComparatorCompareArgs::options() const {
     return {
-        Option({"--validate"})
-            .kind(OptionKind::kFlag)
-            .help("Check outputs for NaNs and Infs"),
-        Option({"--fail-fast"})
-            .kind(OptionKind::kFlag)
-            .help("Fail fast (stop comparing after the first failure)"),
+        Option({"--validate"}).kind(OptionKind::kFlag).help("Check outputs for NaNs and Infs"),
+        Option({"--fail-fast"}).kind(OptionKind::kFlag).help("Fail fast (stop comparing after the first failure)"),
         Option({"--compare", "--compare-func"})
             .dest("compare")
             .help("Name of the function to use to perform comparison. See the API documentation for `CompareFunc` for "
-                 "details. Defaults to 'simple'. ('indices' is not available in this build yet.)")
+                  "details. Defaults to 'simple'. ('indices' is not available in this build yet.)")
             .choices({"simple", "indices"}),
         Option({"--compare-func-script"})
             .help("[EXPERIMENTAL] Path to a Python script that defines a function that can compare two iteration "
-                 "results. Not available in this build"),
+                  "results. Not available in this build"),
         Option({"--load-outputs", "--load-results"})
             .dest("load_outputs_paths")
             .kind(OptionKind::kValues)
             .help("Path(s) to load results from runners prior to comparing. Each file should be a JSON-ified "
-                 "RunResults"),
+                  "RunResults"),
     };
 }
 
@@ -92,15 +90,15 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
 
     // Options of the comparison function that was not selected are ignored, with a warning.
     std::vector<std::pair<std::string, std::vector<std::string>>> unselected;
-    if (compare_func_ != "simple") unselected.push_back({"simple", required_group<CompareFuncSimpleArgs>().option_dests()});
+    if (compare_func_ != "simple")
+        unselected.push_back({"simple", required_group<CompareFuncSimpleArgs>().option_dests()});
     if (compare_func_ != "indices") unselected.push_back({"indices", {"index_tolerance"}});
     for (const auto& [name, dests] : unselected) {
         for (const auto& dest : dests) {
             if (!args.has(dest)) continue;
-            logger().warning("Option: " + args.occurrences(dest).front().flag +
-                             " is only valid for comparison function: '" + name +
-                             "'. The selected comparison function is: '" + compare_func_ +
-                             "', so this option will be ignored.");
+            logger().warning(
+                "Option: " + args.occurrences(dest).front().flag + " is only valid for comparison function: '" + name +
+                "'. The selected comparison function is: '" + compare_func_ + "', so this option will be ignored.");
         }
     }
     if (compare_func_ == "indices")

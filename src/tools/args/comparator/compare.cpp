@@ -14,42 +14,41 @@ const std::vector<std::string> kErrorStats = {"max", "mean", "median", "elemwise
 
 std::vector<OptionSpec> CompareFuncSimpleArgs::options() const {
     return {
-        Option({"--no-shape-check"})
-            .kind(OptionKind::kFlag)
-            .help("Disable checking that output shapes match exactly"),
+        Option({"--no-shape-check"}).kind(OptionKind::kFlag).help("Disable checking that output shapes match exactly"),
         Option({"--rtol", "--rel-tol"})
             .dest("rtol")
             .kind(OptionKind::kValues)
             .help("Relative tolerance for output comparison. This is expressed as a percentage of the second set of "
-                 "output values. For example, a value of 0.01 would check that the first set of outputs is within 1% "
-                 "of the second. To specify per-output tolerances, use the format: --rtol [<out_name>:]<rtol>. If no "
-                 "output name is provided, the tolerance is used for any outputs not explicitly specified. For "
-                 "example: --rtol 1e-5 out0:1e-4 out1:1e-3. Note that the default tolerance typically works well for "
-                 "FP32 but may be too strict for lower precisions like FP16 or INT8."),
+                  "output values. For example, a value of 0.01 would check that the first set of outputs is within 1% "
+                  "of the second. To specify per-output tolerances, use the format: --rtol [<out_name>:]<rtol>. If no "
+                  "output name is provided, the tolerance is used for any outputs not explicitly specified. For "
+                  "example: --rtol 1e-5 out0:1e-4 out1:1e-3. Note that the default tolerance typically works well for "
+                  "FP32 but may be too strict for lower precisions like FP16 or INT8."),
         Option({"--atol", "--abs-tol"})
             .dest("atol")
             .kind(OptionKind::kValues)
             .help("Absolute tolerance for output comparison. To specify per-output tolerances, use the format: --atol "
-                 "[<out_name>:]<atol>. If no output name is provided, the tolerance is used for any outputs not "
-                 "explicitly specified. For example: --atol 1e-5 out0:1e-4 out1:1e-3. Note that the default tolerance "
-                 "typically works well for FP32 but may be too strict for lower precisions like FP16 or INT8."),
+                  "[<out_name>:]<atol>. If no output name is provided, the tolerance is used for any outputs not "
+                  "explicitly specified. For example: --atol 1e-5 out0:1e-4 out1:1e-3. Note that the default tolerance "
+                  "typically works well for FP32 but may be too strict for lower precisions like FP16 or INT8."),
         Option({"--check-error-stat"})
             .kind(OptionKind::kValues)
             .help("The error statistic to check. For details on possible values, see the documentation for "
-                 "CompareFunc.simple(). To specify per-output values, use the format: --check-error-stat "
-                 "[<out_name>:]<stat>. If no output name is provided, the value is used for any outputs not "
-                 "explicitly specified. For example: --check-error-stat max out0:mean out1:median"),
+                  "CompareFunc.simple(). To specify per-output values, use the format: --check-error-stat "
+                  "[<out_name>:]<stat>. If no output name is provided, the value is used for any outputs not "
+                  "explicitly specified. For example: --check-error-stat max out0:mean out1:median"),
         Option({"--infinities-compare-equal"})
             .kind(OptionKind::kFlag)
             .help("If set, then any matching +-inf values in outputs will have an absdiff of 0. Otherwise, by default "
-                 "they will have an absdiff of NaN."),
+                  "they will have an absdiff of NaN."),
         Option({"--save-heatmaps"})
-            .help("[EXPERIMENTAL] Directory in which to save heatmaps of the absolute and relative error. Not available "
-                 "in this build"),
+            .help(
+                "[EXPERIMENTAL] Directory in which to save heatmaps of the absolute and relative error. Not available "
+                "in this build"),
         Option({"--show-heatmaps"})
             .kind(OptionKind::kFlag)
             .help("[EXPERIMENTAL] Whether to display heatmaps of the absolute and relative error. Not available in "
-                 "this build"),
+                  "this build"),
         Option({"--save-error-metrics-plot"})
             .help("[EXPERIMENTAL] Path to directory to save error metrics plot(s). Not available in this build"),
         Option({"--show-error-metrics-plot"})
@@ -58,8 +57,8 @@ std::vector<OptionSpec> CompareFuncSimpleArgs::options() const {
         Option({"--error-quantile"})
             .kind(OptionKind::kValues)
             .help("The error quantile to compare. Float, valid range [0, 1]. To specify per-output values, use the "
-                 "format: --error-quantile [<out_name>:]<stat>. If no output name is provided, the value is used for "
-                 "any outputs not explicitly specified. For example: --error-quantile 0.95 out0:0.8 out1:0.9"),
+                  "format: --error-quantile [<out_name>:]<stat>. If no output name is provided, the value is used for "
+                  "any outputs not explicitly specified. For example: --error-quantile 0.95 out0:0.8 out1:0.9"),
     };
 }
 
@@ -84,8 +83,8 @@ void CompareFuncSimpleArgs::parse(const ParsedArgs& args) {
         options_.error_quantile =
             args_util::parse_per_key_numbers("--error-quantile", args.values("error_quantile"), 0.0, 1.0);
     if (args.has("check_error_stat")) {
-        for (const auto& [name, stat_name] : args_util::parse_per_key_strings("--check-error-stat",
-                                                                             args.values("check_error_stat"))) {
+        for (const auto& [name, stat_name] :
+             args_util::parse_per_key_strings("--check-error-stat", args.values("check_error_stat"))) {
             const auto stat = error_stat_from_name(stat_name);
             if (!stat || std::find(kErrorStats.begin(), kErrorStats.end(), stat_name) == kErrorStats.end())
                 throw UsageError("Invalid choice for check_error_stat: " + stat_name +
@@ -113,9 +112,9 @@ std::vector<OptionSpec> CompareFuncIndicesArgs::options() const {
         Option({"--index-tolerance"})
             .kind(OptionKind::kValues)
             .help("Index tolerance for output comparison. For details on what this means, see the API documentation "
-                 "for `CompareFunc.indices()`. To specify per-output tolerances, use the format: --index-tolerance "
-                 "[<out_name>:]<index_tol>. If no output name is provided, the tolerance is used for any outputs not "
-                 "explicitly specified. For example: --index_tolerance 1 out0:0 out1:3."),
+                  "for `CompareFunc.indices()`. To specify per-output tolerances, use the format: --index-tolerance "
+                  "[<out_name>:]<index_tol>. If no output name is provided, the tolerance is used for any outputs not "
+                  "explicitly specified. For example: --index_tolerance 1 out0:0 out1:3."),
     };
 }
 

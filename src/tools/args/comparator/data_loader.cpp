@@ -20,7 +20,8 @@ std::optional<double> number_of(const ParsedArgs& args, const std::string& dest,
     if (!text) return std::nullopt;
     const auto value = args_util::parse_float(*text);
     if (!value || std::isnan(*value) || std::isinf(*value))
-        throw UsageError("Invalid value for " + flag + ": " + args_util::python_repr(*text) + ". Expected a finite number");
+        throw UsageError("Invalid value for " + flag + ": " + args_util::python_repr(*text) +
+                         ". Expected a finite number");
     return value;
 }
 
@@ -56,15 +57,12 @@ DataLoaderFn with_type_ranges(DataLoader::Options options, std::optional<ValRang
 
 std::vector<OptionSpec> DataLoaderArgs::options() const {
     return {
-        Option({"--seed"})
-            .metavar("SEED")
-            .help("Seed to use for random inputs")
-            .type(ValueType::kInt),
+        Option({"--seed"}).metavar("SEED").help("Seed to use for random inputs").type(ValueType::kInt),
         Option({"--val-range"})
             .kind(OptionKind::kValues)
             .help("Range of values to generate in the data loader. To specify per-input ranges, use the format: "
-                 "--val-range <input_name>:[min,max]. If no input name is provided, the range is used for any inputs "
-                 "not explicitly specified. For example: --val-range [0,1] inp0:[2,50] inp1:[3.0,4.6]"),
+                  "--val-range <input_name>:[min,max]. If no input name is provided, the range is used for any inputs "
+                  "not explicitly specified. For example: --val-range [0,1] inp0:[2,50] inp1:[3.0,4.6]"),
         Option({"--int-min"})
             .help("[DEPRECATED: Use --val-range] Minimum integer value for random integer inputs")
             .type(ValueType::kInt),
@@ -84,22 +82,22 @@ std::vector<OptionSpec> DataLoaderArgs::options() const {
             .type(ValueType::kInt),
         Option({"--data-loader-backend-module"})
             .help("The module to use for generating input arrays. Currently supported options: numpy, torch (torch is "
-                 "not available in this build)")
+                  "not available in this build)")
             .choices({"numpy", "torch"}),
         Option({"--load-inputs", "--load-input-data"})
             .dest("load_inputs_paths")
             .kind(OptionKind::kValues)
             .help("Path(s) to load inputs. The file(s) should be a JSON-ified List[Dict[str, numpy.ndarray]], i.e. a "
-                 "list where each element is the feed_dict for a single iteration. When this option is used, all "
-                 "other data loader arguments are ignored.")
+                  "list where each element is the feed_dict for a single iteration. When this option is used, all "
+                  "other data loader arguments are ignored.")
             .exclusive_group("custom_data_loader"),
         Option({"--data-loader-script"})
             .help("Path to a Python script that defines a function that loads input data. Not available in this build: "
-                 "save the data with Polygraphy and use --load-inputs instead")
+                  "save the data with Polygraphy and use --load-inputs instead")
             .exclusive_group("custom_data_loader"),
         Option({"--data-loader-func-name"})
             .help("[DEPRECATED - function name can be specified with --data-loader-script like so: "
-                 "`my_custom_script.py:my_func`] Not available in this build"),
+                  "`my_custom_script.py:my_func`] Not available in this build"),
     };
 }
 
@@ -109,8 +107,9 @@ void DataLoaderArgs::parse(const ParsedArgs& args) {
             "--data-loader-script is not available in this build (it runs Python code). Save the inputs to a JSON "
             "file (for example with Polygraphy's --save-inputs) and use --load-inputs instead");
     if (args.value("data_loader_backend_module") == std::optional<std::string>("torch"))
-        throw UnsupportedError("--data-loader-backend-module torch is not available in this build (PyTorch is not "
-                               "available); use numpy");
+        throw UnsupportedError(
+            "--data-loader-backend-module torch is not available in this build (PyTorch is not "
+            "available); use numpy");
 
     options_ = DataLoader::Options{};
     if (auto seed = args.value("seed")) {
@@ -132,7 +131,8 @@ void DataLoaderArgs::parse(const ParsedArgs& args) {
                          std::to_string(options_.iterations) + " needs seeds above " + std::to_string(kMaxSeed) +
                          " (iteration i uses seed + i)");
 
-    if (args.has("val_range")) options_.val_range = args_util::parse_val_ranges("--val-range", args.values("val_range"));
+    if (args.has("val_range"))
+        options_.val_range = args_util::parse_val_ranges("--val-range", args.values("val_range"));
 
     int_range_.reset();
     float_range_.reset();

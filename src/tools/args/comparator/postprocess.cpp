@@ -10,7 +10,7 @@ std::vector<OptionSpec> ComparatorPostprocessArgs::options() const {
             .dest("postprocess")
             .kind(OptionKind::kValues)
             .help("Functions to apply to outputs prior to comparison. Format: `--postprocess [<out_name>:]<func>`. "
-                 "Not available in this build yet"),
+                  "Not available in this build yet"),
     };
 }
 

@@ -16,22 +16,21 @@ std::vector<OptionSpec> LoggerArgs::options() const {
         Option({"--verbosity"})
             .kind(OptionKind::kValues)
             .help("The logging verbosity to use. Takes precedence over the `-v` and `-q` options, and unlike them, "
-                 "allows you to control per-path verbosity. Verbosity values come from Polygraphy's logging "
-                 "verbosities and are case-insensitive: ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, "
-                 "START, FINISH, WARNING, ERROR, CRITICAL. For example: `--verbosity INFO` or `--verbosity verbose`. "
-                 "Per-path verbosities (`<path>:<verbosity>`) are accepted, but this build applies one verbosity to "
-                 "everything and ignores them"),
-        Option({"--silent"})
-            .kind(OptionKind::kFlag)
-            .help("Disable all output"),
+                  "allows you to control per-path verbosity. Verbosity values come from Polygraphy's logging "
+                  "verbosities and are case-insensitive: ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, "
+                  "START, FINISH, WARNING, ERROR, CRITICAL. For example: `--verbosity INFO` or `--verbosity verbose`. "
+                  "Per-path verbosities (`<path>:<verbosity>`) are accepted, but this build applies one verbosity to "
+                  "everything and ignores them"),
+        Option({"--silent"}).kind(OptionKind::kFlag).help("Disable all output"),
         Option({"--log-format"})
             .kind(OptionKind::kValues)
-            .help("Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line number, "
-                 "'no-colors': Disable colors}")
+            .help(
+                "Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line number, "
+                "'no-colors': Disable colors}")
             .choices({"timestamp", "line-info", "no-colors"}),
         Option({"--log-file"})
             .help("Path to a file where Polygraphy logging output should be written. This may not include logging "
-                 "output from dependencies"),
+                  "output from dependencies"),
     };
 }
 
@@ -39,14 +38,22 @@ std::optional<Severity> LoggerArgs::severity_from_level(int level) {
     if (level >= 4) return Severity::kUltraVerbose;
     if (level < -4) return Severity::kCritical;
     switch (level) {
-        case 3: return Severity::kSuperVerbose;
-        case 2: return Severity::kExtraVerbose;
-        case 1: return Severity::kVerbose;
-        case -1: return Severity::kStart;
-        case -2: return Severity::kFinish;
-        case -3: return Severity::kWarning;
-        case -4: return Severity::kError;
-        default: return std::nullopt;
+        case 3:
+            return Severity::kSuperVerbose;
+        case 2:
+            return Severity::kExtraVerbose;
+        case 1:
+            return Severity::kVerbose;
+        case -1:
+            return Severity::kStart;
+        case -2:
+            return Severity::kFinish;
+        case -3:
+            return Severity::kWarning;
+        case -4:
+            return Severity::kError;
+        default:
+            return std::nullopt;
     }
 }
 

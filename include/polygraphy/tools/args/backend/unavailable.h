@@ -14,7 +14,9 @@ namespace polygraphy::tools {
 class UnavailableArgGroup : public ArgGroup {
 public:
     UnavailableArgGroup(std::string title, std::string description, std::string reason, std::vector<OptionSpec> options)
-        : title_(std::move(title)), description_(std::move(description)), reason_(std::move(reason)),
+        : title_(std::move(title)),
+          description_(std::move(description)),
+          reason_(std::move(reason)),
           options_(std::move(options)) {}
 
     std::string title() const override { return title_; }
@@ -32,8 +34,12 @@ class UnavailableRunnerArgGroup : public RunnerArgGroup {
 public:
     UnavailableRunnerArgGroup(std::string title, std::string description, std::string display_name, std::string flag,
                               std::string reason, std::vector<OptionSpec> options)
-        : title_(std::move(title)), description_(std::move(description)), display_name_(std::move(display_name)),
-          flag_(std::move(flag)), reason_(std::move(reason)), options_(std::move(options)) {}
+        : title_(std::move(title)),
+          description_(std::move(description)),
+          display_name_(std::move(display_name)),
+          flag_(std::move(flag)),
+          reason_(std::move(reason)),
+          options_(std::move(options)) {}
 
     std::string title() const override { return title_; }
     std::string description() const override { return description_; }

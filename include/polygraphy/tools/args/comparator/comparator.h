@@ -15,9 +15,7 @@ namespace polygraphy::tools {
 class ComparatorRunArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparator Inference"; }
-    std::string description() const override {
-        return "Options related to running inference via Comparator.run().";
-    }
+    std::string description() const override { return "Options related to running inference via Comparator.run()."; }
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;

@@ -35,7 +35,8 @@ void RefRunnerArgs::parse(const ParsedArgs& args) {
 std::unique_ptr<BaseRunner> RefRunnerArgs::make_runner() {
     ref::SessionOptions options;
     options.num_threads = threads_;
-    return std::make_unique<ref::RefRunner>(ref::SessionFromOnnx(required_group<OnnxLoadArgs>().onnx_loader(), options));
+    return std::make_unique<ref::RefRunner>(
+        ref::SessionFromOnnx(required_group<OnnxLoadArgs>().onnx_loader(), options));
 }
 
 }  // namespace polygraphy::tools

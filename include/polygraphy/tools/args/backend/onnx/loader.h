@@ -31,8 +31,8 @@ private:
 class OnnxSaveArgs : public ArgGroup {
 public:
     struct Config {
-        std::string output_opt = "output";        ///< long flag without dashes; empty: none
-        std::string output_short_opt = "-o";      ///< empty: none
+        std::string output_opt = "output";    ///< long flag without dashes; empty: none
+        std::string output_short_opt = "-o";  ///< empty: none
         bool output_required = false;
     };
     OnnxSaveArgs() : OnnxSaveArgs(Config{}) {}
