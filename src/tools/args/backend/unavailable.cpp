@@ -29,41 +29,40 @@ OptionSpec values(std::vector<std::string> names, std::string help, OptionKind k
 }
 
 std::unique_ptr<ArgGroup> trt_group(std::string title, std::string description, std::vector<OptionSpec> options) {
-    return std::make_unique<UnavailableArgGroup>(std::move(title), "Options related to " + description,
-                                                 kTensorRtUnavailable, std::move(options));
+    return std::make_unique<UnavailableArgGroup>(UnavailableOptions{
+        std::move(title), "Options related to " + description, kTensorRtUnavailable, std::move(options)});
 }
 
 std::unique_ptr<ArgGroup> tf_group(std::string title, std::string description, std::vector<OptionSpec> options) {
-    return std::make_unique<UnavailableArgGroup>(std::move(title), "Options related to " + description,
-                                                 kTensorFlowUnavailable, std::move(options));
+    return std::make_unique<UnavailableArgGroup>(UnavailableOptions{
+        std::move(title), "Options related to " + description, kTensorFlowUnavailable, std::move(options)});
 }
 
 }  // namespace
 
-void UnavailableArgGroup::parse(const ParsedArgs& args) {
-    if (auto given = first_given(options_, args)) throw UnsupportedError(reason_ + " (option: " + *given + ")");
-}
-
-void UnavailableRunnerArgGroup::parse(const ParsedArgs& args) {
-    if (auto given = first_given(options_, args)) throw UnsupportedError(reason_ + " (option: " + *given + ")");
+void UnavailableOptions::check(const ParsedArgs& args) const {
+    if (auto given = first_given(options, args)) throw UnsupportedError(reason + " (option: " + *given + ")");
 }
 
 std::unique_ptr<BaseRunner> UnavailableRunnerArgGroup::make_runner() {
-    throw UnsupportedError(reason_ + " (option: " + flag_ + ")");
+    throw UnsupportedError(spec_.reason + " (option: " + flag_ + ")");
 }
 
 std::unique_ptr<RunnerArgGroup> make_trt_runner_args() {
     return std::make_unique<UnavailableRunnerArgGroup>(
-        "TensorRT Inference", "Options related to running inference with TensorRT.", "TensorRT", "--trt",
-        kTensorRtUnavailable,
-        std::vector<OptionSpec>{
-            value({"--optimization-profile"}, "The index of optimization profile to use for inference",
-                  ValueType::kInt),
-            Option({"--allocation-strategy"})
-                .help("The way activation memory is allocated")
-                .choices({"static", "profile", "runtime"}),
-            value({"--weight-streaming-budget"}, "The amount of GPU memory that TensorRT can use for weights"),
-        });
+        UnavailableOptions{
+            "TensorRT Inference",
+            "Options related to running inference with TensorRT.",
+            kTensorRtUnavailable,
+            {
+                value({"--optimization-profile"}, "The index of optimization profile to use for inference",
+                      ValueType::kInt),
+                Option({"--allocation-strategy"})
+                    .help("The way activation memory is allocated")
+                    .choices({"static", "profile", "runtime"}),
+                value({"--weight-streaming-budget"}, "The amount of GPU memory that TensorRT can use for weights"),
+            }},
+        "TensorRT", "--trt");
 }
 
 std::vector<std::unique_ptr<ArgGroup>> make_trt_arg_groups() {
@@ -126,9 +125,11 @@ std::vector<std::unique_ptr<ArgGroup>> make_trt_arg_groups() {
 
 std::unique_ptr<RunnerArgGroup> make_tf_runner_args() {
     return std::make_unique<UnavailableRunnerArgGroup>(
-        "TensorFlow Inference", "Options related to running inference with TensorFlow.", "TensorFlow", "--tf",
-        kTensorFlowUnavailable,
-        std::vector<OptionSpec>{value({"--save-timeline"}, "[EXPERIMENTAL] Directory to save timeline JSON files")});
+        UnavailableOptions{"TensorFlow Inference",
+                           "Options related to running inference with TensorFlow.",
+                           kTensorFlowUnavailable,
+                           {value({"--save-timeline"}, "[EXPERIMENTAL] Directory to save timeline JSON files")}},
+        "TensorFlow", "--tf");
 }
 
 std::vector<std::unique_ptr<ArgGroup>> make_tf_arg_groups() {

@@ -10,51 +10,53 @@
 
 namespace polygraphy::tools {
 
-/// A group whose options all fail while parsing with `<reason> (option: --fp16)`.
-class UnavailableArgGroup : public ArgGroup {
-public:
-    UnavailableArgGroup(std::string title, std::string description, std::string reason, std::vector<OptionSpec> options)
-        : title_(std::move(title)),
-          description_(std::move(description)),
-          reason_(std::move(reason)),
-          options_(std::move(options)) {}
+/// Options of an unavailable backend: a help section whose options all fail while parsing with
+/// `<reason> (option: --fp16)` (the first one given).
+struct UnavailableOptions {
+    std::string title;
+    std::string description;
+    std::string reason;  ///< "TensorRT is not available in this build"
+    std::vector<OptionSpec> options;
 
-    std::string title() const override { return title_; }
-    std::string description() const override { return description_; }
-    std::vector<OptionSpec> options() const override { return options_; }
-    void parse(const ParsedArgs& args) override;
-
-private:
-    std::string title_, description_, reason_;
-    std::vector<OptionSpec> options_;
+    /// Throws UnsupportedError when any of the options was given.
+    void check(const ParsedArgs& args) const;
 };
 
-/// A runner group for an unavailable backend (`--trt`, `--tf`): selecting it fails while parsing.
+/// A group of options of an unavailable backend (`--fp16`, `--save-engine`...).
+class UnavailableArgGroup : public ArgGroup {
+public:
+    explicit UnavailableArgGroup(UnavailableOptions spec) : spec_(std::move(spec)) {}
+
+    std::string title() const override { return spec_.title; }
+    std::string description() const override { return spec_.description; }
+    std::vector<OptionSpec> options() const override { return spec_.options; }
+    void parse(const ParsedArgs& args) override { spec_.check(args); }
+
+private:
+    UnavailableOptions spec_;
+};
+
+/// The runner group of an unavailable backend (`--trt`, `--tf`): selecting it fails while parsing
+/// (RunnerSelectArgs checks unavailable_reason()), and so do its options.
 class UnavailableRunnerArgGroup : public RunnerArgGroup {
 public:
-    UnavailableRunnerArgGroup(std::string title, std::string description, std::string display_name, std::string flag,
-                              std::string reason, std::vector<OptionSpec> options)
-        : title_(std::move(title)),
-          description_(std::move(description)),
-          display_name_(std::move(display_name)),
-          flag_(std::move(flag)),
-          reason_(std::move(reason)),
-          options_(std::move(options)) {}
+    UnavailableRunnerArgGroup(UnavailableOptions spec, std::string display_name, std::string flag)
+        : spec_(std::move(spec)), display_name_(std::move(display_name)), flag_(std::move(flag)) {}
 
-    std::string title() const override { return title_; }
-    std::string description() const override { return description_; }
-    std::vector<OptionSpec> options() const override { return options_; }
-    void parse(const ParsedArgs& args) override;
+    std::string title() const override { return spec_.title; }
+    std::string description() const override { return spec_.description; }
+    std::vector<OptionSpec> options() const override { return spec_.options; }
+    void parse(const ParsedArgs& args) override { spec_.check(args); }
 
     std::string runner_display_name() const override { return display_name_; }
     std::string runner_flag() const override { return flag_; }
     std::string runner_extra_help() const override { return "[not available in this build]"; }
-    std::optional<std::string> unavailable_reason() const override { return reason_; }
+    std::optional<std::string> unavailable_reason() const override { return spec_.reason; }
     std::unique_ptr<BaseRunner> make_runner() override;
 
 private:
-    std::string title_, description_, display_name_, flag_, reason_;
-    std::vector<OptionSpec> options_;
+    UnavailableOptions spec_;
+    std::string display_name_, flag_;
 };
 
 inline constexpr const char* kTensorRtUnavailable = "TensorRT is not available in this build";
