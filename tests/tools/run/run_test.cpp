@@ -182,12 +182,12 @@ TEST_F(RunTool, MalformedValuesAreOneLineErrors) {
 TEST_F(RunTool, UnknownInputNameSuggestsTheClosest) {
     auto result = run({model_, "--ref", "--input-shapes", "xx:[1,4]"});
     EXPECT_EQ(result.exit_code, 1) << result.output;
-    EXPECT_THAT(result.output, HasSubstr("xx"));
-    EXPECT_THAT(result.output, HasSubstr("Did you mean 'x'?"));
+    EXPECT_THAT(result.output, HasSubstr("[!] Input tensor: xx | "));
+    EXPECT_THAT(result.output, HasSubstr("Did you mean: x?"));
     EXPECT_THAT(result.output, HasSubstr("[E] FAILED | Runtime: "));
     result = run({model_, "--ref", "--val-range", "xx:[0,1]"});
     EXPECT_EQ(result.exit_code, 1) << result.output;
-    EXPECT_THAT(result.output, HasSubstr("Did you mean 'x'?"));
+    EXPECT_THAT(result.output, HasSubstr("Did you mean: x?"));
 }
 
 TEST_F(RunTool, InputShapesAndRangesApply) {
@@ -209,7 +209,8 @@ TEST_F(RunTool, DeprecatedFloatRangeApplies) {
     auto result = run({model_, "--ref", "--float-min", "5", "--float-max", "6", "--save-inputs", inputs});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[W] --int-min/--int-max and --float-min/--float-max is deprecated"));
-    const Tensor& x = load_inputs(inputs).at(0).at("x");
+    const InputList feeds = load_inputs(inputs);
+    const Tensor& x = feeds.at(0).at("x");
     for (int64_t i = 0; i < x.numel(); ++i) EXPECT_GE(x.value_as_double(i), 5.0);
 }
 
