@@ -1,5 +1,6 @@
 #include "polygraphy/tools/args/model.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -58,7 +59,8 @@ void ModelArgs::parse(const ParsedArgs& args) {
         input_shapes_ = args_util::parse_input_shapes(input_shapes_flag(), args.values("input_shapes"));
 
     path_ = args.value("model_file");
-    if (path_ && !std::filesystem::exists(*path_)) logger().warning("Model path does not exist: " + *path_);
+    std::error_code error;  // unreadable paths are reported by the loader, not thrown here
+    if (path_ && !std::filesystem::exists(*path_, error)) logger().warning("Model path does not exist: " + *path_);
 
     model_type_.reset();
     if (auto given = args.value("model_type")) {
@@ -69,7 +71,7 @@ void ModelArgs::parse(const ParsedArgs& args) {
             {".engine", "engine"}, {".plan", "engine"}, {".graphdef", "frozen"}, {".py", "trt-network-script"},
         };
         const std::string extension = std::filesystem::path(*path_).extension().string();
-        if (std::filesystem::is_directory(*path_)) {
+        if (std::filesystem::is_directory(*path_, error)) {
             model_type_ = "ckpt";
         } else if (auto found = kByExtension.find(extension); found != kByExtension.end()) {
             model_type_ = found->second;

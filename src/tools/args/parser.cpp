@@ -479,12 +479,17 @@ std::string ArgumentParser::format_usage(int width) const {
     if (width <= 0) width = help_width();
     const std::size_t text_width = static_cast<std::size_t>(width);
     const std::string prefix = "usage: ";
+    // Declaration order, as argparse lists actions: -h, the groups' options, then the tool's own
+    // options (added last, though shown first in the help).
+    std::vector<std::size_t> order{kHelpIndex};
+    for (std::size_t s = 1; s < sections_.size(); ++s)
+        order.insert(order.end(), sections_[s].options.begin(), sections_[s].options.end());
+    for (std::size_t index : sections_.front().options)
+        if (index != kHelpIndex) order.push_back(index);
     std::vector<std::string> optional_parts, positional_parts;
-    for (const auto& section : sections_) {
-        for (std::size_t index : section.options) {
-            const OptionSpec& spec = options_[index];
-            (spec.positional ? positional_parts : optional_parts).push_back(usage_part(spec));
-        }
+    for (std::size_t index : order) {
+        const OptionSpec& spec = options_[index];
+        (spec.positional ? positional_parts : optional_parts).push_back(usage_part(spec));
     }
     std::string usage = prog_;
     for (const auto& part : optional_parts) usage += " " + part;
