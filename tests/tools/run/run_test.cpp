@@ -265,6 +265,12 @@ TEST_F(RunTool, LogFileGetsTheLog) {
     EXPECT_THAT(contents, HasSubstr("[I] RUNNING | Command: "));
     EXPECT_THAT(contents, HasSubstr("[I] PASSED | Runtime: "));
     EXPECT_THAT(contents, Not(HasSubstr("\033[")));
+
+    // Each run starts the file afresh, as Polygraphy does.
+    ASSERT_EQ(run({model_, "--ref", "--log-file", log}).exit_code, 0);
+    std::ifstream again(log);
+    const std::string second((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(second.find("RUNNING"), second.rfind("RUNNING"));
 }
 
 TEST_F(RunTool, QuietAndVerbose) {

@@ -1,5 +1,8 @@
 #include "polygraphy/tools/args/logger/logger.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include "polygraphy/common/exception.h"
 #include "polygraphy/tools/args/util.h"
 
@@ -82,7 +85,14 @@ void LoggerArgs::parse(const ParsedArgs& args) {
     for (const auto& format : args.values("log_format"))
         if (format == "no-colors") log.set_colors(false);
     log_file_ = args.value("log_file");
-    if (log_file_) log.set_log_file(*log_file_);
+    if (log_file_) {
+        // Polygraphy starts the log file afresh (mode "w"); the logger itself appends.
+        std::error_code error;
+        const auto parent = std::filesystem::path(*log_file_).parent_path();
+        if (!parent.empty()) std::filesystem::create_directories(parent, error);
+        { std::ofstream truncate(*log_file_, std::ios::trunc); }
+        log.set_log_file(*log_file_);
+    }
     if (!ignored_paths.empty())
         log.warning("Per-path verbosities are not supported in this build and are ignored: " +
                     args_util::python_list_repr(ignored_paths));
