@@ -1,8 +1,5 @@
 #include "polygraphy/tools/run/run.h"
 
-#include <algorithm>
-#include <set>
-
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/comparator.h"
@@ -18,24 +15,6 @@
 #include "polygraphy/tools/registry.h"
 
 namespace polygraphy::tools {
-namespace {
-
-// Per-output options naming outputs that no compared result has are probably typos: warn.
-void warn_unknown_output_names(const std::vector<std::string>& names, const RunResults& results) {
-    std::vector<std::string> outputs;
-    for (const auto& [runner, iterations] : results.lst)
-        for (const auto& iteration : iterations)
-            for (const auto& [name, tensor] : iteration.outputs)
-                if (std::find(outputs.begin(), outputs.end(), name) == outputs.end()) outputs.push_back(name);
-    for (const auto& name : names) {
-        if (std::find(outputs.begin(), outputs.end(), name) != outputs.end()) continue;
-        logger().warning("A per-output comparison option names output " + args_util::python_repr(name) +
-                         ", but no compared result has an output with that name; the option will not apply." +
-                         args_util::did_you_mean(name, outputs));
-    }
-}
-
-}  // namespace
 
 std::string RunTool::description() const {
     return "Run inference and compare results across backends.\n"
@@ -116,7 +95,6 @@ int RunTool::run_impl(const ParsedArgs& args) {
 
     bool success = true;
     if (runners.size() > 1 || !compare_args.load_outputs_paths().empty()) {
-        warn_unknown_output_names(arg_group<CompareFuncSimpleArgs>().named_outputs(), results);
         const AccuracyResult accuracy =
             Comparator::compare_accuracy(results, compare_args.compare_func(), compare_args.fail_fast());
         success = static_cast<bool>(accuracy) && success;

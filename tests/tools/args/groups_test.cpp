@@ -201,7 +201,6 @@ TEST_F(RunGroups, CompareFuncSimpleOptions) {
     EXPECT_TRUE(options.infinities_compare_equal);
     EXPECT_TRUE(group<ComparatorCompareArgs>().fail_fast());
     EXPECT_EQ(group<ComparatorCompareArgs>().load_outputs_paths(), std::vector<std::string>{"a.json"});
-    EXPECT_EQ(group<CompareFuncSimpleArgs>().named_outputs(), std::vector<std::string>{"out0"});
 }
 
 TEST_F(RunGroups, CompareErrors) {

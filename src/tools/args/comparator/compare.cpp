@@ -94,19 +94,6 @@ void CompareFuncSimpleArgs::parse(const ParsedArgs& args) {
     }
 }
 
-std::vector<std::string> CompareFuncSimpleArgs::named_outputs() const {
-    std::vector<std::string> names;
-    auto add = [&](const std::vector<std::string>& keys) {
-        for (const auto& key : keys)
-            if (!key.empty() && std::find(names.begin(), names.end(), key) == names.end()) names.push_back(key);
-    };
-    add(options_.rtol.keys());
-    add(options_.atol.keys());
-    add(options_.check_error_stat.keys());
-    add(options_.error_quantile.keys());
-    return names;
-}
-
 std::vector<OptionSpec> CompareFuncIndicesArgs::options() const {
     return {
         Option({"--index-tolerance"})

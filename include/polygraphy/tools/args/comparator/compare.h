@@ -23,8 +23,6 @@ public:
 
     /// Options for compare_func::simple (fail_fast is filled in by ComparatorCompareArgs).
     const SimpleCompareOptions& compare_options() const { return options_; }
-    /// Output names the per-output options mention (for "no such output" warnings).
-    std::vector<std::string> named_outputs() const;
     /// dests of this group's options (ComparatorCompareArgs warns when they are given for another function).
     std::vector<std::string> option_dests() const;
 
