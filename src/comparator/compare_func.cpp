@@ -137,6 +137,8 @@ struct Differences {
     Tensor absdiff, reldiff;
     bool second_has_zero = false;
     bool mismatched = false;  // elemwise check
+    // Statistics computed during the difference sweep (float32 path); the others are computed later.
+    std::optional<ArrayStats> abs_stats, rel_stats, stats0, stats1;
 };
 
 template <typename T>
@@ -152,37 +154,35 @@ T absolute_difference(T a, T b) {
     }
 }
 
-// One pass: absdiff (type T), reldiff (type R), zero detection in `b`, and the elemwise verdict.
-// `b_float` says whether numpy's cast-up second output is floating (only then zeros get the epsilon).
+// Tolerances as numpy compares them: a float32 array against a Python float in float32, others in float64.
 template <typename T, typename R>
-Differences compute_differences(const T* a, const T* b, const Shape& shape, DataType t_dtype, DataType r_dtype,
-                                bool b_float, double epsilon, bool infinities_equal, bool elemwise, double atol,
-                                double rtol) {
-    Differences result;
-    const int64_t n = shape_volume(shape);
-    result.absdiff = uninitialized_tensor(t_dtype, shape);
-    result.reldiff = uninitialized_tensor(r_dtype, shape);
-    T* absdiff = result.absdiff.data_as<T>();
-    R* reldiff = result.reldiff.data_as<R>();
-    // numpy compares a float32 array with a Python float in float32, other arrays in float64.
-    const R rel_threshold = static_cast<R>(rtol);
+struct Thresholds {
     using Compare = std::conditional_t<std::is_same_v<T, float>, float, double>;
-    const Compare abs_threshold = static_cast<Compare>(atol);
-    const T eps = static_cast<T>(epsilon);
-    const int nthreads = stats::detail::threads_for(n);
+    Compare abs;
+    R rel;
+    T eps;
+};
+
+// Elements [begin, end): absdiff (type T), reldiff (type R), zeros of `b`, and elemwise mismatches.
+// The options are template parameters so that the loop has no branches and vectorizes.
+// kAddEpsilon: numpy's cast-up second output is floating, so its zeros get the epsilon.
+template <typename T, typename R, bool kInfinitiesEqual, bool kAddEpsilon>
+void difference_range(const T* a, const T* b, T* absdiff, R* reldiff, int64_t begin, int64_t end,
+                      const Thresholds<T, R>& limits, int64_t& zeros_out, int64_t& mismatches_out) {
+    using Compare = typename Thresholds<T, R>::Compare;
     int64_t zeros = 0, mismatches = 0;
-#pragma omp parallel for simd num_threads(nthreads) reduction(+ : zeros, mismatches) schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
+#pragma omp simd reduction(+ : zeros, mismatches)
+    for (int64_t i = begin; i < end; ++i) {
         const T x = a[i], y = b[i];
         T d = absolute_difference(x, y);
-        if constexpr (std::is_floating_point_v<T>) {
-            if (infinities_equal && std::isinf(x) && x == y) d = 0;
-        }
+        if constexpr (kInfinitiesEqual)
+            d = (std::fabs(x) == std::numeric_limits<T>::infinity() && x == y) ? T(0) : d;
         const bool zero = y == T(0);
         zeros += zero ? 1 : 0;
         R denominator;
         if constexpr (std::is_floating_point_v<T>) {
-            denominator = static_cast<R>(std::fabs((zero && b_float) ? eps : y));
+            const T with_eps = kAddEpsilon ? (zero ? limits.eps : y) : y;
+            denominator = static_cast<R>(std::fabs(with_eps));
         } else if constexpr (std::is_signed_v<T>) {
             denominator = y < T(0) ? -static_cast<R>(y) : static_cast<R>(y);
         } else {
@@ -191,15 +191,90 @@ Differences compute_differences(const T* a, const T* b, const Shape& shape, Data
         const R r = static_cast<R>(d) / denominator;
         absdiff[i] = d;
         reldiff[i] = r;
-        if (elemwise) {
-            const Compare dc = static_cast<Compare>(d);
-            const bool abs_bad = dc > abs_threshold || dc != dc;
-            const bool rel_bad = r > rel_threshold || r != r;
-            mismatches += (abs_bad && rel_bad) ? 1 : 0;
+        const Compare dc = static_cast<Compare>(d);
+        const bool abs_bad = dc > limits.abs || dc != dc;
+        const bool rel_bad = r > limits.rel || r != r;
+        mismatches += (abs_bad && rel_bad) ? 1 : 0;
+    }
+    zeros_out += zeros;
+    mismatches_out += mismatches;
+}
+
+template <typename T, typename R>
+using RangeFn = void (*)(const T*, const T*, T*, R*, int64_t, int64_t, const Thresholds<T, R>&, int64_t&, int64_t&);
+
+template <typename T, typename R>
+RangeFn<T, R> pick_range_fn(bool infinities_equal, bool epsilon) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (infinities_equal) return epsilon ? difference_range<T, R, true, true> : difference_range<T, R, true, false>;
+        return epsilon ? difference_range<T, R, false, true> : difference_range<T, R, false, false>;
+    } else {
+        return difference_range<T, R, false, false>;
+    }
+}
+
+// What the sweep also needs to know: tolerances and which statistics to gather on the way.
+struct SweepOptions {
+    bool b_float = false;        // numpy's cast-up second output is floating
+    double epsilon = kEpsilon;   // in that dtype
+    bool infinities_equal = false;
+    double atol = 0, rtol = 0;
+    std::vector<double> extra_quantiles;  // for the difference statistics
+    // Raw dtypes of the outputs whose statistics come out of the float32 sweep (nullopt: not wanted here).
+    std::optional<DataType> stats0_dtype, stats1_dtype;
+};
+
+template <typename T, typename R>
+Differences compute_differences(const T* a, const T* b, const Shape& shape, DataType t_dtype, DataType r_dtype,
+                                const SweepOptions& options) {
+    Differences result;
+    const int64_t n = shape_volume(shape);
+    result.absdiff = uninitialized_tensor(t_dtype, shape);
+    result.reldiff = uninitialized_tensor(r_dtype, shape);
+    T* absdiff = result.absdiff.data_as<T>();
+    R* reldiff = result.reldiff.data_as<R>();
+    const Thresholds<T, R> limits{static_cast<typename Thresholds<T, R>::Compare>(options.atol),
+                                  static_cast<R>(options.rtol), static_cast<T>(options.epsilon)};
+    const RangeFn<T, R> range_fn = pick_range_fn<T, R>(options.infinities_equal, options.b_float);
+    const int nthreads = stats::detail::threads_for(n);
+    const int64_t chunks = stats::detail::chunk_count(n);
+
+    // float32: pass 1 of the statistics of all four arrays rides along, chunk by chunk, while the chunk
+    // is still in cache; other types get their statistics afterwards.
+    using Accumulator = stats::detail::StatsAccumulator<float>;
+    std::unique_ptr<Accumulator> acc_abs, acc_rel, acc0, acc1;
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float>) {
+        acc_abs = std::make_unique<Accumulator>(absdiff, n, DataType::kFloat32, nthreads);
+        acc_rel = std::make_unique<Accumulator>(reldiff, n, DataType::kFloat32, nthreads);
+        if (options.stats0_dtype) acc0 = std::make_unique<Accumulator>(a, n, *options.stats0_dtype, nthreads);
+        if (options.stats1_dtype) acc1 = std::make_unique<Accumulator>(b, n, *options.stats1_dtype, nthreads);
+    }
+
+    int64_t zeros = 0, mismatches = 0;
+#pragma omp parallel num_threads(nthreads) reduction(+ : zeros, mismatches)
+    {
+        const int tid = omp_get_thread_num();
+        const auto [first, last] = stats::detail::chunk_range(chunks, tid, nthreads);
+        for (int64_t c = first; c < last; ++c) {
+            const int64_t begin = c * stats::detail::kChunk;
+            const int64_t end = std::min(n, begin + stats::detail::kChunk);
+            range_fn(a, b, absdiff, reldiff, begin, end, limits, zeros, mismatches);
+            if (acc_abs) {
+                acc_abs->accumulate(tid, c);
+                acc_rel->accumulate(tid, c);
+                if (acc0) acc0->accumulate(tid, c);
+                if (acc1) acc1->accumulate(tid, c);
+            }
         }
     }
     result.second_has_zero = zeros > 0;
     result.mismatched = mismatches > 0;
+    if (acc_abs) {
+        result.abs_stats = acc_abs->finish(options.extra_quantiles);
+        result.rel_stats = acc_rel->finish(options.extra_quantiles);
+        if (acc0) result.stats0 = acc0->finish({});
+        if (acc1) result.stats1 = acc1->finish({});
+    }
     return result;
 }
 
@@ -463,17 +538,27 @@ private:
         return result;
     }
 
-    Differences differences(const Tensor& out0, const Tensor& out1, const OutputSettings& settings) const {
-        const bool elemwise = settings.stat == ErrorStat::kElemwise;
+    Differences differences(const Tensor& out0, const Tensor& out1, const OutputSettings& settings,
+                            const std::vector<double>& extra_quantiles, bool want_output_stats) const {
         if (out0.dtype() == DataType::kBool && out1.dtype() == DataType::kBool)
-            return compute_bool_differences(out0, out1, elemwise, settings.atol, settings.rtol);
+            return compute_bool_differences(out0, out1, settings.stat == ErrorStat::kElemwise, settings.atol,
+                                            settings.rtol);
 
         const DataType up0 = cast_up(out0.dtype()), up1 = cast_up(out1.dtype());
         const DataType compute = promote(up0, up1);
-        const bool b_float = dtype_is_floating(up1);
+        SweepOptions sweep;
+        sweep.b_float = dtype_is_floating(up1);
         // The epsilon is added in the second output's (cast-up) dtype.
-        const double epsilon = up1 == DataType::kFloat32 ? static_cast<double>(static_cast<float>(kEpsilon)) : kEpsilon;
-        const bool ice = options_.infinities_compare_equal;
+        sweep.epsilon = up1 == DataType::kFloat32 ? static_cast<double>(static_cast<float>(kEpsilon)) : kEpsilon;
+        sweep.infinities_equal = options_.infinities_compare_equal;
+        sweep.atol = settings.atol;
+        sweep.rtol = settings.rtol;
+        sweep.extra_quantiles = extra_quantiles;
+        // An output's statistics can come from the float32 sweep when its float32 values are its cast_up.
+        auto float_like = [](DataType dtype) { return cast_up(dtype) == DataType::kFloat32; };
+        if (want_output_stats && float_like(out0.dtype())) sweep.stats0_dtype = out0.dtype();
+        if (want_output_stats && float_like(out1.dtype())) sweep.stats1_dtype = out1.dtype();
+
         const Shape& shape = out0.shape();
         auto run = [&](auto tag, DataType t_dtype, auto rtag, DataType r_dtype) {
             using T = decltype(tag);
@@ -481,8 +566,7 @@ private:
             std::unique_ptr<T[]> storage0, storage1;
             const T* a = as_type<T>(out0, t_dtype, storage0);
             const T* b = as_type<T>(out1, t_dtype, storage1);
-            return compute_differences<T, R>(a, b, shape, t_dtype, r_dtype, b_float, epsilon, ice, elemwise,
-                                             settings.atol, settings.rtol);
+            return compute_differences<T, R>(a, b, shape, t_dtype, r_dtype, sweep);
         };
         switch (compute) {
             case DataType::kFloat32: return run(float{}, DataType::kFloat32, float{}, DataType::kFloat32);
@@ -490,8 +574,7 @@ private:
             case DataType::kInt32: return run(int32_t{}, DataType::kInt32, double{}, DataType::kFloat64);
             case DataType::kUInt64: return run(uint64_t{}, DataType::kUInt64, double{}, DataType::kFloat64);
             case DataType::kInt64: return run(int64_t{}, DataType::kInt64, double{}, DataType::kFloat64);
-            case DataType::kBool:  // unreachable: bool+bool is handled above
-            default: break;
+            default: break;  // bool + bool is handled above
         }
         throw UnsupportedError("Cannot compare outputs of types " + std::string(dtype_name(out0.dtype())) + " and " +
                                std::string(dtype_name(out1.dtype())));
@@ -534,7 +617,12 @@ private:
                                    indent_block(stats::array_to_string(out1)));
         }
 
-        const Differences diffs = differences(out0, out1, settings);
+        // The quantile is only checked for the "quantile" statistic; an invalid one is an error there only.
+        std::vector<double> extra;
+        if (settings.stat == ErrorStat::kQuantile || (settings.quantile >= 0.0 && settings.quantile <= 1.0))
+            extra.push_back(settings.quantile);
+        const bool show_outputs = logger().enabled(Severity::kInfo);
+        const Differences diffs = differences(out0, out1, settings, extra, show_outputs);
         if (diffs.second_has_zero && dtype_is_floating(cast_up(out1.dtype())))
             logger().log_once(Severity::kWarning,
                               pad35(runner1) + " | Output: " + name1 +
@@ -542,12 +630,8 @@ private:
                                   "relative difference. Note that this may cause some relative differences to be "
                                   "extremely high. ");
 
-        // The quantile is only checked for the "quantile" statistic; an invalid one is an error there only.
-        std::vector<double> extra;
-        if (settings.stat == ErrorStat::kQuantile || (settings.quantile >= 0.0 && settings.quantile <= 1.0))
-            extra.push_back(settings.quantile);
-        const ArrayStats abs_stats = stats_of(diffs.absdiff, extra);
-        const ArrayStats rel_stats = stats_of(diffs.reldiff, extra);
+        const ArrayStats abs_stats = diffs.abs_stats ? *diffs.abs_stats : stats_of(diffs.absdiff, extra);
+        const ArrayStats rel_stats = diffs.rel_stats ? *diffs.rel_stats : stats_of(diffs.reldiff, extra);
         // Bool XOR differences have no quantiles (numpy cannot compute them); Polygraphy would fail there.
         const double abs_quantile = abs_stats.quantiles.empty() ? abs_stats.max : abs_stats.quantiles[0];
         const double rel_quantile = rel_stats.quantiles.empty() ? rel_stats.max : rel_stats.quantiles[0];
@@ -573,11 +657,9 @@ private:
                 break;
         }
 
-        const bool show_outputs = logger().enabled(Severity::kInfo);
-        ArrayStats stats0, stats1;
         if (show_outputs) {
-            stats0 = stats_of(out0, {});
-            stats1 = stats_of(out1, {});
+            const ArrayStats stats0 = diffs.stats0 ? *diffs.stats0 : stats_of(out0, {});
+            const ArrayStats stats1 = diffs.stats1 ? *diffs.stats1 : stats_of(out1, {});
             const std::pair<double, double> hist_range = {python_min(stats0.min, stats1.min),
                                                           python_max(stats0.max, stats1.max)};
             log_output_stats(out0, stats0, failed, runner0 + ": " + name0, hist_range);

@@ -518,6 +518,7 @@ std::string histogram_string(const Tensor& tensor, std::optional<std::pair<doubl
     };
 
     double first, last;
+    bool data_range = false;  // numpy scalars of the data's dtype, not Python floats
     if (range) {
         std::tie(first, last) = *range;
         if (first > last) return refuse("max must be larger than min in range parameter.");
@@ -531,25 +532,35 @@ std::string histogram_string(const Tensor& tensor, std::optional<std::pair<doubl
         const ArrayStats stats = compute_stats(tensor);
         first = stats.min;
         last = stats.max;
+        data_range = true;
         if (!std::isfinite(first) || !std::isfinite(last))
             return refuse("autodetected range of [" + python_float_repr(first) + ", " + python_float_repr(last) +
                           "] is not finite");
     }
     if (first == last) {
-        first -= 0.5;
+        first -= 0.5;  // now float64 scalars either way
         last += 0.5;
+        data_range = false;
     }
 
-    // np.linspace(first, last, 11) in float64, then cast to the bin dtype (the data's float type).
+    // np.linspace(first, last, 11) in float64, then cast to the bin dtype: np.result_type(first, last, data).
+    // Python floats take part by value: they fit float16 below 65000 and float32 below 3.4e38.
     constexpr int kBins = 10;
-    const bool float_bins = dtype == DataType::kFloat32 || dtype == DataType::kFloat16 || dtype == DataType::kBFloat16;
+    DataType bin_dtype = DataType::kFloat64;
+    if (dtype == DataType::kFloat32 || dtype == DataType::kFloat16 || dtype == DataType::kBFloat16) {
+        const double largest = std::max(std::fabs(first), std::fabs(last));
+        if (data_range || (dtype != DataType::kFloat32 && largest < 65000.0))
+            bin_dtype = dtype == DataType::kBFloat16 ? DataType::kFloat32 : dtype;
+        else if (largest < 3.4e38)
+            bin_dtype = DataType::kFloat32;
+    }
+    const bool float_bins = bin_dtype != DataType::kFloat64;
     const double delta = last - first;
     const double step = delta / kBins;
     std::vector<double> edges(kBins + 1);
     for (int k = 0; k < kBins; ++k) edges[static_cast<std::size_t>(k)] = static_cast<double>(k) * step + first;
     edges[kBins] = last;
-    const DataType edge_dtype = float_bins ? dtype : DataType::kFloat64;
-    for (double& edge : edges) edge = round_to_dtype(edge, edge_dtype);
+    for (double& edge : edges) edge = round_to_dtype(edge, bin_dtype);
 
     std::vector<int64_t> counts;
     const int64_t n = tensor.numel();

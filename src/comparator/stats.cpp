@@ -80,8 +80,6 @@ bool is_nan(S v) {
 // np.add.reduce(x, dtype=float32) adds the pairwise sums of consecutive 8192-element chunks (the ufunc
 // buffer size) in order, each chunk summed by pairwise_sum (numpy/core/src/umath/loops_utils.h.src).
 // np.mean(x, dtype=float32) is float32(sum / n). Reproducing it exactly keeps the report identical.
-constexpr int64_t kChunk = 8192;
-
 template <typename Load>
 float pairwise_sum(const Load& load, int64_t begin, int64_t n) {
     if (n < 8) {
@@ -103,8 +101,6 @@ float pairwise_sum(const Load& load, int64_t begin, int64_t n) {
     half -= half % 8;
     return pairwise_sum(load, begin, half) + pairwise_sum(load, begin + half, n - half);
 }
-
-int64_t chunk_count(int64_t n) { return (n + kChunk - 1) / kChunk; }
 
 // Sum of per-chunk sums in chunk order (the part numpy does serially).
 float fold_chunks(const std::vector<float>& chunk_sums) {
@@ -152,6 +148,31 @@ struct Partial {
     }
 };
 
+// Min and max of a NaN-free block, in independent lanes so that the compiler emits packed min/max.
+template <typename S>
+void block_extremes(const S* p, int64_t len, S& out_min, S& out_max) {
+    constexpr int kLanes = 16;
+    S lane_min[kLanes], lane_max[kLanes];
+    for (int j = 0; j < kLanes; ++j) lane_min[j] = lane_max[j] = p[0];
+    int64_t i = 0;
+    for (; i + kLanes <= len; i += kLanes)
+        for (int j = 0; j < kLanes; ++j) {
+            const S v = p[i + j];
+            lane_min[j] = v < lane_min[j] ? v : lane_min[j];
+            lane_max[j] = v > lane_max[j] ? v : lane_max[j];
+        }
+    for (; i < len; ++i) {
+        lane_min[0] = p[i] < lane_min[0] ? p[i] : lane_min[0];
+        lane_max[0] = p[i] > lane_max[0] ? p[i] : lane_max[0];
+    }
+    out_min = lane_min[0];
+    out_max = lane_max[0];
+    for (int j = 1; j < kLanes; ++j) {
+        out_min = lane_min[j] < out_min ? lane_min[j] : out_min;
+        out_max = lane_max[j] > out_max ? lane_max[j] : out_max;
+    }
+}
+
 template <typename S>
 void accumulate_chunk(const S* data, int64_t b, int64_t len, Partial<S>& part, float& sum32, float& abs32,
                       uint32_t* hist) {
@@ -159,12 +180,16 @@ void accumulate_chunk(const S* data, int64_t b, int64_t len, Partial<S>& part, f
     constexpr int kShift = static_cast<int>(sizeof(typename Traits::Key) * 8) - kTopBits;
     const S* p = data + b;
     sum32 = pairwise_sum([p](int64_t i) { return static_cast<float>(p[i]); }, 0, len);
-    abs32 = pairwise_sum([p](int64_t i) { return static_cast<float>(std::fabs(static_cast<double>(p[i]))); }, 0, len);
+    if constexpr (std::is_same_v<S, float>)
+        abs32 = pairwise_sum([p](int64_t i) { return std::fabs(p[i]); }, 0, len);
+    else
+        abs32 = pairwise_sum([p](int64_t i) { return static_cast<float>(std::fabs(static_cast<double>(p[i]))); }, 0, len);
 
+    // The sum of magnitudes is NaN exactly when a NaN is present (no inf - inf there): count only then.
     int64_t nans = 0;
     if constexpr (kIsFloat<S>) {
-#pragma omp simd reduction(+ : nans)
-        for (int64_t i = 0; i < len; ++i) nans += (p[i] != p[i]) ? 1 : 0;
+        if (abs32 != abs32)
+            for (int64_t i = 0; i < len; ++i) nans += (p[i] != p[i]) ? 1 : 0;
     }
     if constexpr (!std::is_same_v<S, float>) {
         // float64 variance for everything numpy does not compute in float32.
@@ -193,12 +218,8 @@ void accumulate_chunk(const S* data, int64_t b, int64_t len, Partial<S>& part, f
                 }
         part.nan_count += nans;
     } else {
-        S block_min = p[0], block_max = p[0];
-#pragma omp simd reduction(min : block_min) reduction(max : block_max)
-        for (int64_t i = 0; i < len; ++i) {
-            block_min = std::min(block_min, p[i]);
-            block_max = std::max(block_max, p[i]);
-        }
+        S block_min, block_max;
+        block_extremes(p, len, block_min, block_max);
         if (part.argmin < 0 || block_min < part.min) {
             for (int64_t i = 0; i < len; ++i)
                 if (p[i] == block_min) {
@@ -220,21 +241,15 @@ void accumulate_chunk(const S* data, int64_t b, int64_t len, Partial<S>& part, f
         for (int64_t i = 0; i < len; ++i) ++hist[Traits::key(p[i]) >> kShift];
 }
 
-// np.var of a float32 array, all in float32: sum((x - mean32)^2) / n with numpy's chunked pairwise sums.
-float float32_variance(const float* data, int64_t n, float mean, int threads) {
-    const int64_t chunks = chunk_count(n);
-    std::vector<float> sums(static_cast<std::size_t>(chunks));
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
-        const float* p = data + c * kChunk;
-        sums[static_cast<std::size_t>(c)] = pairwise_sum(
-            [p, mean](int64_t i) {
-                const float d = p[i] - mean;
-                return d * d;
-            },
-            0, std::min(kChunk, n - c * kChunk));
-    }
-    return static_cast<float>(static_cast<double>(fold_chunks(sums)) / static_cast<double>(n));
+// One chunk's share of np.var of a float32 array: pairwise float32 sum of (x - mean32)^2.
+float variance_chunk_sum(const float* data, int64_t n, int64_t chunk, float mean) {
+    const float* p = data + chunk * kChunk;
+    return pairwise_sum(
+        [p, mean](int64_t i) {
+            const float d = p[i] - mean;
+            return d * d;
+        },
+        0, std::min(kChunk, n - chunk * kChunk));
 }
 
 // ---- pass 2+: exact values at the requested ranks ----
@@ -253,46 +268,34 @@ std::vector<S> select_small(const S* data, int64_t n, const std::vector<int64_t>
     return values;
 }
 
+// Exact values at given ranks by refining key prefixes 16 bits at a time (see stats_internal.h).
+// A pass is prepare() + scan() on every element (any thread split, thread-local state) + complete().
 template <typename S>
-std::vector<S> select_radix(const S* data, int64_t n, const std::vector<uint32_t>& top_hist,
-                            const std::vector<int64_t>& ranks, int threads) {
+class RadixSelector {
+public:
     using Traits = KeyTraits<S>;
     using Key = typename Traits::Key;
-    constexpr int kKeyBits = static_cast<int>(sizeof(Key) * 8);
+    static constexpr int kKeyBits = static_cast<int>(sizeof(Key) * 8);
 
-    struct Target {
-        Key prefix = 0;  // the top `bits` bits of the key
-        int bits = 0;
-        int64_t rank = 0;   // rank within the bucket of that prefix
-        int64_t count = 0;  // elements in that bucket
-        bool done = false;
-        Key key = 0;
-    };
-    std::vector<Target> targets(ranks.size());
-    {
+    RadixSelector(const S* data, const std::vector<uint32_t>& top_hist, const std::vector<int64_t>& ranks)
+        : data_(data), targets_(ranks.size()) {
         int64_t cumulative = 0;
         std::size_t bucket = 0;
-        for (std::size_t t = 0; t < ranks.size(); ++t) {
+        for (std::size_t t = 0; t < ranks.size(); ++t) {  // ranks ascend
             while (cumulative + top_hist[bucket] <= ranks[t]) cumulative += top_hist[bucket++];
-            targets[t].prefix = static_cast<Key>(bucket);
-            targets[t].bits = kTopBits;
-            targets[t].rank = ranks[t] - cumulative;
-            targets[t].count = top_hist[bucket];
+            targets_[t].prefix = static_cast<Key>(bucket);
+            targets_[t].bits = kTopBits;
+            targets_[t].rank = ranks[t] - cumulative;
+            targets_[t].count = top_hist[bucket];
         }
     }
 
-    while (true) {
-        // Buckets still to refine, each handled by gathering or by a histogram of the next 16 bits.
-        struct Slot {
-            Key prefix;
-            int bits;
-            int64_t count;
-            bool gather;
-        };
-        std::vector<Slot> slots;
-        std::vector<int> slot_of(targets.size(), -1);
-        for (std::size_t t = 0; t < targets.size(); ++t) {
-            Target& target = targets[t];
+    /// Plans the next pass; false when every value is known.
+    bool prepare(int nthreads) {
+        slots_.clear();
+        slot_of_.assign(targets_.size(), -1);
+        for (std::size_t t = 0; t < targets_.size(); ++t) {
+            Target& target = targets_[t];
             if (target.done) continue;
             if (target.bits >= kKeyBits) {  // every key in the bucket is the same
                 target.key = target.prefix;
@@ -300,68 +303,89 @@ std::vector<S> select_radix(const S* data, int64_t n, const std::vector<uint32_t
                 continue;
             }
             int found = -1;
-            for (std::size_t s = 0; s < slots.size(); ++s)
-                if (slots[s].prefix == target.prefix && slots[s].bits == target.bits) found = static_cast<int>(s);
+            for (std::size_t s = 0; s < slots_.size(); ++s)
+                if (slots_[s].prefix == target.prefix && slots_[s].bits == target.bits) found = static_cast<int>(s);
             if (found < 0) {
-                slots.push_back({target.prefix, target.bits, target.count, target.count <= kGatherMax});
-                found = static_cast<int>(slots.size() - 1);
+                slots_.push_back({target.prefix, target.bits, target.count, target.count <= kGatherMax});
+                found = static_cast<int>(slots_.size() - 1);
             }
-            slot_of[t] = found;
+            slot_of_[t] = found;
         }
-        if (slots.empty()) break;
+        if (slots_.empty()) return false;
+        wanted_.assign(kTopBuckets / 64, 0);
+        slot_mask_.assign(kTopBuckets, 0);
+        for (std::size_t s = 0; s < slots_.size(); ++s) {
+            const auto top = static_cast<std::size_t>(slots_[s].prefix >> (slots_[s].bits - kTopBits));
+            slot_mask_[top] |= 1u << s;
+            wanted_[top / 64] |= uint64_t{1} << (top % 64);
+        }
+        threads_.assign(static_cast<std::size_t>(nthreads), ThreadState{});
+        for (ThreadState& state : threads_) {
+            state.gathered.resize(slots_.size());
+            state.hists.resize(slots_.size());
+            for (std::size_t s = 0; s < slots_.size(); ++s)
+                if (!slots_[s].gather) state.hists[s].assign(kTopBuckets, 0);
+            state.buffer.resize(static_cast<std::size_t>(kChunk));
+        }
+        return true;
+    }
 
-        // Top-16-bit bucket -> bitmask of slots under it (few slots, so a linear check after).
-        std::vector<uint32_t> slot_mask(kTopBuckets, 0);
-        for (std::size_t s = 0; s < slots.size(); ++s)
-            slot_mask[static_cast<std::size_t>(slots[s].prefix >> (slots[s].bits - kTopBits))] |= 1u << s;
-
-        const int nthreads = threads;
-        std::vector<std::vector<std::vector<Key>>> gathered(nthreads, std::vector<std::vector<Key>>(slots.size()));
-        std::vector<std::vector<std::vector<uint32_t>>> hists(nthreads, std::vector<std::vector<uint32_t>>(slots.size()));
-#pragma omp parallel num_threads(nthreads)
-        {
-            const int tid = omp_get_thread_num();
-            const int64_t begin = n * tid / nthreads, end = n * (tid + 1) / nthreads;
-            auto& my_gathered = gathered[tid];
-            auto& my_hists = hists[tid];
-            for (std::size_t s = 0; s < slots.size(); ++s)
-                if (!slots[s].gather) my_hists[s].assign(kTopBuckets, 0);
-            for (int64_t i = begin; i < end; ++i) {
-                const Key key = Traits::key(data[i]);
-                uint32_t mask = slot_mask[static_cast<std::size_t>(key >> (kKeyBits - kTopBits))];
+    /// Elements [begin, end) by thread `tid`: a branch-free filter through an 8 KB bitmap of wanted top
+    /// buckets, then the few survivors are gathered or counted.
+    void scan(int tid, int64_t begin, int64_t end) {
+        ThreadState& state = threads_[static_cast<std::size_t>(tid)];
+        Key* buffer = state.buffer.data();
+        const uint64_t* wanted = wanted_.data();
+        for (int64_t block = begin; block < end; block += kChunk) {
+            const int64_t stop = std::min(end, block + kChunk);
+            int64_t kept = 0;
+            for (int64_t i = block; i < stop; ++i) {
+                const Key key = Traits::key(data_[i]);
+                const auto top = static_cast<std::size_t>(key >> (kKeyBits - kTopBits));
+                buffer[kept] = key;
+                kept += static_cast<int64_t>((wanted[top / 64] >> (top % 64)) & 1u);
+            }
+            for (int64_t j = 0; j < kept; ++j) {
+                const Key key = buffer[j];
+                uint32_t mask = slot_mask_[static_cast<std::size_t>(key >> (kKeyBits - kTopBits))];
                 while (mask) {
                     const int s = std::countr_zero(mask);
                     mask &= mask - 1;
-                    const Slot& slot = slots[s];
+                    const Slot& slot = slots_[static_cast<std::size_t>(s)];
                     if ((key >> (kKeyBits - slot.bits)) != slot.prefix) continue;
                     if (slot.gather)
-                        my_gathered[s].push_back(key);
+                        state.gathered[static_cast<std::size_t>(s)].push_back(key);
                     else
-                        ++my_hists[s][static_cast<std::size_t>((key >> (kKeyBits - slot.bits - kTopBits)) & 0xffffu)];
+                        ++state.hists[static_cast<std::size_t>(s)]
+                                     [static_cast<std::size_t>((key >> (kKeyBits - slot.bits - kTopBits)) & 0xffffu)];
                     break;
                 }
             }
         }
+    }
 
-        for (std::size_t s = 0; s < slots.size(); ++s) {
-            if (slots[s].gather) {
+    /// Merges the threads' findings: gathered buckets are resolved, counted ones narrowed by 16 bits.
+    void complete() {
+        for (std::size_t s = 0; s < slots_.size(); ++s) {
+            if (slots_[s].gather) {
                 std::vector<Key> keys;
-                keys.reserve(static_cast<std::size_t>(slots[s].count));
-                for (int t = 0; t < nthreads; ++t) keys.insert(keys.end(), gathered[t][s].begin(), gathered[t][s].end());
-                for (std::size_t t = 0; t < targets.size(); ++t) {
-                    if (slot_of[t] != static_cast<int>(s)) continue;
-                    auto nth = keys.begin() + targets[t].rank;
+                keys.reserve(static_cast<std::size_t>(slots_[s].count));
+                for (const ThreadState& state : threads_)
+                    keys.insert(keys.end(), state.gathered[s].begin(), state.gathered[s].end());
+                for (std::size_t t = 0; t < targets_.size(); ++t) {
+                    if (slot_of_[t] != static_cast<int>(s)) continue;
+                    auto nth = keys.begin() + targets_[t].rank;
                     std::nth_element(keys.begin(), nth, keys.end());
-                    targets[t].key = *nth;
-                    targets[t].done = true;
+                    targets_[t].key = *nth;
+                    targets_[t].done = true;
                 }
             } else {
-                std::vector<uint32_t>& hist = hists[0][s];
-                for (int t = 1; t < nthreads; ++t)
-                    for (std::size_t b = 0; b < kTopBuckets; ++b) hist[b] += hists[t][s][b];
-                for (std::size_t t = 0; t < targets.size(); ++t) {
-                    if (slot_of[t] != static_cast<int>(s)) continue;
-                    Target& target = targets[t];
+                std::vector<uint32_t>& hist = threads_[0].hists[s];
+                for (std::size_t t = 1; t < threads_.size(); ++t)
+                    for (std::size_t b = 0; b < kTopBuckets; ++b) hist[b] += threads_[t].hists[s][b];
+                for (std::size_t t = 0; t < targets_.size(); ++t) {
+                    if (slot_of_[t] != static_cast<int>(s)) continue;
+                    Target& target = targets_[t];
                     int64_t cumulative = 0;
                     std::size_t bucket = 0;
                     while (cumulative + hist[bucket] <= target.rank) cumulative += hist[bucket++];
@@ -372,13 +396,45 @@ std::vector<S> select_radix(const S* data, int64_t n, const std::vector<uint32_t
                 }
             }
         }
+        threads_.clear();
     }
 
-    std::vector<S> values;
-    values.reserve(targets.size());
-    for (const Target& target : targets) values.push_back(Traits::value(target.key));
-    return values;
-}
+    std::vector<S> values() const {
+        std::vector<S> result;
+        result.reserve(targets_.size());
+        for (const Target& target : targets_) result.push_back(Traits::value(target.key));
+        return result;
+    }
+
+private:
+    struct Target {
+        Key prefix = 0;  // the top `bits` bits of the key
+        int bits = 0;
+        int64_t rank = 0;   // rank within the bucket of that prefix
+        int64_t count = 0;  // elements in that bucket
+        bool done = false;
+        Key key = 0;
+    };
+    struct Slot {
+        Key prefix;
+        int bits;
+        int64_t count;
+        bool gather;
+    };
+    struct ThreadState {
+        std::vector<std::vector<Key>> gathered;
+        std::vector<std::vector<uint32_t>> hists;
+        std::vector<Key> buffer;
+    };
+
+    const S* data_;
+    std::vector<Target> targets_;
+    std::vector<Slot> slots_;
+    std::vector<int> slot_of_;
+    std::vector<uint64_t> wanted_;
+    std::vector<uint32_t> slot_mask_;
+    std::vector<ThreadState> threads_;
+};
 
 // numpy's virtual index for method "linear" and the neighbouring ranks (_get_indexes).
 struct QuantilePosition {
@@ -393,6 +449,8 @@ QuantilePosition quantile_position(int64_t n, double q) {
     const auto previous = static_cast<int64_t>(floor_index);
     return {previous, previous + 1, virtual_index - floor_index};
 }
+
+using DiffFn = double (*)(double a, double b);
 
 // numpy's _lerp: `a + diff * t`, or `b - diff * (1 - t)` when t >= 0.5, diff computed in the raw dtype.
 double lerp(double a, double b, double t, DiffFn diff_fn) {
@@ -420,8 +478,7 @@ double uint64_diff(double a, double b) {
     return static_cast<double>(static_cast<uint64_t>(b) - static_cast<uint64_t>(a));
 }
 
-}  // namespace
-
+// Arithmetic numpy uses for `b - a` in quantile interpolation: the raw (not cast-up) dtype.
 DiffFn diff_fn_for(DataType raw_dtype) {
     switch (raw_dtype) {
         case DataType::kFloat32: return float_diff;
@@ -439,6 +496,8 @@ DiffFn diff_fn_for(DataType raw_dtype) {
     }
 }
 
+}  // namespace
+
 int threads_for(int64_t n) {
     if (n < (int64_t{1} << 16)) return 1;
     const int available = std::max(1, omp_get_max_threads());
@@ -446,11 +505,56 @@ int threads_for(int64_t n) {
 }
 
 template <typename S>
-ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std::vector<double>& extra_quantiles) {
+struct StatsAccumulator<S>::Impl {
+    const S* data;
+    int64_t n;
+    DataType raw_dtype;
+    int nthreads;
+    bool use_radix;
+    std::vector<float> sums, abs_sums;  // per chunk
+    std::vector<Partial<S>> partials;   // per thread
+    std::vector<std::vector<uint32_t>> hists;
+};
+
+template <typename S>
+StatsAccumulator<S>::StatsAccumulator(const S* data, int64_t n, DataType raw_dtype, int nthreads)
+    : impl_(std::make_unique<Impl>()) {
+    Impl& m = *impl_;
+    m.data = data;
+    m.n = n;
+    m.raw_dtype = raw_dtype;
+    m.nthreads = std::max(1, nthreads);
+    m.use_radix = n >= kRadixMin;
+    m.sums.assign(static_cast<std::size_t>(chunk_count(n)), 0.f);
+    m.abs_sums.assign(static_cast<std::size_t>(chunk_count(n)), 0.f);
+    m.partials.resize(static_cast<std::size_t>(m.nthreads));
+    m.hists.resize(m.use_radix ? static_cast<std::size_t>(m.nthreads) : 0);
+}
+
+template <typename S>
+StatsAccumulator<S>::~StatsAccumulator() = default;
+
+template <typename S>
+void StatsAccumulator<S>::accumulate(int tid, int64_t chunk) {
+    Impl& m = *impl_;
+    uint32_t* hist = nullptr;
+    if (m.use_radix) {
+        std::vector<uint32_t>& mine = m.hists[static_cast<std::size_t>(tid)];
+        if (mine.empty()) mine.assign(kTopBuckets, 0);
+        hist = mine.data();
+    }
+    const int64_t begin = chunk * kChunk;
+    accumulate_chunk(m.data, begin, std::min(kChunk, m.n - begin), m.partials[static_cast<std::size_t>(tid)],
+                     m.sums[static_cast<std::size_t>(chunk)], m.abs_sums[static_cast<std::size_t>(chunk)], hist);
+}
+
+template <typename S>
+ArrayStats StatsAccumulator<S>::finish(const std::vector<double>& extra_quantiles) {
     for (double q : extra_quantiles)
         if (!(q >= 0.0 && q <= 1.0))
             throw UsageError("Quantile must be in the range [0, 1].\nNote: given: " + python_float_repr(q));
-
+    Impl& m = *impl_;
+    const int64_t n = m.n;
     ArrayStats stats;
     stats.size = n;
     if (n == 0) {
@@ -462,65 +566,39 @@ ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std
         return stats;
     }
 
-    const bool use_radix = n >= kRadixMin;
-    const int nthreads = threads_for(n);
-    const int64_t chunks = chunk_count(n);
-    std::vector<float> sums(static_cast<std::size_t>(chunks)), abs_sums(static_cast<std::size_t>(chunks));
-    std::vector<Partial<S>> partials(nthreads);
-    std::vector<std::vector<uint32_t>> hists(use_radix ? nthreads : 0);
-#pragma omp parallel num_threads(nthreads)
-    {
-        const int tid = omp_get_thread_num();
-        uint32_t* hist = nullptr;
-        if (use_radix) {
-            hists[tid].assign(kTopBuckets, 0);
-            hist = hists[tid].data();
-        }
-        // Contiguous runs of chunks per thread, so merging partials in thread order keeps first indices.
-        const int64_t first = chunks * tid / nthreads, last = chunks * (tid + 1) / nthreads;
-        for (int64_t c = first; c < last; ++c) {
-            const int64_t begin = c * kChunk;
-            accumulate_chunk(data, begin, std::min(kChunk, n - begin), partials[tid],
-                             sums[static_cast<std::size_t>(c)], abs_sums[static_cast<std::size_t>(c)], hist);
-        }
+    Partial<S> total = m.partials[0];
+    for (std::size_t t = 1; t < m.partials.size(); ++t) total.merge(m.partials[t]);
+    std::vector<uint32_t> top_hist;
+    if (m.use_radix) {
+        top_hist.assign(kTopBuckets, 0);
+        for (const auto& hist : m.hists)
+            if (!hist.empty())
+                for (std::size_t b = 0; b < kTopBuckets; ++b) top_hist[b] += hist[b];
     }
-    Partial<S> total = partials[0];
-    for (int t = 1; t < nthreads; ++t) total.merge(partials[t]);
-    for (int t = 1; use_radix && t < nthreads; ++t)
-        for (std::size_t b = 0; b < kTopBuckets; ++b) hists[0][b] += hists[t][b];
 
     const double count = static_cast<double>(n);
     // np.mean(x, dtype=float32) and np.mean(np.abs(x), dtype=float32).
-    stats.mean = static_cast<float>(static_cast<double>(fold_chunks(sums)) / count);
-    stats.avg_magnitude = static_cast<float>(static_cast<double>(fold_chunks(abs_sums)) / count);
-    if constexpr (std::is_same_v<S, float>) {
-        const float var32 = float32_variance(data, n, static_cast<float>(stats.mean), nthreads);
-        stats.var = var32;
-        stats.std_dev = std::sqrt(var32);
-    } else {
-        stats.var = total.m2 / count;
-        stats.std_dev = std::sqrt(stats.var);
-    }
+    stats.mean = static_cast<float>(static_cast<double>(fold_chunks(m.sums)) / count);
+    stats.avg_magnitude = static_cast<float>(static_cast<double>(fold_chunks(m.abs_sums)) / count);
     stats.nan_count = total.nan_count;
-    if (total.nan_count) {
+    const bool has_nan = total.nan_count > 0;
+    if (has_nan) {
         stats.min = stats.max = kNaN;
         stats.argmin = stats.argmax = total.first_nan;
-        stats.median = stats.p90 = stats.p95 = stats.p99 = kNaN;
-        stats.quantiles.assign(extra_quantiles.size(), kNaN);
-        return stats;
+    } else {
+        stats.min = static_cast<double>(total.min);
+        stats.max = static_cast<double>(total.max);
+        stats.argmin = total.argmin;
+        stats.argmax = total.argmax;
     }
-    stats.min = static_cast<double>(total.min);
-    stats.max = static_cast<double>(total.max);
-    stats.argmin = total.argmin;
-    stats.argmax = total.argmax;
 
-    // Every rank needed by the median and the quantiles, selected together.
+    // Every rank needed by the median and the quantiles; the extreme ones are already known.
     std::vector<double> qs = {0.9, 0.95, 0.99};
     qs.insert(qs.end(), extra_quantiles.begin(), extra_quantiles.end());
     std::vector<QuantilePosition> positions;
     for (double q : qs) positions.push_back(quantile_position(n, q));
-    std::vector<int64_t> ranks;
     const int64_t middle = n / 2;
+    std::vector<int64_t> ranks;
     if (n % 2 == 0) ranks.push_back(middle - 1);
     ranks.push_back(middle);
     for (const auto& position : positions) {
@@ -529,23 +607,68 @@ ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std
     }
     std::sort(ranks.begin(), ranks.end());
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-
-    // The extreme ranks are already known.
     std::vector<int64_t> inner;
-    for (int64_t rank : ranks)
-        if (rank != 0 && rank != n - 1) inner.push_back(rank);
+    if (!has_nan && total.min != total.max)
+        for (int64_t rank : ranks)
+            if (rank != 0 && rank != n - 1) inner.push_back(rank);
+
+    // Pass 2: the float32 variance and the first refinement of the ranks, in one sweep.
+    constexpr bool kFloat32Variance = std::is_same_v<S, float>;
+    const float mean32 = static_cast<float>(stats.mean);
+    std::vector<float> variance_sums(kFloat32Variance ? static_cast<std::size_t>(chunk_count(n)) : 0);
     std::vector<S> inner_values;
+    std::unique_ptr<RadixSelector<S>> selector;
+    if (!inner.empty() && m.use_radix) selector = std::make_unique<RadixSelector<S>>(m.data, top_hist, inner);
+    bool refine = selector && selector->prepare(m.nthreads);
+    if (kFloat32Variance || refine) {
+        const int64_t chunks = chunk_count(n);
+#pragma omp parallel num_threads(m.nthreads)
+        {
+            const int tid = omp_get_thread_num();
+            const auto [first, last] = chunk_range(chunks, tid, m.nthreads);
+            for (int64_t c = first; c < last; ++c) {
+                if constexpr (kFloat32Variance)
+                    variance_sums[static_cast<std::size_t>(c)] = variance_chunk_sum(m.data, n, c, mean32);
+            }
+            if (refine) selector->scan(tid, first * kChunk, std::min(n, last * kChunk));
+        }
+        if (refine) selector->complete();
+    }
+    if constexpr (kFloat32Variance) {
+        const float var32 = static_cast<float>(static_cast<double>(fold_chunks(variance_sums)) / count);
+        stats.var = var32;
+        stats.std_dev = std::sqrt(var32);
+    } else {
+        stats.var = total.m2 / count;
+        stats.std_dev = std::sqrt(stats.var);
+    }
+    if (has_nan) {
+        stats.median = stats.p90 = stats.p95 = stats.p99 = kNaN;
+        stats.quantiles.assign(extra_quantiles.size(), kNaN);
+        return stats;
+    }
+
+    // Deeper levels (64-bit keys in crowded buckets) each take one more sweep.
+    while (selector && selector->prepare(m.nthreads)) {
+#pragma omp parallel num_threads(m.nthreads)
+        {
+            const int tid = omp_get_thread_num();
+            selector->scan(tid, n * tid / m.nthreads, n * (tid + 1) / m.nthreads);
+        }
+        selector->complete();
+    }
     if (!inner.empty()) {
         if (total.min == total.max)
             inner_values.assign(inner.size(), total.min);
-        else if (use_radix)
-            inner_values = select_radix(data, n, hists[0], inner, nthreads);
+        else if (selector)
+            inner_values = selector->values();
         else
-            inner_values = select_small(data, n, inner);
+            inner_values = select_small(m.data, n, inner);
     }
     auto value_at = [&](int64_t rank) -> S {
         if (rank == 0) return total.min;
         if (rank == n - 1) return total.max;
+        if (total.min == total.max) return total.min;
         const auto it = std::lower_bound(inner.begin(), inner.end(), rank);
         return inner_values[static_cast<std::size_t>(it - inner.begin())];
     };
@@ -559,7 +682,7 @@ ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std
         stats.median = (static_cast<double>(value_at(middle - 1)) + static_cast<double>(value_at(middle))) / 2.0;
     }
 
-    const DiffFn diff_fn = diff_fn_for(raw_dtype);
+    const DiffFn diff_fn = diff_fn_for(m.raw_dtype);
     std::vector<double> results;
     for (const auto& position : positions)
         results.push_back(lerp(static_cast<double>(value_at(position.previous)),
@@ -571,6 +694,25 @@ ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std
     return stats;
 }
 
+template <typename S>
+ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std::vector<double>& extra_quantiles) {
+    const int nthreads = threads_for(n);
+    StatsAccumulator<S> accumulator(data, n, raw_dtype, nthreads);
+    const int64_t chunks = chunk_count(n);
+#pragma omp parallel num_threads(nthreads)
+    {
+        const int tid = omp_get_thread_num();
+        const auto [first, last] = chunk_range(chunks, tid, nthreads);
+        for (int64_t c = first; c < last; ++c) accumulator.accumulate(tid, c);
+    }
+    return accumulator.finish(extra_quantiles);
+}
+
+template class StatsAccumulator<float>;
+template class StatsAccumulator<double>;
+template class StatsAccumulator<int32_t>;
+template class StatsAccumulator<int64_t>;
+template class StatsAccumulator<uint64_t>;
 template ArrayStats compute_typed<float>(const float*, int64_t, DataType, const std::vector<double>&);
 template ArrayStats compute_typed<double>(const double*, int64_t, DataType, const std::vector<double>&);
 template ArrayStats compute_typed<int32_t>(const int32_t*, int64_t, DataType, const std::vector<double>&);

@@ -1,15 +1,21 @@
-// Internal: the typed statistics kernels behind polygraphy/comparator/stats.h.
+// Internal: the typed statistics engine behind polygraphy/comparator/stats.h.
 //
-// compute_typed<S>() takes the data already in its "stat type" S (Polygraphy's cast_up: float16 -> float32,
-// small ints -> int32, uint32 -> int64) and does two passes at most over memory for everything:
-//   pass 1 (blocked, OpenMP): sum, |x| sum, Chan-merged variance, min/max with first index, NaN count,
-//           and a 65536-bucket histogram of the top 16 bits of the order-preserving key of each element;
-//   pass 2 (OpenMP): for the few buckets holding the requested ranks, either a histogram of the next 16
-//           bits (32-bit keys are then exact) or, for small buckets, a gather and nth_element.
-// 64-bit keys may need more levels; they are the cold path (float64/int64 outputs).
+// Data of "stat type" S (Polygraphy's cast_up already applied: float16 -> float32, small ints -> int32,
+// uint32 -> int64) goes through two passes over memory at most:
+//   pass 1, per 8192-element chunk (numpy's reduction buffer): float32 pairwise sums of x and |x| (numpy's
+//           exact summation order, so mean/avg-magnitude print like numpy), float64 moments for non-float32
+//           data, min/max with first index, NaNs, and a 65536-bucket histogram of the top 16 bits of each
+//           element's order-preserving key;
+//   pass 2: float32 variance (needs the mean) and, for the few top buckets holding the requested ranks
+//           (median, p90/p95/p99, extra quantiles), a histogram of the next 16 bits or, for small buckets,
+//           a gather and nth_element. 32-bit keys are exact after that; 64-bit keys may need more levels.
+// Pass 1 is driven chunk by chunk so that callers can fuse it with the loop producing the data
+// (the comparator computes differences and the pass-1 statistics of four arrays in one sweep).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "polygraphy/comparator/stats.h"
@@ -17,19 +23,45 @@
 
 namespace polygraphy::stats::detail {
 
-/// Arithmetic numpy uses for `b - a` in quantile interpolation: the raw (not cast-up) dtype.
-using DiffFn = double (*)(double a, double b);
-DiffFn diff_fn_for(DataType raw_dtype);
+/// numpy's reduction buffer size: float32 sums add the pairwise sums of consecutive chunks this long.
+constexpr int64_t kChunk = 8192;
 
-/// Stats of `n` elements of stat type S (float, double, int32_t, int64_t, uint64_t).
-/// `raw_dtype` is the dtype the values came from (for quantile interpolation arithmetic).
+inline int64_t chunk_count(int64_t n) { return (n + kChunk - 1) / kChunk; }
+
+/// Number of OpenMP threads worth using for `n` elements (1 for small arrays).
+int threads_for(int64_t n);
+
+/// Chunks [first, last) that thread `tid` of `nthreads` handles: contiguous and in order, which keeps
+/// "first index" semantics (argmin, argmax, first NaN) when partial results merge in thread order.
+inline std::pair<int64_t, int64_t> chunk_range(int64_t chunks, int tid, int nthreads) {
+    return {chunks * tid / nthreads, chunks * (tid + 1) / nthreads};
+}
+
+/// Statistics of `n` elements of type S (float, double, int32_t, int64_t, uint64_t) at `data`.
+/// `raw_dtype` is the dtype the values came from: numpy interpolates quantiles in it.
+template <typename S>
+class StatsAccumulator {
+public:
+    StatsAccumulator(const S* data, int64_t n, DataType raw_dtype, int nthreads);
+    ~StatsAccumulator();
+    StatsAccumulator(const StatsAccumulator&) = delete;
+    StatsAccumulator& operator=(const StatsAccumulator&) = delete;
+
+    /// Pass 1 over chunk `chunk` by thread `tid` (see chunk_range); the chunk's data must be final.
+    void accumulate(int tid, int64_t chunk);
+    /// Pass 2 and the figures; call once, outside any parallel region, after every chunk was accumulated.
+    ArrayStats finish(const std::vector<double>& extra_quantiles);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// All of it in one call.
 template <typename S>
 ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std::vector<double>& extra_quantiles);
 
 /// Stats of a bool array (bytes 0/1): no quantiles, float64 variance and median.
 ArrayStats compute_bool(const uint8_t* data, int64_t n);
-
-/// Number of OpenMP threads worth using for `n` elements (1 for small arrays).
-int threads_for(int64_t n);
 
 }  // namespace polygraphy::stats::detail
