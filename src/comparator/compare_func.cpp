@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <functional>
 #include <set>
 
 #include "comparator/report_internal.h"
@@ -398,6 +399,70 @@ struct OutputSettings {
     ErrorStat stat;
 };
 
+using MatchFn = std::function<OutputCompareResult(const std::string& name0, const Tensor& output0,
+                                                    const std::string& name1, const Tensor& output1,
+                                                    const std::string& runner0, const std::string& runner1)>;
+
+// compare.py default_find_output_func.
+std::optional<std::string> find_output(const std::string& name0, std::size_t index,
+                                              const std::vector<std::string>& names0,
+                                              const std::vector<std::string>& names1,
+                                              const std::string& runner1) {
+    const std::optional<std::string> found = find_str_in_list(name0, names1, index);
+    if (!found) return std::nullopt;
+    if (*found != name0) {
+        const std::optional<std::string> exact = find_str_in_list(*found, names0);
+        if (exact && *exact == *found) {
+            logger().verbose("Will not compare " + *found + " with " + name0 +
+                             ", since the former already has an exact match: " + *exact);
+            return std::nullopt;
+        }
+        logger().warning("Output names did not match exactly. Assuming " + runner1 + " output: " + *found +
+                         " corresponds to output: " + name0);
+    }
+    return found;
+}
+
+
+// compare.py run_comparison: each output of the first result against its match in the second.
+IterationCompareResult run_comparison(const IterationResult& first, const IterationResult& second, bool fail_fast,
+                                      const MatchFn& match) {
+    const std::vector<std::string> names0 = first.outputs.keys(), names1 = second.outputs.keys();
+    IterationCompareResult status;
+    for (std::size_t index = 0; index < names0.size(); ++index) {
+        const std::string& name0 = names0[index];
+        const std::optional<std::string> name1 = find_output(name0, index, names0, names1, second.runner_name);
+        if (!name1) continue;
+        const Tensor& output0 = first.outputs.at(name0);
+        const Tensor& output1 = second.outputs.at(*name1);
+        logger().start("Comparing Output: '" + name0 + "' (" + describe(output0) + ") with '" + *name1 + "' (" +
+                       describe(output1) + ")");
+        auto guard = logger().indent();
+        OutputCompareResult result = match(name0, output0, *name1, output1, first.runner_name, second.runner_name);
+        result.output_name = name0;
+        result.other_name = *name1;
+        const bool passed = result.passed;
+        status.set(name0, std::move(result));
+        if (fail_fast && !passed) return status;
+    }
+
+    std::vector<std::string> mismatched, compared;
+    for (const auto& [name, result] : status) {
+        compared.push_back(name);
+        if (!result.passed) mismatched.push_back(name);
+    }
+    if (!mismatched.empty())
+        logger().error("FAILED | Mismatched outputs: " + python_list_repr(mismatched));
+    else
+        logger().finish("PASSED | All outputs matched | Outputs: " + python_list_repr(compared));
+
+    if (status.empty() && (!names0.empty() || !names1.empty()))
+        throw PolygraphyException("All outputs were skipped, no common outputs found!\nNote: " + first.runner_name +
+                                  " outputs: " + python_list_repr(names0) + "\nNote: " + second.runner_name +
+                                  " outputs: " + python_list_repr(names1));
+    return status;
+}
+
 class SimpleComparer {
 public:
     explicit SimpleComparer(SimpleCompareOptions options) : options_(std::move(options)) {}
@@ -411,37 +476,11 @@ public:
         if (!options_.check_shapes)
             logger().info("Strict shape checking disabled. Will attempt to match output shapes before comparisons");
 
-        IterationCompareResult status;
-        for (std::size_t index = 0; index < names0.size(); ++index) {
-            const std::string& name0 = names0[index];
-            const std::optional<std::string> name1 = find_output(name0, index, names0, names1, second.runner_name);
-            if (!name1) continue;
-            const Tensor& output0 = first.outputs.at(name0);
-            const Tensor& output1 = second.outputs.at(*name1);
-            logger().start("Comparing Output: '" + name0 + "' (" + describe(output0) + ") with '" + *name1 + "' (" +
-                           describe(output1) + ")");
-            auto guard = logger().indent();
-            OutputCompareResult result = match(name0, output0, *name1, output1, first.runner_name, second.runner_name);
-            const bool passed = result.passed;
-            status.set(name0, std::move(result));
-            if (options_.fail_fast && !passed) return status;
-        }
-
-        std::vector<std::string> mismatched, compared;
-        for (const auto& [name, result] : status) {
-            compared.push_back(name);
-            if (!result.passed) mismatched.push_back(name);
-        }
-        if (!mismatched.empty())
-            logger().error("FAILED | Mismatched outputs: " + python_list_repr(mismatched));
-        else
-            logger().finish("PASSED | All outputs matched | Outputs: " + python_list_repr(compared));
-
-        if (status.empty() && (!names0.empty() || !names1.empty()))
-            throw PolygraphyException("All outputs were skipped, no common outputs found!\nNote: " + first.runner_name +
-                                      " outputs: " + python_list_repr(names0) + "\nNote: " + second.runner_name +
-                                      " outputs: " + python_list_repr(names1));
-        return status;
+        return run_comparison(first, second, options_.fail_fast,
+                              [this](const std::string& name0, const Tensor& output0, const std::string& name1,
+                                     const Tensor& output1, const std::string& runner0, const std::string& runner1) {
+                                  return match(name0, output0, name1, output1, runner0, runner1);
+                              });
     }
 
 private:
@@ -464,26 +503,6 @@ private:
     static std::string set_repr(const std::vector<std::string>& items) {
         const std::string list = python_list_repr(items);
         return "{" + list.substr(1, list.size() - 2) + "}";
-    }
-
-    // compare.py default_find_output_func.
-    static std::optional<std::string> find_output(const std::string& name0, std::size_t index,
-                                                  const std::vector<std::string>& names0,
-                                                  const std::vector<std::string>& names1,
-                                                  const std::string& runner1) {
-        const std::optional<std::string> found = find_str_in_list(name0, names1, index);
-        if (!found) return std::nullopt;
-        if (*found != name0) {
-            const std::optional<std::string> exact = find_str_in_list(*found, names0);
-            if (exact && *exact == *found) {
-                logger().verbose("Will not compare " + *found + " with " + name0 +
-                                 ", since the former already has an exact match: " + *exact);
-                return std::nullopt;
-            }
-            logger().warning("Output names did not match exactly. Assuming " + runner1 + " output: " + *found +
-                             " corresponds to output: " + name0);
-        }
-        return found;
     }
 
     OutputSettings settings_for(const std::string& name) const {
@@ -707,11 +726,94 @@ private:
     SimpleCompareOptions options_;
 };
 
+
+// compare.py CompareFunc.indices: positions of equal values along the last axis, within a tolerance.
+class IndicesComparer {
+public:
+    IndicesComparer(PerOutput<int64_t> index_tolerance, bool fail_fast)
+        : index_tolerance_(std::move(index_tolerance)), fail_fast_(fail_fast) {}
+
+    IterationCompareResult operator()(const IterationResult& first, const IterationResult& second) const {
+        return run_comparison(first, second, fail_fast_,
+                              [this](const std::string& name0, const Tensor& output0, const std::string& name1,
+                                     const Tensor& output1, const std::string& runner0, const std::string& runner1) {
+                                  return match(name0, output0, name1, output1, runner0, runner1);
+                              });
+    }
+
+private:
+    OutputCompareResult match(const std::string& name0, const Tensor& output0, const std::string& name1,
+                              const Tensor& output1, const std::string& runner0, const std::string& runner1) const {
+        const int64_t tolerance = per_output_value(index_tolerance_, name0, int64_t{0});
+        OutputCompareResult result;
+        if (output0.shape() != output1.shape()) {
+            result.error = "Cannot compare outputs of different shapes.";
+            logger().error(result.error);
+            return result;
+        }
+        if (output0.dtype() == DataType::kString || output1.dtype() == DataType::kString) {
+            result.error = "Cannot compare outputs of type string";
+            logger().error("FAILED | Output: '" + name0 + "' | " + result.error);
+            return result;
+        }
+        // Batches of the last axis (a scalar is one batch of one value).
+        const int64_t width = output0.rank() ? output0.shape().back() : 1;
+        const int64_t batches = width ? output0.numel() / width : 0;
+        const int64_t compared = std::max<int64_t>(0, width - std::max<int64_t>(tolerance, 0));
+        bool passed = true;
+        for (int64_t batch = 0; batch < batches && (passed || !fail_fast_); ++batch) {
+            const int64_t base = batch * width;
+            for (int64_t index0 = 0; index0 < compared; ++index0) {
+                const double value = output0.value_as_double(base + index0);
+                if (value == output1.value_as_double(base + index0)) continue;
+                int64_t index1 = -1;
+                for (int64_t j = 0; j < width && index1 < 0; ++j)
+                    if (output1.value_as_double(base + j) == value) index1 = j;
+                if (index1 < 0) {
+                    logger().error("FAILED | Value: " + stats::array_to_string(Tensor::from_doubles(output0.dtype(), {}, {value})) +
+                                   " not found in output");
+                } else if (std::llabs(index1 - index0) > tolerance) {
+                    logger().error("FAILED | Difference exceeds index tolerance (" + std::to_string(tolerance) + ")");
+                } else {
+                    continue;
+                }
+                passed = false;
+                if (fail_fast_) break;
+            }
+        }
+        result.passed = passed;
+        if (!passed && fail_fast_) return result;
+
+        if (logger().enabled(Severity::kInfo) && output0.dtype() != DataType::kComplex64 &&
+            output0.dtype() != DataType::kComplex128) {
+            const ArrayStats stats0 = stats_of(output0, {}), stats1 = stats_of(output1, {});
+            const std::pair<double, double> hist_range = {python_min(stats0.min, stats1.min),
+                                                          python_max(stats0.max, stats1.max)};
+            log_output_stats(output0, stats0, !passed, runner0 + ": " + name0, hist_range);
+            log_output_stats(output1, stats1, !passed, runner1 + ": " + name1, hist_range);
+        }
+        if (passed) logger().finish("PASSED | Difference is within index tolerance (" + std::to_string(tolerance) + ")");
+        return result;
+    }
+
+    PerOutput<int64_t> index_tolerance_;
+    bool fail_fast_;
+};
+
 }  // namespace
 
 namespace compare_func {
 CompareFunc simple(SimpleCompareOptions options) {
     auto comparer = std::make_shared<SimpleComparer>(std::move(options));
+    return [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
+}
+
+CompareFunc indices(PerOutput<int64_t> index_tolerance, bool fail_fast) {
+    for (const auto& [name, tolerance] : index_tolerance)
+        if (tolerance < 0)
+            throw UsageError("Index tolerance must not be negative.\nNote: given: " + std::to_string(tolerance) +
+                             (name.empty() ? std::string() : " for output '" + name + "'"));
+    auto comparer = std::make_shared<IndicesComparer>(std::move(index_tolerance), fail_fast);
     return [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
 }
 }  // namespace compare_func

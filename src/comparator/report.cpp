@@ -510,6 +510,13 @@ std::string array_to_string(const Tensor& tensor) {
 }
 
 std::string histogram_string(const Tensor& tensor, std::optional<std::pair<double, double>> range) {
+    return detail::histogram_text(tensor, range, std::nullopt);
+}
+
+namespace detail {
+
+std::string histogram_text(const Tensor& tensor, std::optional<std::pair<double, double>> range,
+                           std::optional<std::pair<double, double>> extremes) {
     const DataType dtype = tensor.dtype();
     if (dtype == DataType::kBool || dtype == DataType::kString) return "";
     auto refuse = [](const std::string& reason) {
@@ -529,9 +536,11 @@ std::string histogram_string(const Tensor& tensor, std::optional<std::pair<doubl
         first = 0;
         last = 1;
     } else {
-        const ArrayStats stats = compute_stats(tensor);
-        first = stats.min;
-        last = stats.max;
+        if (!extremes) {
+            const ArrayStats stats = compute_stats(tensor);
+            extremes = std::make_pair(stats.min, stats.max);
+        }
+        std::tie(first, last) = *extremes;
         data_range = true;
         if (!std::isfinite(first) || !std::isfinite(last))
             return refuse("autodetected range of [" + python_float_repr(first) + ", " + python_float_repr(last) +
@@ -604,8 +613,6 @@ std::string histogram_string(const Tensor& tensor, std::optional<std::pair<doubl
     return text;
 }
 
-namespace detail {
-
 std::string indent_block(const std::string& block) {
     std::string text = "    ";
     for (char c : block) {
@@ -625,7 +632,7 @@ void log_output_stats(const Tensor& tensor, const ArrayStats& stats, bool failed
     if (!logger().enabled(severity)) return;
     if (tensor.numel() <= kSmallOutput)
         logger().log(severity, "---- Values ----\n" + indent_block(array_to_string(tensor)));
-    logger().log(severity, histogram_string(tensor, hist_range));
+    logger().log(severity, histogram_text(tensor, hist_range, std::make_pair(stats.min, stats.max)));
 }
 
 }  // namespace detail

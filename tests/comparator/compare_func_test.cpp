@@ -307,3 +307,44 @@ TEST_F(CompareFuncTest, LargeOutputsMatchTheSmallPath) {
 
 }  // namespace
 }  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+Tensor i64(Shape shape, std::vector<double> values) { return Tensor::from_doubles(DataType::kInt64, shape, values); }
+
+TEST_F(CompareFuncTest, IndicesAllowsDisplacementUpToTheTolerance) {
+    // compare.py CompareFunc.indices docstring: [0, 1, 2] vs [1, 0, 2] needs tolerance 1; [1, 2, 0] needs 2.
+    auto compare = [&](const Tensor& x, const Tensor& y, int64_t tolerance) {
+        PerOutput<int64_t> tolerances;
+        tolerances.set("", tolerance);
+        return run(compare_func::indices(tolerances), iteration("A", {{"topk", x}}), iteration("B", {{"topk", y}}))
+            .at("topk")
+            .passed;
+    };
+    EXPECT_FALSE(compare(i64({3}, {0, 1, 2}), i64({3}, {1, 0, 2}), 0));
+    EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Difference exceeds index tolerance (0)\n"));
+    EXPECT_THAT(log_, HasSubstr("---- Values ----"));  // a failure shows the values
+    EXPECT_TRUE(compare(i64({3}, {0, 1, 2}), i64({3}, {1, 0, 2}), 1));
+    EXPECT_THAT(log_, HasSubstr("[I]     PASSED | Difference is within index tolerance (1)\n"));
+    EXPECT_FALSE(compare(i64({3}, {0, 1, 2}), i64({3}, {1, 2, 0}), 1));
+    EXPECT_TRUE(compare(i64({3}, {0, 1, 2}), i64({3}, {1, 2, 0}), 2));
+    // Each row of a 2-D output is its own batch.
+    EXPECT_TRUE(compare(i64({2, 2}, {0, 1, 5, 6}), i64({2, 2}, {0, 1, 5, 6}), 0));
+    EXPECT_FALSE(compare(i64({2, 2}, {0, 1, 5, 6}), i64({2, 2}, {0, 1, 6, 7}), 0));
+    EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Value: 5 not found in output\n"));
+    EXPECT_FALSE(compare(i64({2}, {0, 1}), i64({3}, {0, 1, 2}), 0));
+    EXPECT_THAT(log_, HasSubstr("[E]     Cannot compare outputs of different shapes.\n"));
+
+    PerOutput<int64_t> negative;
+    negative.set("topk", -1);
+    try {
+        compare_func::indices(negative);
+        FAIL() << "expected UsageError";
+    } catch (const UsageError& error) {
+        EXPECT_STREQ(error.what(), "Index tolerance must not be negative.\nNote: given: -1 for output 'topk'");
+    }
+}
+
+}  // namespace
+}  // namespace polygraphy
