@@ -1,5 +1,6 @@
 // Benchmarks of the comparator's hot paths on 4,000,000-element float32 outputs:
 //   BM_Stats            compute_stats (mean/std/var/median/min/max/p90/p95/p99) of one array
+//   BM_Histogram        the `---- Histogram ----` block of one array (printed for failing outputs)
 //   BM_CompareOutputs   CompareFunc::simple on two iterations of 4 such outputs (the `run --load-outputs a b`
 //                       workload without file loading), report logged at INFO into /dev/null;
 //                       /0: outputs within tolerance (1e-6 relative noise, atol = rtol = 1e-3),
@@ -67,6 +68,13 @@ void BM_Stats(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * kElements);
 }
 BENCHMARK(BM_Stats)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Histogram(benchmark::State& state) {
+    const Tensor tensor = make_output(1, 0.0);
+    for (auto _ : state) benchmark::DoNotOptimize(stats::histogram_string(tensor, std::make_pair(-6.0, 6.0)));
+    state.SetItemsProcessed(state.iterations() * kElements);
+}
+BENCHMARK(BM_Histogram)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_CompareOutputs(benchmark::State& state) {
     const bool failing = state.range(0) != 0;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <functional>
 #include <set>
 
@@ -58,15 +59,56 @@ std::string describe(const Tensor& tensor) {
     return "dtype=" + std::string(dtype_name(tensor.dtype())) + ", shape=" + shape_to_string(tensor.shape());
 }
 
-// A tensor whose buffer is not zero-filled first (it is about to be overwritten).
-Tensor uninitialized_tensor(DataType dtype, const Shape& shape) {
-    const std::size_t bytes = static_cast<std::size_t>(shape_volume(shape)) * dtype_size(dtype);
-    const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
-    void* memory = std::aligned_alloc(64, rounded);
-    if (!memory) throw PolygraphyException("Could not allocate " + std::to_string(bytes) + " bytes for a difference buffer");
-    std::shared_ptr<void> owner(memory, [](void* p) { std::free(p); });
-    return Tensor::wrap(dtype, shape, owner, memory);
-}
+// Difference buffers are large and short-lived (one output at a time); a comparer keeps the last two for
+// the next output, so each comparison does not pay for fresh pages from the kernel again.
+class ScratchPool {
+public:
+    ~ScratchPool() {
+        for (const auto& entry : state_->free) std::free(entry.second);
+        state_->free.clear();
+        state_->alive = false;
+    }
+
+    // A tensor whose buffer is not zero-filled first (it is about to be overwritten).
+    Tensor uninitialized_tensor(DataType dtype, const Shape& shape) {
+        const std::size_t bytes = static_cast<std::size_t>(shape_volume(shape)) * dtype_size(dtype);
+        const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+        void* memory = nullptr;
+        std::size_t capacity = rounded;
+        {
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            auto& free = state_->free;
+            for (auto it = free.begin(); it != free.end(); ++it)
+                if (it->first >= rounded) {
+                    capacity = it->first;
+                    memory = it->second;
+                    free.erase(it);
+                    break;
+                }
+        }
+        if (!memory) memory = std::aligned_alloc(64, rounded);
+        if (!memory) throw PolygraphyException("Could not allocate " + std::to_string(bytes) + " bytes for a difference buffer");
+        std::shared_ptr<State> state = state_;
+        std::shared_ptr<void> owner(memory, [state, capacity](void* p) {
+            std::lock_guard<std::mutex> lock(state->mutex);
+            if (state->alive && state->free.size() < kKept) {
+                state->free.emplace_back(capacity, p);
+                return;
+            }
+            std::free(p);
+        });
+        return Tensor::wrap(dtype, shape, owner, memory);
+    }
+
+private:
+    static constexpr std::size_t kKept = 2;
+    struct State {
+        std::mutex mutex;
+        bool alive = true;
+        std::vector<std::pair<std::size_t, void*>> free;  // (capacity, buffer)
+    };
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+};
 
 // ---- numpy dtype rules used by Polygraphy's comparison ----
 
@@ -223,6 +265,7 @@ struct SweepOptions {
     std::vector<double> extra_quantiles;  // for the difference statistics
     // Raw dtypes of the outputs whose statistics come out of the float32 sweep (nullopt: not wanted here).
     std::optional<DataType> stats0_dtype, stats1_dtype;
+    ScratchPool* pool = nullptr;
 };
 
 template <typename T, typename R>
@@ -230,8 +273,8 @@ Differences compute_differences(const T* a, const T* b, const Shape& shape, Data
                                 const SweepOptions& options) {
     Differences result;
     const int64_t n = shape_volume(shape);
-    result.absdiff = uninitialized_tensor(t_dtype, shape);
-    result.reldiff = uninitialized_tensor(r_dtype, shape);
+    result.absdiff = options.pool->uninitialized_tensor(t_dtype, shape);
+    result.reldiff = options.pool->uninitialized_tensor(r_dtype, shape);
     T* absdiff = result.absdiff.data_as<T>();
     R* reldiff = result.reldiff.data_as<R>();
     const Thresholds<T, R> limits{static_cast<typename Thresholds<T, R>::Compare>(options.atol),
@@ -280,11 +323,12 @@ Differences compute_differences(const T* a, const T* b, const Shape& shape, Data
 }
 
 // Bool outputs: XOR as the absolute difference, float64 quotient as the relative one.
-Differences compute_bool_differences(const Tensor& a, const Tensor& b, bool elemwise, double atol, double rtol) {
+Differences compute_bool_differences(const Tensor& a, const Tensor& b, bool elemwise, double atol, double rtol,
+                                     ScratchPool& pool) {
     Differences result;
     const int64_t n = a.numel();
-    result.absdiff = uninitialized_tensor(DataType::kBool, a.shape());
-    result.reldiff = uninitialized_tensor(DataType::kFloat64, a.shape());
+    result.absdiff = pool.uninitialized_tensor(DataType::kBool, a.shape());
+    result.reldiff = pool.uninitialized_tensor(DataType::kFloat64, a.shape());
     const uint8_t* x = a.data_as<uint8_t>();
     const uint8_t* y = b.data_as<uint8_t>();
     uint8_t* absdiff = result.absdiff.data_as<uint8_t>();
@@ -561,7 +605,7 @@ private:
                             const std::vector<double>& extra_quantiles, bool want_output_stats) const {
         if (out0.dtype() == DataType::kBool && out1.dtype() == DataType::kBool)
             return compute_bool_differences(out0, out1, settings.stat == ErrorStat::kElemwise, settings.atol,
-                                            settings.rtol);
+                                            settings.rtol, *pool_);
 
         const DataType up0 = cast_up(out0.dtype()), up1 = cast_up(out1.dtype());
         const DataType compute = promote(up0, up1);
@@ -573,6 +617,7 @@ private:
         sweep.atol = settings.atol;
         sweep.rtol = settings.rtol;
         sweep.extra_quantiles = extra_quantiles;
+        sweep.pool = pool_.get();
         // An output's statistics can come from the float32 sweep when its float32 values are its cast_up.
         auto float_like = [](DataType dtype) { return cast_up(dtype) == DataType::kFloat32; };
         if (want_output_stats && float_like(out0.dtype())) sweep.stats0_dtype = out0.dtype();
@@ -724,6 +769,7 @@ private:
     }
 
     SimpleCompareOptions options_;
+    std::unique_ptr<ScratchPool> pool_ = std::make_unique<ScratchPool>();
 };
 
 
