@@ -42,7 +42,6 @@ public:
         }
         if (cache_.empty()) logger().warning("Data loader did not yield any input data.");
         if (save_inputs_path_) {
-            logger().info("Saving inference input data to " + *save_inputs_path_);
             save_inputs(cache_, *save_inputs_path_);
         }
     }
