@@ -314,10 +314,19 @@ Differences compute_differences(const T* a, const T* b, const Shape& shape, Data
     result.second_has_zero = zeros > 0;
     result.mismatched = mismatches > 0;
     if (acc_abs) {
-        result.abs_stats = acc_abs->finish(options.extra_quantiles);
-        result.rel_stats = acc_rel->finish(options.extra_quantiles);
-        if (acc0) result.stats0 = acc0->finish({});
-        if (acc1) result.stats1 = acc1->finish({});
+        std::vector<Accumulator*> accumulators = {acc_abs.get(), acc_rel.get()};
+        std::vector<std::vector<double>> quantiles = {options.extra_quantiles, options.extra_quantiles};
+        for (Accumulator* extra : {acc0.get(), acc1.get()})
+            if (extra) {
+                accumulators.push_back(extra);
+                quantiles.emplace_back();
+            }
+        const std::vector<ArrayStats> all = stats::detail::finish_together<float>(accumulators, quantiles);
+        result.abs_stats = all[0];
+        result.rel_stats = all[1];
+        std::size_t next = 2;
+        if (acc0) result.stats0 = all[next++];
+        if (acc1) result.stats1 = all[next++];
     }
     return result;
 }
@@ -354,24 +363,33 @@ double python_min(double a, double b) { return b < a ? b : a; }
 double python_max(double a, double b) { return b > a ? b : a; }
 
 // ---- try_match_shape (util.py): reshape or permute the second output to the first's shape ----
+// A transposed copy; `perm` is a permutation of the axes (numpy.transpose).
 Tensor transposed(const Tensor& tensor, const std::vector<int64_t>& perm) {
     const Shape& shape = tensor.shape();
-    Shape out_shape;
-    for (int64_t axis : perm) out_shape.push_back(shape[static_cast<std::size_t>(axis)]);
+    const int rank = static_cast<int>(shape.size());
+    Shape out_shape(shape.size()), strides(shape.size()), index(shape.size(), 0);
+    int64_t stride = 1;
+    for (int axis = rank - 1; axis >= 0; --axis) {
+        strides[static_cast<std::size_t>(axis)] = stride;
+        stride *= shape[static_cast<std::size_t>(axis)];
+    }
+    Shape moved_strides(shape.size());  // input stride of each output axis
+    for (int axis = 0; axis < rank; ++axis) {
+        out_shape[static_cast<std::size_t>(axis)] = shape[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
+        moved_strides[static_cast<std::size_t>(axis)] = strides[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
+    }
     Tensor out(tensor.dtype(), out_shape);
-    const std::size_t rank = shape.size(), element = dtype_size(tensor.dtype());
-    std::vector<int64_t> in_strides(rank, 1);
-    for (std::size_t axis = rank; axis-- > 1;) in_strides[axis - 1] = in_strides[axis] * shape[axis];
-    std::vector<int64_t> index(rank, 0);
+    const std::size_t element = dtype_size(tensor.dtype());
     const auto* src = static_cast<const unsigned char*>(tensor.data());
     auto* dst = static_cast<unsigned char*>(out.data());
     for (int64_t flat = 0; flat < out.numel(); ++flat) {
         int64_t offset = 0;
-        for (std::size_t axis = 0; axis < rank; ++axis) offset += index[axis] * in_strides[static_cast<std::size_t>(perm[axis])];
+        for (int axis = 0; axis < rank; ++axis)
+            offset += index[static_cast<std::size_t>(axis)] * moved_strides[static_cast<std::size_t>(axis)];
         std::memcpy(dst + static_cast<std::size_t>(flat) * element, src + static_cast<std::size_t>(offset) * element, element);
-        for (std::size_t axis = rank; axis-- > 0;) {
-            if (++index[axis] < out_shape[axis]) break;
-            index[axis] = 0;
+        for (int axis = rank - 1; axis >= 0; --axis) {
+            if (++index[static_cast<std::size_t>(axis)] < out_shape[static_cast<std::size_t>(axis)]) break;
+            index[static_cast<std::size_t>(axis)] = 0;
         }
     }
     return out;

@@ -514,6 +514,14 @@ struct StatsAccumulator<S>::Impl {
     std::vector<float> sums, abs_sums;  // per chunk
     std::vector<Partial<S>> partials;   // per thread
     std::vector<std::vector<uint32_t>> hists;
+    // Between begin_finish() and end_finish():
+    ArrayStats stats;
+    Partial<S> total;
+    std::vector<QuantilePosition> positions;
+    std::vector<int64_t> inner;  // ranks to select (not the first or last)
+    std::vector<float> variance_sums;
+    std::unique_ptr<RadixSelector<S>> selector;
+    bool refine = false, sweep = false;
 };
 
 template <typename S>
@@ -549,24 +557,27 @@ void StatsAccumulator<S>::accumulate(int tid, int64_t chunk) {
 }
 
 template <typename S>
-ArrayStats StatsAccumulator<S>::finish(const std::vector<double>& extra_quantiles) {
+void StatsAccumulator<S>::begin_finish(const std::vector<double>& extra_quantiles) {
     for (double q : extra_quantiles)
         if (!(q >= 0.0 && q <= 1.0))
             throw UsageError("Quantile must be in the range [0, 1].\nNote: given: " + python_float_repr(q));
     Impl& m = *impl_;
     const int64_t n = m.n;
-    ArrayStats stats;
+    ArrayStats& stats = m.stats;
+    stats = ArrayStats{};
     stats.size = n;
+    m.sweep = false;
     if (n == 0) {
         // Polygraphy's zero_on_empty: 0 for everything but np.mean (nan) and its quantile (inf).
         stats.mean = kNaN;
         stats.avg_magnitude = kNaN;
         stats.p90 = stats.p95 = stats.p99 = kInf;
         stats.quantiles.assign(extra_quantiles.size(), kInf);
-        return stats;
+        return;
     }
 
-    Partial<S> total = m.partials[0];
+    Partial<S>& total = m.total;
+    total = m.partials[0];
     for (std::size_t t = 1; t < m.partials.size(); ++t) total.merge(m.partials[t]);
     std::vector<uint32_t> top_hist;
     if (m.use_radix) {
@@ -581,8 +592,7 @@ ArrayStats StatsAccumulator<S>::finish(const std::vector<double>& extra_quantile
     stats.mean = static_cast<float>(static_cast<double>(fold_chunks(m.sums)) / count);
     stats.avg_magnitude = static_cast<float>(static_cast<double>(fold_chunks(m.abs_sums)) / count);
     stats.nan_count = total.nan_count;
-    const bool has_nan = total.nan_count > 0;
-    if (has_nan) {
+    if (total.nan_count > 0) {
         stats.min = stats.max = kNaN;
         stats.argmin = stats.argmax = total.first_nan;
     } else {
@@ -595,72 +605,87 @@ ArrayStats StatsAccumulator<S>::finish(const std::vector<double>& extra_quantile
     // Every rank needed by the median and the quantiles; the extreme ones are already known.
     std::vector<double> qs = {0.9, 0.95, 0.99};
     qs.insert(qs.end(), extra_quantiles.begin(), extra_quantiles.end());
-    std::vector<QuantilePosition> positions;
-    for (double q : qs) positions.push_back(quantile_position(n, q));
+    m.positions.clear();
+    for (double q : qs) m.positions.push_back(quantile_position(n, q));
     const int64_t middle = n / 2;
     std::vector<int64_t> ranks;
     if (n % 2 == 0) ranks.push_back(middle - 1);
     ranks.push_back(middle);
-    for (const auto& position : positions) {
+    for (const auto& position : m.positions) {
         ranks.push_back(position.previous);
         ranks.push_back(position.next);
     }
     std::sort(ranks.begin(), ranks.end());
     ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-    std::vector<int64_t> inner;
-    if (!has_nan && total.min != total.max)
+    m.inner.clear();
+    if (total.nan_count == 0 && total.min != total.max)
         for (int64_t rank : ranks)
-            if (rank != 0 && rank != n - 1) inner.push_back(rank);
+            if (rank != 0 && rank != n - 1) m.inner.push_back(rank);
 
-    // Pass 2: the float32 variance and the first refinement of the ranks, in one sweep.
-    constexpr bool kFloat32Variance = std::is_same_v<S, float>;
-    const float mean32 = static_cast<float>(stats.mean);
-    std::vector<float> variance_sums(kFloat32Variance ? static_cast<std::size_t>(chunk_count(n)) : 0);
-    std::vector<S> inner_values;
-    std::unique_ptr<RadixSelector<S>> selector;
-    if (!inner.empty() && m.use_radix) selector = std::make_unique<RadixSelector<S>>(m.data, top_hist, inner);
-    bool refine = selector && selector->prepare(m.nthreads);
-    if (kFloat32Variance || refine) {
-        const int64_t chunks = chunk_count(n);
-#pragma omp parallel num_threads(m.nthreads)
-        {
-            const int tid = omp_get_thread_num();
-            const auto [first, last] = chunk_range(chunks, tid, m.nthreads);
-            for (int64_t c = first; c < last; ++c) {
-                if constexpr (kFloat32Variance)
-                    variance_sums[static_cast<std::size_t>(c)] = variance_chunk_sum(m.data, n, c, mean32);
-            }
-            if (refine) selector->scan(tid, first * kChunk, std::min(n, last * kChunk));
-        }
-        if (refine) selector->complete();
+    // The sweep: float32 variance (it needs the mean) and the first refinement of the ranks.
+    if constexpr (std::is_same_v<S, float>) m.variance_sums.assign(static_cast<std::size_t>(chunk_count(n)), 0.f);
+    m.selector.reset();
+    if (!m.inner.empty() && m.use_radix) m.selector = std::make_unique<RadixSelector<S>>(m.data, top_hist, m.inner);
+    m.refine = m.selector && m.selector->prepare(m.nthreads);
+    m.sweep = std::is_same_v<S, float> || m.refine;
+}
+
+template <typename S>
+int StatsAccumulator<S>::threads() const {
+    return impl_->nthreads;
+}
+
+template <typename S>
+void StatsAccumulator<S>::sweep(int tid) {
+    Impl& m = *impl_;
+    if (!m.sweep || tid >= m.nthreads) return;
+    const auto [first, last] = chunk_range(chunk_count(m.n), tid, m.nthreads);
+    if constexpr (std::is_same_v<S, float>) {
+        const float mean32 = static_cast<float>(m.stats.mean);
+        for (int64_t c = first; c < last; ++c)
+            m.variance_sums[static_cast<std::size_t>(c)] = variance_chunk_sum(m.data, m.n, c, mean32);
     }
-    if constexpr (kFloat32Variance) {
-        const float var32 = static_cast<float>(static_cast<double>(fold_chunks(variance_sums)) / count);
+    if (m.refine) m.selector->scan(tid, first * kChunk, std::min(m.n, last * kChunk));
+}
+
+template <typename S>
+ArrayStats StatsAccumulator<S>::end_finish() {
+    Impl& m = *impl_;
+    const int64_t n = m.n;
+    ArrayStats& stats = m.stats;
+    if (n == 0) return stats;
+    const Partial<S>& total = m.total;
+    const double count = static_cast<double>(n);
+    if (m.refine) m.selector->complete();
+    if constexpr (std::is_same_v<S, float>) {
+        const float var32 = static_cast<float>(static_cast<double>(fold_chunks(m.variance_sums)) / count);
         stats.var = var32;
         stats.std_dev = std::sqrt(var32);
     } else {
         stats.var = total.m2 / count;
         stats.std_dev = std::sqrt(stats.var);
     }
-    if (has_nan) {
+    if (total.nan_count > 0) {
         stats.median = stats.p90 = stats.p95 = stats.p99 = kNaN;
-        stats.quantiles.assign(extra_quantiles.size(), kNaN);
+        stats.quantiles.assign(m.positions.size() - 3, kNaN);
         return stats;
     }
 
     // Deeper levels (64-bit keys in crowded buckets) each take one more sweep.
+    RadixSelector<S>* selector = m.selector.get();
     while (selector && selector->prepare(m.nthreads)) {
-#pragma omp parallel num_threads(m.nthreads)
+        const int nthreads = m.nthreads;
+#pragma omp parallel num_threads(nthreads)
         {
             const int tid = omp_get_thread_num();
-            selector->scan(tid, n * tid / m.nthreads, n * (tid + 1) / m.nthreads);
+            selector->scan(tid, n * tid / nthreads, n * (tid + 1) / nthreads);
         }
         selector->complete();
     }
+    const std::vector<int64_t>& inner = m.inner;
+    std::vector<S> inner_values;
     if (!inner.empty()) {
-        if (total.min == total.max)
-            inner_values.assign(inner.size(), total.min);
-        else if (selector)
+        if (selector)
             inner_values = selector->values();
         else
             inner_values = select_small(m.data, n, inner);
@@ -674,6 +699,7 @@ ArrayStats StatsAccumulator<S>::finish(const std::vector<double>& extra_quantile
     };
 
     // np.median: the mean of the middle element(s) in the (cast-up) dtype's arithmetic.
+    const int64_t middle = n / 2;
     if (n % 2 == 1) {
         stats.median = static_cast<double>(value_at(middle));
     } else if constexpr (std::is_same_v<S, float>) {
@@ -684,14 +710,40 @@ ArrayStats StatsAccumulator<S>::finish(const std::vector<double>& extra_quantile
 
     const DiffFn diff_fn = diff_fn_for(m.raw_dtype);
     std::vector<double> results;
-    for (const auto& position : positions)
+    for (const auto& position : m.positions)
         results.push_back(lerp(static_cast<double>(value_at(position.previous)),
                                static_cast<double>(value_at(position.next)), position.gamma, diff_fn));
     stats.p90 = results[0];
     stats.p95 = results[1];
     stats.p99 = results[2];
     stats.quantiles.assign(results.begin() + 3, results.end());
+    m.selector.reset();
     return stats;
+}
+
+template <typename S>
+ArrayStats StatsAccumulator<S>::finish(const std::vector<double>& extra_quantiles) {
+    StatsAccumulator<S>* self = this;
+    return finish_together(std::span<StatsAccumulator<S>* const>(&self, 1),
+                           std::span<const std::vector<double>>(&extra_quantiles, 1))[0];
+}
+
+template <typename S>
+std::vector<ArrayStats> finish_together(std::span<StatsAccumulator<S>* const> accumulators,
+                                        std::span<const std::vector<double>> extra_quantiles) {
+    int nthreads = 1;
+    for (std::size_t i = 0; i < accumulators.size(); ++i) {
+        accumulators[i]->begin_finish(extra_quantiles[i]);
+        nthreads = std::max(nthreads, accumulators[i]->threads());
+    }
+#pragma omp parallel num_threads(nthreads)
+    {
+        const int tid = omp_get_thread_num();
+        for (StatsAccumulator<S>* accumulator : accumulators) accumulator->sweep(tid);
+    }
+    std::vector<ArrayStats> results;
+    for (StatsAccumulator<S>* accumulator : accumulators) results.push_back(accumulator->end_finish());
+    return results;
 }
 
 template <typename S>
@@ -713,6 +765,8 @@ template class StatsAccumulator<double>;
 template class StatsAccumulator<int32_t>;
 template class StatsAccumulator<int64_t>;
 template class StatsAccumulator<uint64_t>;
+template std::vector<ArrayStats> finish_together<float>(std::span<StatsAccumulator<float>* const>,
+                                                         std::span<const std::vector<double>>);
 template ArrayStats compute_typed<float>(const float*, int64_t, DataType, const std::vector<double>&);
 template ArrayStats compute_typed<double>(const double*, int64_t, DataType, const std::vector<double>&);
 template ArrayStats compute_typed<int32_t>(const int32_t*, int64_t, DataType, const std::vector<double>&);

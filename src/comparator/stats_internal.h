@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -50,12 +51,27 @@ public:
     /// Pass 1 over chunk `chunk` by thread `tid` (see chunk_range); the chunk's data must be final.
     void accumulate(int tid, int64_t chunk);
     /// Pass 2 and the figures; call once, outside any parallel region, after every chunk was accumulated.
+    /// Throws UsageError for a quantile outside [0, 1].
     ArrayStats finish(const std::vector<double>& extra_quantiles);
+
+    /// finish() in three steps, so that several accumulators share one parallel sweep (finish_together):
+    /// begin_finish() (serial), sweep(tid) by each thread tid < threads() of one parallel region,
+    /// end_finish() (serial, may run more sweeps for 64-bit keys).
+    void begin_finish(const std::vector<double>& extra_quantiles);
+    void sweep(int tid);
+    ArrayStats end_finish();
+    int threads() const;
 
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+/// Finishes several accumulators with one parallel region for all their pass-2 sweeps (fewer OpenMP
+/// barriers: they are expensive when the machine is oversubscribed).
+template <typename S>
+std::vector<ArrayStats> finish_together(std::span<StatsAccumulator<S>* const> accumulators,
+                                        std::span<const std::vector<double>> extra_quantiles);
 
 /// All of it in one call.
 template <typename S>

@@ -216,6 +216,14 @@ TEST_F(CompareFuncTest, ShapeMismatchFailsUnlessShapeChecksAreOff) {
     EXPECT_TRUE(compare_one(x, transposed, loose).at("y").passed);
     EXPECT_THAT(log_, HasSubstr("[I] Strict shape checking disabled. Will attempt to match output shapes before comparisons\n"));
     EXPECT_THAT(log_, HasSubstr("Permuted array of shape: (3, 2) to: (2, 3) using permutation [1, 0]"));
+    // Rank 3: out1 = np.transpose(out0, (2, 0, 1)) is permuted back with [1, 2, 0].
+    std::vector<double> cube, rotated(24);
+    for (int i = 0; i < 24; ++i) cube.push_back(i);
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 3; ++j)
+            for (int k = 0; k < 4; ++k) rotated[static_cast<std::size_t>(k * 6 + i * 3 + j)] = cube[static_cast<std::size_t>(i * 12 + j * 4 + k)];
+    EXPECT_TRUE(compare_one(f32({2, 3, 4}, cube), f32({4, 2, 3}, rotated), loose).at("y").passed);
+    EXPECT_THAT(log_, HasSubstr("Permuted array of shape: (4, 2, 3) to: (2, 3, 4) using permutation [1, 2, 0]"));
     // Different rank, same volume: reshaped.
     EXPECT_TRUE(compare_one(x, f32({1, 6}, {0, 1, 2, 3, 4, 5}), loose).at("y").passed);
     EXPECT_THAT(log_, HasSubstr("Reshaped array from shape: (1, 6) to: (2, 3)"));
