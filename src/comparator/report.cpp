@@ -458,17 +458,19 @@ std::vector<int64_t> histogram_counts(int64_t n, Get get, double first, double l
             const int64_t len = std::min(kBlock, end - block);
             // Vectorizable part: numpy's first guess of the bin, ((x - first) / denominator) * bins.
             for (int64_t j = 0; j < len; ++j) values[j] = static_cast<T>(get(block + j));
-#pragma omp simd
             for (int64_t j = 0; j < len; ++j) {
                 const T x = values[j];
-                // In range (NaNs are out), compared on order-preserving integer keys: float comparisons
-                // may trap on NaN, which keeps the compiler from vectorizing the select.
+                // In range (NaNs are out), decided on order-preserving integer keys and applied with bit
+                // masks: float compares and selects may trap on NaN, which stops the vectorizer.
                 const auto key = order_key(x);
-                const bool keep = (key >= first_key) & (key <= last_key);
-                const T in_range = keep ? x : first_t;
+                using Bits = decltype(key);
+                const Bits mask = -static_cast<Bits>((key >= first_key) & (key <= last_key));
+                const T in_range = std::bit_cast<T>(static_cast<Bits>((std::bit_cast<Bits>(x) & mask) |
+                                                                      (std::bit_cast<Bits>(first_t) & ~mask)));
                 values[j] = in_range;
                 const int guess = static_cast<int>(((in_range - first_t) / denominator) * static_cast<T>(kBins));
-                raw_index[j] = keep ? (guess < kBins - 1 ? guess : kBins - 1) : -1;
+                const int capped = guess < kBins - 1 ? guess : kBins - 1;
+                raw_index[j] = static_cast<int32_t>((capped & static_cast<int32_t>(mask)) | ~static_cast<int32_t>(mask));
             }
             // The one-ULP corrections against the edges, and the counts.
             for (int64_t j = 0; j < len; ++j) {

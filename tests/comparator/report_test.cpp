@@ -286,6 +286,12 @@ TEST(Histogram, RefusesWhatNumpyRefuses) {
     EXPECT_EQ(histogram_string(with_nan, std::make_pair(2.0, 1.0)), "");         // max must be larger than min
     EXPECT_EQ(histogram_string(Tensor::from_doubles(DataType::kBool, {2}, {1, 0})), "");  // Polygraphy skips bools
     EXPECT_EQ(histogram_string(Tensor(DataType::kFloat32, {0})), "None");       // Polygraphy logs None
+    // np.histogram(np.array([-0.0, 1.0, np.nan, 2.0], dtype=np.float32), range=(0.0, 1.0))[0]
+    // == [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]: -0.0 is inside [0, 1]; NaN and 2.0 are out.
+    const std::string signed_zero = histogram_string(Tensor::from_doubles(DataType::kFloat32, {4}, {-0.0, 1.0, NAN_, 2.0}),
+                                                     std::make_pair(0.0, 1.0));
+    EXPECT_NE(signed_zero.find("(0  , 0.1) |          1 | #"), std::string::npos) << signed_zero;
+    EXPECT_NE(signed_zero.find("(0.9, 1  ) |          1 | #"), std::string::npos) << signed_zero;
     // NaNs are left out of the counts when the range is given.
     const std::string counted = histogram_string(with_nan, std::make_pair(0.0, 2.0));
     EXPECT_NE(counted.find("(0.8, 1  ) |          0 | \n(1  , 1.2) |          1 | #"), std::string::npos) << counted;
