@@ -2,7 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include "polygraphy/common/exception.h"
@@ -148,6 +151,22 @@ TEST_F(ComparatorTest, RunWarmsUp) {
     EXPECT_EQ(idle.infer_calls, 0);
     EXPECT_THAT(log_, HasSubstr("[W] Data loader did not yield any input data.\n"));
     EXPECT_THAT(log_, HasSubstr("[W] 3 warm-up run(s) were requested, but data loader did not supply any data. Skipping warm-up run(s)\n"));
+}
+
+TEST_F(ComparatorTest, RunSavesTheGeneratedInputsOnce) {
+    const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                       ("polygraphy_comparator_inputs_" + std::to_string(::getpid()) + ".json");
+    ScaleRunner a("a", 1.0f), b("b", 2.0f);
+    Comparator::RunOptions options;
+    options.save_inputs_path = path.string();
+    capture([&] { return Comparator::run({&a, &b}, CountingLoader{2}.function(), options); });
+    const InputList saved = load_inputs(path.string());
+    std::filesystem::remove(path);
+    ASSERT_EQ(saved.size(), 2u);
+    EXPECT_EQ(saved[1].at("x").value_as_double(0), 1.0);
+    const std::string line = "[I] Saving inference input data to " + path.string() + "\n";
+    EXPECT_THAT(log_, HasSubstr(line));
+    EXPECT_EQ(log_.find(line), log_.rfind(line));
 }
 
 TEST_F(ComparatorTest, RunWithoutRunnersWarns) {
