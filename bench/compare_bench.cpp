@@ -1,6 +1,7 @@
 // Benchmarks of the comparator's hot paths on 4,000,000-element float32 outputs:
 //   BM_Stats            compute_stats (mean/std/var/median/min/max/p90/p95/p99) of one array
 //   BM_Histogram        the `---- Histogram ----` block of one array (printed for failing outputs)
+//   BM_LoadAndCompare   RunResults::load of two 85 MB files + compare_accuracy (run --load-outputs a b)
 //   BM_CompareOutputs   CompareFunc::simple on two iterations of 4 such outputs (the `run --load-outputs a b`
 //                       workload without file loading), report logged at INFO into /dev/null;
 //                       /0: outputs within tolerance (1e-6 relative noise, atol = rtol = 1e-3),
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
@@ -103,6 +105,42 @@ void BM_CompareOutputs(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations() * 4 * kElements);
 }
 BENCHMARK(BM_CompareOutputs)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// `polygraphy run --load-outputs a.json b.json --atol 1e-3 --rtol 1e-3` minus the CLI: load both RunResults
+// files (written by RunResults::save, 85 MB each) and compare them, report at INFO into /dev/null.
+void BM_LoadAndCompare(benchmark::State& state) {
+    const std::string dir = std::filesystem::temp_directory_path().string();
+    const std::string a_path = dir + "/compare_bench_a_" + std::to_string(getpid()) + ".json";
+    const std::string b_path = dir + "/compare_bench_b_" + std::to_string(getpid()) + ".json";
+    for (int side = 0; side < 2; ++side) {
+        IterationResult iteration;
+        for (int k = 0; k < 4; ++k)
+            iteration.outputs.set("output" + std::to_string(k), make_output(10 + k, side ? 1e-6 : 0.0));
+        iteration.runner_name = side ? "b" : "a";
+        iteration.runtime = 0.001;
+        RunResults results;
+        results.add({iteration}, iteration.runner_name);
+        QuietStdout quiet;
+        results.save(side ? b_path : a_path);
+    }
+    SimpleCompareOptions options;
+    options.atol.set("", 1e-3);
+    options.rtol.set("", 1e-3);
+    logger().reset();
+    bool passed = true;
+    {
+        QuietStdout quiet;
+        for (auto _ : state) {
+            RunResults results = RunResults::load(a_path);
+            results.extend(RunResults::load(b_path));
+            passed = static_cast<bool>(Comparator::compare_accuracy(results, compare_func::simple(options))) && passed;
+        }
+    }
+    std::filesystem::remove(a_path);
+    std::filesystem::remove(b_path);
+    if (!passed) state.SkipWithError("comparison unexpectedly failed");
+}
+BENCHMARK(BM_LoadAndCompare)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
