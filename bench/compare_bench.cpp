@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <vector>
 
 #include "polygraphy/common/logger.h"

@@ -16,7 +16,9 @@ std::string pad35(const std::string& name) {
     return name.size() >= 35 ? name : name + std::string(35 - name.size(), ' ');
 }
 
-std::string format_4g(double value) { return stats::format_g(value, 4); }
+std::string format_4g(double value) {
+    return stats::format_g(value, 4);
+}
 
 bool all_passed(const IterationCompareResult& iteration) {
     for (const auto& entry : iteration)
@@ -124,9 +126,9 @@ std::vector<IterationResult> execute_runner(BaseRunner& runner, DataLoaderCache&
 
     const double total_ms = total_runtime * 1000.0;
     const std::size_t count = results.size();
-    logger().finish(pad35(runner.name()) + " | Completed " + std::to_string(count) + " iteration(s) in " +
-                    format_4g(total_ms) + " ms | Average inference time: " +
-                    format_4g(count ? total_ms / static_cast<double>(count) : 0.0) + " ms.");
+    logger().finish(
+        pad35(runner.name()) + " | Completed " + std::to_string(count) + " iteration(s) in " + format_4g(total_ms) +
+        " ms | Average inference time: " + format_4g(count ? total_ms / static_cast<double>(count) : 0.0) + " ms.");
     return results;
 }
 
@@ -148,8 +150,9 @@ AccuracyResult::operator bool() const {
 double AccuracyResult::percentage(std::size_t index) const {
     if (pairs.empty()) return 1.0;
     if (index >= pairs.size())
-        throw PolygraphyException("No comparison with index " + std::to_string(index) + " in this accuracy result.\nNote: it has " +
-                                  std::to_string(pairs.size()) + " comparison(s)");
+        throw PolygraphyException("No comparison with index " + std::to_string(index) +
+                                  " in this accuracy result.\nNote: it has " + std::to_string(pairs.size()) +
+                                  " comparison(s)");
     const PairResult& pair = pairs[index];
     if (pair.iterations.empty()) return 1.0;
     return static_cast<double>(pair.passed_iterations()) / static_cast<double>(pair.iterations.size());
@@ -161,7 +164,8 @@ RunResults Comparator::run(const std::vector<BaseRunner*>& runners, const DataLo
     for (const BaseRunner* runner : runners)
         if (!runner) throw PolygraphyException("Comparator::run was given a null runner");
     if (options.warm_up < 0)
-        throw UsageError("The number of warm-up runs must not be negative.\nNote: given: " + std::to_string(options.warm_up));
+        throw UsageError("The number of warm-up runs must not be negative.\nNote: given: " +
+                         std::to_string(options.warm_up));
 
     RunResults results;
     if (runners.empty())
@@ -179,8 +183,10 @@ RunResults Comparator::run(const std::vector<BaseRunner*>& runners, const DataLo
     return results;
 }
 
-AccuracyResult Comparator::compare_accuracy(const RunResults& results, const CompareFunc& compare_func, bool fail_fast) {
-    if (!compare_func) throw PolygraphyException("Comparator::compare_accuracy needs a compare function; got an empty one");
+AccuracyResult Comparator::compare_accuracy(const RunResults& results, const CompareFunc& compare_func,
+                                            bool fail_fast) {
+    if (!compare_func)
+        throw PolygraphyException("Comparator::compare_accuracy needs a compare function; got an empty one");
     AccuracyResult accuracy;
     for (std::size_t index = 0; index + 1 < results.lst.size(); ++index) {
         const auto& [name0, results0] = results.lst[index];
@@ -205,8 +211,8 @@ AccuracyResult Comparator::compare_accuracy(const RunResults& results, const Com
         }
         const std::size_t passed = pair.passed_iterations(), total = pair.iterations.size();
         const double pass_rate = accuracy.percentage(accuracy.pairs.size() - 1) * 100.0;
-        const std::string message = "Accuracy Summary | " + name0 + " vs. " + name1 + " | Passed: " +
-                                    std::to_string(passed) + "/" + std::to_string(total) +
+        const std::string message = "Accuracy Summary | " + name0 + " vs. " + name1 +
+                                    " | Passed: " + std::to_string(passed) + "/" + std::to_string(total) +
                                     " iterations | Pass Rate: " + stats::python_float_repr(pass_rate) + "%";
         if (passed == total)
             logger().finish(message);
@@ -220,8 +226,8 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
     auto python_bool = [](bool value) { return value ? std::string("True") : std::string("False"); };
 
     auto validate_output = [&](const std::string& runner_name, const std::string& output_name, const Tensor& output) {
-        logger().start(pad35(runner_name) + " | Validating output: " + output_name + " (check_inf=" +
-                       python_bool(check_inf) + ", check_nan=" + python_bool(check_nan) + ")");
+        logger().start(pad35(runner_name) + " | Validating output: " + output_name +
+                       " (check_inf=" + python_bool(check_inf) + ", check_nan=" + python_bool(check_nan) + ")");
         auto guard = logger().indent();
         const bool numeric = output.dtype() != DataType::kString;
         stats::ArrayStats figures;
@@ -263,7 +269,8 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
             logger().log_once(Severity::kInfo,
                               "Note: Use -vv or set logging verbosity to EXTRA_VERBOSE to display non-finite values");
             if (logger().enabled(Severity::kExtraVerbose)) {
-                logger().extra_verbose("Note: non-finite values at:\n" + stats::array_to_string(mask_tensor(non_finite)));
+                logger().extra_verbose("Note: non-finite values at:\n" +
+                                       stats::array_to_string(mask_tensor(non_finite)));
                 std::vector<double> values;
                 for (int64_t i = 0; i < output.numel(); ++i)
                     if (non_finite[static_cast<std::size_t>(i)]) values.push_back(output.value_as_double(i));

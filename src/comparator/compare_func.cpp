@@ -5,10 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
-#include <functional>
 #include <set>
 
 #include "comparator/report_internal.h"
@@ -31,11 +31,16 @@ std::optional<ErrorStat> error_stat_from_name(const std::string& name) {
 
 std::string error_stat_name(ErrorStat stat) {
     switch (stat) {
-        case ErrorStat::kElemwise: return "elemwise";
-        case ErrorStat::kMax: return "max";
-        case ErrorStat::kMean: return "mean";
-        case ErrorStat::kMedian: return "median";
-        case ErrorStat::kQuantile: return "quantile";
+        case ErrorStat::kElemwise:
+            return "elemwise";
+        case ErrorStat::kMax:
+            return "max";
+        case ErrorStat::kMean:
+            return "mean";
+        case ErrorStat::kMedian:
+            return "median";
+        case ErrorStat::kQuantile:
+            return "quantile";
     }
     return "elemwise";
 }
@@ -87,7 +92,8 @@ public:
                 }
         }
         if (!memory) memory = std::aligned_alloc(64, rounded);
-        if (!memory) throw PolygraphyException("Could not allocate " + std::to_string(bytes) + " bytes for a difference buffer");
+        if (!memory)
+            throw PolygraphyException("Could not allocate " + std::to_string(bytes) + " bytes for a difference buffer");
         std::shared_ptr<State> state = state_;
         std::shared_ptr<void> owner(memory, [state, capacity](void* p) {
             std::lock_guard<std::mutex> lock(state->mutex);
@@ -120,15 +126,19 @@ DataType cast_up(DataType dtype) {
         case DataType::kFloat8E4M3FN:
         case DataType::kFloat8E4M3FNUZ:
         case DataType::kFloat8E5M2:
-        case DataType::kFloat8E5M2FNUZ: return DataType::kFloat32;
+        case DataType::kFloat8E5M2FNUZ:
+            return DataType::kFloat32;
         case DataType::kInt8:
         case DataType::kUInt8:
         case DataType::kInt16:
         case DataType::kUInt16:
         case DataType::kInt4:
-        case DataType::kUInt4: return DataType::kInt32;
-        case DataType::kUInt32: return DataType::kInt64;
-        default: return dtype;
+        case DataType::kUInt4:
+            return DataType::kInt32;
+        case DataType::kUInt32:
+            return DataType::kInt64;
+        default:
+            return dtype;
     }
 }
 
@@ -218,8 +228,7 @@ void difference_range(const T* a, const T* b, T* absdiff, R* reldiff, int64_t be
     for (int64_t i = begin; i < end; ++i) {
         const T x = a[i], y = b[i];
         T d = absolute_difference(x, y);
-        if constexpr (kInfinitiesEqual)
-            d = (std::fabs(x) == std::numeric_limits<T>::infinity() && x == y) ? T(0) : d;
+        if constexpr (kInfinitiesEqual) d = (std::fabs(x) == std::numeric_limits<T>::infinity() && x == y) ? T(0) : d;
         const bool zero = y == T(0);
         zeros += zero ? 1 : 0;
         R denominator;
@@ -258,8 +267,8 @@ RangeFn<T, R> pick_range_fn(bool infinities_equal, bool epsilon) {
 
 // What the sweep also needs to know: tolerances and which statistics to gather on the way.
 struct SweepOptions {
-    bool b_float = false;        // numpy's cast-up second output is floating
-    double epsilon = kEpsilon;   // in that dtype
+    bool b_float = false;       // numpy's cast-up second output is floating
+    double epsilon = kEpsilon;  // in that dtype
     bool infinities_equal = false;
     double atol = 0, rtol = 0;
     std::vector<double> extra_quantiles;  // for the difference statistics
@@ -359,8 +368,12 @@ ArrayStats stats_of(const Tensor& tensor, const std::vector<double>& extra_quant
 }
 
 // Python's min()/max() of two floats (NaN-order dependent, like the builtins).
-double python_min(double a, double b) { return b < a ? b : a; }
-double python_max(double a, double b) { return b > a ? b : a; }
+double python_min(double a, double b) {
+    return b < a ? b : a;
+}
+double python_max(double a, double b) {
+    return b > a ? b : a;
+}
 
 // ---- try_match_shape (util.py): reshape or permute the second output to the first's shape ----
 // A transposed copy; `perm` is a permutation of the axes (numpy.transpose).
@@ -375,8 +388,10 @@ Tensor transposed(const Tensor& tensor, const std::vector<int64_t>& perm) {
     }
     Shape moved_strides(shape.size());  // input stride of each output axis
     for (int axis = 0; axis < rank; ++axis) {
-        out_shape[static_cast<std::size_t>(axis)] = shape[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
-        moved_strides[static_cast<std::size_t>(axis)] = strides[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
+        out_shape[static_cast<std::size_t>(axis)] =
+            shape[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
+        moved_strides[static_cast<std::size_t>(axis)] =
+            strides[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
     }
     Tensor out(tensor.dtype(), out_shape);
     const std::size_t element = dtype_size(tensor.dtype());
@@ -386,7 +401,8 @@ Tensor transposed(const Tensor& tensor, const std::vector<int64_t>& perm) {
         int64_t offset = 0;
         for (int axis = 0; axis < rank; ++axis)
             offset += index[static_cast<std::size_t>(axis)] * moved_strides[static_cast<std::size_t>(axis)];
-        std::memcpy(dst + static_cast<std::size_t>(flat) * element, src + static_cast<std::size_t>(offset) * element, element);
+        std::memcpy(dst + static_cast<std::size_t>(flat) * element, src + static_cast<std::size_t>(offset) * element,
+                    element);
         for (int axis = rank - 1; axis >= 0; --axis) {
             if (++index[static_cast<std::size_t>(axis)] < out_shape[static_cast<std::size_t>(axis)]) break;
             index[static_cast<std::size_t>(axis)] = 0;
@@ -432,8 +448,8 @@ Tensor try_permute(const Tensor& tensor, const Shape& shape) {
             }
     Tensor result = transposed(tensor, perm);
     if (result.shape() != tensor.shape())
-        logger().info("Permuted array of shape: " + shape_to_string(tensor.shape()) + " to: " +
-                      shape_to_string(result.shape()) + " using permutation " + list_string(perm));
+        logger().info("Permuted array of shape: " + shape_to_string(tensor.shape()) +
+                      " to: " + shape_to_string(result.shape()) + " using permutation " + list_string(perm));
     return result;
 }
 
@@ -461,15 +477,14 @@ struct OutputSettings {
     ErrorStat stat;
 };
 
-using MatchFn = std::function<OutputCompareResult(const std::string& name0, const Tensor& output0,
-                                                    const std::string& name1, const Tensor& output1,
-                                                    const std::string& runner0, const std::string& runner1)>;
+using MatchFn =
+    std::function<OutputCompareResult(const std::string& name0, const Tensor& output0, const std::string& name1,
+                                      const Tensor& output1, const std::string& runner0, const std::string& runner1)>;
 
 // compare.py default_find_output_func.
 std::optional<std::string> find_output(const std::string& name0, std::size_t index,
-                                              const std::vector<std::string>& names0,
-                                              const std::vector<std::string>& names1,
-                                              const std::string& runner1) {
+                                       const std::vector<std::string>& names0, const std::vector<std::string>& names1,
+                                       const std::string& runner1) {
     const std::optional<std::string> found = find_str_in_list(name0, names1, index);
     if (!found) return std::nullopt;
     if (*found != name0) {
@@ -484,7 +499,6 @@ std::optional<std::string> find_output(const std::string& name0, std::size_t ind
     }
     return found;
 }
-
 
 // compare.py run_comparison: each output of the first result against its match in the second.
 IterationCompareResult run_comparison(const IterationResult& first, const IterationResult& second, bool fail_fast,
@@ -557,9 +571,9 @@ private:
         if (extra.empty()) return;
         const std::vector<std::string> item_list(items.begin(), items.end());
         const std::set<std::string> key_set(keys.begin(), keys.end());
-        logger().warning("Extra items in " + dict_name + ": " + set_repr(extra) + ".\nNote: items requested were: " +
-                         set_repr(item_list) + ", but all items are: " +
-                         set_repr(std::vector<std::string>(key_set.begin(), key_set.end())));
+        logger().warning("Extra items in " + dict_name + ": " + set_repr(extra) +
+                         ".\nNote: items requested were: " + set_repr(item_list) +
+                         ", but all items are: " + set_repr(std::vector<std::string>(key_set.begin(), key_set.end())));
     }
 
     static std::string set_repr(const std::vector<std::string>& items) {
@@ -585,10 +599,12 @@ private:
 
         if (options_.check_shapes && output0.shape() != output1.shape()) {
             result.error = "Will not compare outputs of different shapes.";
-            logger().error("FAILED | Output: `" + name0 + "` | Will not compare outputs of different shapes.\nNote: Output shapes are " +
+            logger().error("FAILED | Output: `" + name0 +
+                           "` | Will not compare outputs of different shapes.\nNote: Output shapes are " +
                            shape_to_string(output0.shape()) + " and " + shape_to_string(output1.shape()) + ".");
-            logger().log_once(Severity::kError,
-                              "Note: Use --no-shape-check or set check_shapes=False to attempt to compare values anyway.");
+            logger().log_once(
+                Severity::kError,
+                "Note: Use --no-shape-check or set check_shapes=False to attempt to compare values anyway.");
             return result;
         }
         if (output0.dtype() == DataType::kString || output1.dtype() == DataType::kString ||
@@ -651,19 +667,25 @@ private:
             return compute_differences<T, R>(a, b, shape, t_dtype, r_dtype, sweep);
         };
         switch (compute) {
-            case DataType::kFloat32: return run(float{}, DataType::kFloat32, float{}, DataType::kFloat32);
-            case DataType::kFloat64: return run(double{}, DataType::kFloat64, double{}, DataType::kFloat64);
-            case DataType::kInt32: return run(int32_t{}, DataType::kInt32, double{}, DataType::kFloat64);
-            case DataType::kUInt64: return run(uint64_t{}, DataType::kUInt64, double{}, DataType::kFloat64);
-            case DataType::kInt64: return run(int64_t{}, DataType::kInt64, double{}, DataType::kFloat64);
-            default: break;  // bool + bool is handled above
+            case DataType::kFloat32:
+                return run(float{}, DataType::kFloat32, float{}, DataType::kFloat32);
+            case DataType::kFloat64:
+                return run(double{}, DataType::kFloat64, double{}, DataType::kFloat64);
+            case DataType::kInt32:
+                return run(int32_t{}, DataType::kInt32, double{}, DataType::kFloat64);
+            case DataType::kUInt64:
+                return run(uint64_t{}, DataType::kUInt64, double{}, DataType::kFloat64);
+            case DataType::kInt64:
+                return run(int64_t{}, DataType::kInt64, double{}, DataType::kFloat64);
+            default:
+                break;  // bool + bool is handled above
         }
         throw UnsupportedError("Cannot compare outputs of types " + std::string(dtype_name(out0.dtype())) + " and " +
                                std::string(dtype_name(out1.dtype())));
     }
 
-    void log_mismatches(const Tensor& out0, const Tensor& out1, const Differences& diffs, const OutputSettings& settings,
-                        const std::string& runner0, const std::string& runner1) const {
+    void log_mismatches(const Tensor& out0, const Tensor& out1, const Differences& diffs,
+                        const OutputSettings& settings, const std::string& runner0, const std::string& runner1) const {
         if (!logger().enabled(Severity::kExtraVerbose)) return;
         std::vector<int64_t> indices;
         const int64_t n = out0.numel();
@@ -685,8 +707,10 @@ private:
             }
             logger().super_verbose("Mismatched indices:\n" + stats::array_to_string(where));
         }
-        logger().extra_verbose(pad35(runner0) + " | Mismatched values:\n" + stats::array_to_string(gather(out0, indices)));
-        logger().extra_verbose(pad35(runner1) + " | Mismatched values:\n" + stats::array_to_string(gather(out1, indices)));
+        logger().extra_verbose(pad35(runner0) + " | Mismatched values:\n" +
+                               stats::array_to_string(gather(out0, indices)));
+        logger().extra_verbose(pad35(runner1) + " | Mismatched values:\n" +
+                               stats::array_to_string(gather(out1, indices)));
     }
 
     void check_outputs_match(const Tensor& out0, const std::string& name0, const Tensor& out1, const std::string& name1,
@@ -767,15 +791,16 @@ private:
             case ErrorStat::kQuantile:
                 result.required_atol = abs_quantile, result.required_rtol = rel_quantile;
                 break;
-            default: result.required_atol = abs_stats.max, result.required_rtol = rel_stats.max;
+            default:
+                result.required_atol = abs_stats.max, result.required_rtol = rel_stats.max;
         }
 
         logger().info("Error Metrics: " + name0);
         {
             auto guard = logger().indent();
-            std::string message = "Minimum Required Tolerance: " + error_stat_name(settings.stat) + " error | [abs=" +
-                                  format_g(result.required_atol, 5) + "] OR [rel=" + format_g(result.required_rtol, 5) +
-                                  "]";
+            std::string message = "Minimum Required Tolerance: " + error_stat_name(settings.stat) +
+                                  " error | [abs=" + format_g(result.required_atol, 5) +
+                                  "] OR [rel=" + format_g(result.required_rtol, 5) + "]";
             if (settings.stat == ErrorStat::kElemwise)
                 message += " (requirements may be lower if both abs/rel tolerances are set)";
             logger().info(message);
@@ -789,7 +814,6 @@ private:
     SimpleCompareOptions options_;
     std::unique_ptr<ScratchPool> pool_ = std::make_unique<ScratchPool>();
 };
-
 
 // compare.py CompareFunc.indices: positions of equal values along the last axis, within a tolerance.
 class IndicesComparer {
@@ -834,7 +858,8 @@ private:
                 for (int64_t j = 0; j < width && index1 < 0; ++j)
                     if (output1.value_as_double(base + j) == value) index1 = j;
                 if (index1 < 0) {
-                    logger().error("FAILED | Value: " + stats::array_to_string(Tensor::from_doubles(output0.dtype(), {}, {value})) +
+                    logger().error("FAILED | Value: " +
+                                   stats::array_to_string(Tensor::from_doubles(output0.dtype(), {}, {value})) +
                                    " not found in output");
                 } else if (std::llabs(index1 - index0) > tolerance) {
                     logger().error("FAILED | Difference exceeds index tolerance (" + std::to_string(tolerance) + ")");
@@ -856,7 +881,8 @@ private:
             log_output_stats(output0, stats0, !passed, runner0 + ": " + name0, hist_range);
             log_output_stats(output1, stats1, !passed, runner1 + ": " + name1, hist_range);
         }
-        if (passed) logger().finish("PASSED | Difference is within index tolerance (" + std::to_string(tolerance) + ")");
+        if (passed)
+            logger().finish("PASSED | Difference is within index tolerance (" + std::to_string(tolerance) + ")");
         return result;
     }
 
@@ -869,7 +895,8 @@ private:
 namespace compare_func {
 CompareFunc simple(SimpleCompareOptions options) {
     auto comparer = std::make_shared<SimpleComparer>(std::move(options));
-    return [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
+    return
+        [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
 }
 
 CompareFunc indices(PerOutput<int64_t> index_tolerance, bool fail_fast) {
@@ -878,7 +905,8 @@ CompareFunc indices(PerOutput<int64_t> index_tolerance, bool fail_fast) {
             throw UsageError("Index tolerance must not be negative.\nNote: given: " + std::to_string(tolerance) +
                              (name.empty() ? std::string() : " for output '" + name + "'"));
     auto comparer = std::make_shared<IndicesComparer>(std::move(index_tolerance), fail_fast);
-    return [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
+    return
+        [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
 }
 }  // namespace compare_func
 

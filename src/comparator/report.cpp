@@ -54,10 +54,14 @@ Decimal printf_scientific(double value, int fraction_digits) {
 // Rounds a double to the precision of `dtype` (the values a tensor of that dtype can hold).
 double round_to_dtype(double value, DataType dtype) {
     switch (dtype) {
-        case DataType::kFloat32: return static_cast<float>(value);
-        case DataType::kFloat16: return half_to_float(double_to_half(value));
-        case DataType::kBFloat16: return bfloat16_to_float(float_to_bfloat16(static_cast<float>(value)));
-        default: return value;
+        case DataType::kFloat32:
+            return static_cast<float>(value);
+        case DataType::kFloat16:
+            return half_to_float(double_to_half(value));
+        case DataType::kBFloat16:
+            return bfloat16_to_float(float_to_bfloat16(static_cast<float>(value)));
+        default:
+            return value;
     }
 }
 
@@ -70,8 +74,9 @@ Decimal shortest_decimal(double value, DataType dtype) {
         return parse_scientific(buffer);
     }
     if (dtype != DataType::kFloat16 && dtype != DataType::kBFloat16) {
-        auto end = std::to_chars(buffer, buffer + sizeof(buffer) - 1, static_cast<float>(value),
-                                 std::chars_format::scientific).ptr;
+        auto end =
+            std::to_chars(buffer, buffer + sizeof(buffer) - 1, static_cast<float>(value), std::chars_format::scientific)
+                .ptr;
         *end = '\0';
         return parse_scientific(buffer);
     }
@@ -113,7 +118,8 @@ std::string positional_text(const Decimal& decimal) {
     const int count = static_cast<int>(decimal.digits.size());
     if (decimal.exponent >= 0) {
         for (int i = 0; i <= decimal.exponent; ++i) integer += i < count ? decimal.digits[i] : '0';
-        if (count > decimal.exponent + 1) fraction = decimal.digits.substr(static_cast<std::size_t>(decimal.exponent + 1));
+        if (count > decimal.exponent + 1)
+            fraction = decimal.digits.substr(static_cast<std::size_t>(decimal.exponent + 1));
     } else {
         integer = "0";
         fraction = std::string(static_cast<std::size_t>(-decimal.exponent - 1), '0') + decimal.digits;
@@ -169,8 +175,10 @@ DataType float_display_dtype(DataType dtype) {
     switch (dtype) {
         case DataType::kFloat16:
         case DataType::kFloat64:
-        case DataType::kBFloat16: return dtype;
-        default: return DataType::kFloat32;
+        case DataType::kBFloat16:
+            return dtype;
+        default:
+            return DataType::kFloat32;
     }
 }
 
@@ -180,11 +188,16 @@ std::string python_str_repr(const std::string& text) {
     const char quote = has_single && !has_double ? '"' : '\'';
     std::string result(1, quote);
     for (unsigned char c : text) {
-        if (c == '\\') result += "\\\\";
-        else if (c == static_cast<unsigned char>(quote)) result += std::string("\\") + quote;
-        else if (c == '\n') result += "\\n";
-        else if (c == '\r') result += "\\r";
-        else if (c == '\t') result += "\\t";
+        if (c == '\\')
+            result += "\\\\";
+        else if (c == static_cast<unsigned char>(quote))
+            result += std::string("\\") + quote;
+        else if (c == '\n')
+            result += "\\n";
+        else if (c == '\r')
+            result += "\\r";
+        else if (c == '\t')
+            result += "\\t";
         else if (c < 0x20 || c == 0x7f) {
             char escaped[8];
             std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
@@ -255,7 +268,8 @@ public:
         if (!std::isfinite(v)) {
             const std::string text = std::isnan(v) ? "nan" : (v < 0 ? "-inf" : "inf");
             const int width = pad_left_ + pad_right_ + 1;
-            return std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))), ' ') + text;
+            return std::string(static_cast<std::size_t>(std::max(0, width - static_cast<int>(text.size()))), ' ') +
+                   text;
         }
         if (exp_format_) {
             // Exactly `precision_` digits of the exact value (min_digits == precision), padded exponent.
@@ -343,21 +357,27 @@ private:
 
     std::string integer_text(int64_t offset) const {
         switch (tensor_.dtype()) {
-            case DataType::kUInt64: return std::to_string(tensor_.data_as<uint64_t>()[offset]);
-            case DataType::kInt64: return std::to_string(tensor_.data_as<int64_t>()[offset]);
-            default: return std::to_string(static_cast<int64_t>(tensor_.value_as_double(offset)));
+            case DataType::kUInt64:
+                return std::to_string(tensor_.data_as<uint64_t>()[offset]);
+            case DataType::kInt64:
+                return std::to_string(tensor_.data_as<int64_t>()[offset]);
+            default:
+                return std::to_string(static_cast<int64_t>(tensor_.value_as_double(offset)));
         }
     }
 
     std::string format_element(int64_t offset) const {
         switch (kind_) {
-            case Kind::kBool: return tensor_.data_as<uint8_t>()[offset] ? " True" : "False";
-            case Kind::kString: return python_str_repr(tensor_.strings()[static_cast<std::size_t>(offset)]);
+            case Kind::kBool:
+                return tensor_.data_as<uint8_t>()[offset] ? " True" : "False";
+            case Kind::kString:
+                return python_str_repr(tensor_.strings()[static_cast<std::size_t>(offset)]);
             case Kind::kInteger: {
                 const std::string text = integer_text(offset);
                 return std::string(integer_width_ - std::min(integer_width_, text.size()), ' ') + text;
             }
-            case Kind::kFloat: return (*float_formatter_)(tensor_.value_as_double(offset));
+            case Kind::kFloat:
+                return (*float_formatter_)(tensor_.value_as_double(offset));
         }
         return {};
     }
@@ -383,7 +403,9 @@ private:
         const bool show_summary = summarize_ && 2 * kEdgeItems < length;
         const int64_t leading = show_summary ? kEdgeItems : 0;
         const int64_t trailing = show_summary ? kEdgeItems : length;
-        auto child = [&](int64_t i) { return recurse(axis + 1, offset + i * strides_[axis], next_hanging, next_width); };
+        auto child = [&](int64_t i) {
+            return recurse(axis + 1, offset + i * strides_[axis], next_hanging, next_width);
+        };
 
         std::string s;
         if (axis + 1 == shape_.size()) {
@@ -465,12 +487,13 @@ std::vector<int64_t> histogram_counts(int64_t n, Get get, double first, double l
                 const auto key = order_key(x);
                 using Bits = decltype(key);
                 const Bits mask = -static_cast<Bits>((key >= first_key) & (key <= last_key));
-                const T in_range = std::bit_cast<T>(static_cast<Bits>((std::bit_cast<Bits>(x) & mask) |
-                                                                      (std::bit_cast<Bits>(first_t) & ~mask)));
+                const T in_range = std::bit_cast<T>(
+                    static_cast<Bits>((std::bit_cast<Bits>(x) & mask) | (std::bit_cast<Bits>(first_t) & ~mask)));
                 values[j] = in_range;
                 const int guess = static_cast<int>(((in_range - first_t) / denominator) * static_cast<T>(kBins));
                 const int capped = guess < kBins - 1 ? guess : kBins - 1;
-                raw_index[j] = static_cast<int32_t>((capped & static_cast<int32_t>(mask)) | ~static_cast<int32_t>(mask));
+                raw_index[j] =
+                    static_cast<int32_t>((capped & static_cast<int32_t>(mask)) | ~static_cast<int32_t>(mask));
             }
             // The one-ULP corrections against the edges, and the counts.
             for (int64_t j = 0; j < len; ++j) {
@@ -488,7 +511,8 @@ std::vector<int64_t> histogram_counts(int64_t n, Get get, double first, double l
     std::vector<int64_t> totals(kBins, 0);
     for (const auto& counts : partial)
         for (int set = 0; set < kSets; ++set)
-            for (int b = 0; b < kBins; ++b) totals[static_cast<std::size_t>(b)] += counts[static_cast<std::size_t>(set * kBins + b)];
+            for (int b = 0; b < kBins; ++b)
+                totals[static_cast<std::size_t>(b)] += counts[static_cast<std::size_t>(set * kBins + b)];
     return totals;
 }
 
@@ -502,7 +526,9 @@ std::string format_g(double value, int precision) {
     return buffer;
 }
 
-std::string python_float_repr(double value) { return scalar_float_text(value, DataType::kFloat64); }
+std::string python_float_repr(double value) {
+    return scalar_float_text(value, DataType::kFloat64);
+}
 
 std::string python_list_repr(const std::vector<std::string>& items) {
     std::string text = "[";
@@ -539,7 +565,8 @@ std::string format_stats(const ArrayStats& stats, const Shape& shape) {
                        ", min=" + format_g(stats.min, 5) + " at " + argmin + ", max=" + format_g(stats.max, 5) +
                        " at " + argmax + ", avg-magnitude=" + format_g(stats.avg_magnitude, 5);
     if (stats.has_quantiles)
-        text += ", p90=" + format_g(stats.p90, 5) + ", p95=" + format_g(stats.p95, 5) + ", p99=" + format_g(stats.p99, 5);
+        text +=
+            ", p90=" + format_g(stats.p90, 5) + ", p95=" + format_g(stats.p95, 5) + ", p99=" + format_g(stats.p99, 5);
     return text;
 }
 
@@ -550,13 +577,16 @@ std::string array_to_string(const Tensor& tensor) {
         throw UnsupportedError("Cannot print a tensor of type " + std::string(dtype_name(dtype)));
     if (tensor.rank() == 0 && tensor.numel() == 1) {
         switch (kind_of(dtype)) {
-            case Kind::kBool: return tensor.data_as<uint8_t>()[0] ? "True" : "False";
-            case Kind::kString: return tensor.strings().at(0);
+            case Kind::kBool:
+                return tensor.data_as<uint8_t>()[0] ? "True" : "False";
+            case Kind::kString:
+                return tensor.strings().at(0);
             case Kind::kInteger:
                 if (dtype == DataType::kUInt64) return std::to_string(tensor.data_as<uint64_t>()[0]);
                 if (dtype == DataType::kInt64) return std::to_string(tensor.data_as<int64_t>()[0]);
                 return std::to_string(static_cast<int64_t>(tensor.value_as_double(0)));
-            case Kind::kFloat: return scalar_float_text(tensor.value_as_double(0), float_display_dtype(dtype));
+            case Kind::kFloat:
+                return scalar_float_text(tensor.value_as_double(0), float_display_dtype(dtype));
         }
     }
     if (tensor.numel() == 0) return "[]";
@@ -630,15 +660,19 @@ std::string histogram_text(const Tensor& tensor, std::optional<std::pair<double,
     if (dtype == DataType::kFloat32) {
         const float* data = tensor.data_as<float>();
         const std::vector<float> edges32(edges.begin(), edges.end());
-        counts = histogram_counts<float>(n, [data](int64_t i) { return data[i]; }, first, last, edges32, delta);
+        counts = histogram_counts<float>(
+            n, [data](int64_t i) { return data[i]; }, first, last, edges32, delta);
     } else if (float_bins) {
         const std::vector<float> edges32(edges.begin(), edges.end());
-        counts = histogram_counts<float>(n, [&](int64_t i) { return tensor.value_as_double(i); }, first, last, edges32, delta);
+        counts = histogram_counts<float>(
+            n, [&](int64_t i) { return tensor.value_as_double(i); }, first, last, edges32, delta);
     } else if (dtype == DataType::kFloat64) {
         const double* data = tensor.data_as<double>();
-        counts = histogram_counts<double>(n, [data](int64_t i) { return data[i]; }, first, last, edges, delta);
+        counts = histogram_counts<double>(
+            n, [data](int64_t i) { return data[i]; }, first, last, edges, delta);
     } else {
-        counts = histogram_counts<double>(n, [&](int64_t i) { return tensor.value_as_double(i); }, first, last, edges, delta);
+        counts = histogram_counts<double>(
+            n, [&](int64_t i) { return tensor.value_as_double(i); }, first, last, edges, delta);
     }
 
     const int64_t max_count = *std::max_element(counts.begin(), counts.end());
@@ -655,14 +689,16 @@ std::string histogram_text(const Tensor& tensor, std::optional<std::pair<double,
         return text + std::string(width > text.size() ? width - text.size() : 0, ' ');
     };
     constexpr int kMaxWidth = 40;
-    std::string text = "---- Histogram ----\n" + pad("Bin Range", start_width + end_width + 5) + "|  Num Elems | Visualization";
+    std::string text =
+        "---- Histogram ----\n" + pad("Bin Range", start_width + end_width + 5) + "|  Num Elems | Visualization";
     for (int k = 0; k < kBins; ++k) {
         char count[32];
         std::snprintf(count, sizeof(count), "%10lld", static_cast<long long>(counts[static_cast<std::size_t>(k)]));
         const auto bar = static_cast<std::size_t>(kMaxWidth * static_cast<double>(counts[static_cast<std::size_t>(k)]) /
                                                   static_cast<double>(max_count));
         text += "\n(" + pad(labels[static_cast<std::size_t>(k)], start_width) + ", " +
-                pad(labels[static_cast<std::size_t>(k) + 1], end_width) + ") | " + count + " | " + std::string(bar, '#');
+                pad(labels[static_cast<std::size_t>(k) + 1], end_width) + ") | " + count + " | " +
+                std::string(bar, '#');
     }
     return text;
 }

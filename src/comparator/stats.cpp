@@ -19,8 +19,8 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int64_t kRadixMin = int64_t{1} << 16;  // below this, copying and nth_element is cheaper
-constexpr int64_t kGatherMax = int64_t{1} << 15; // buckets this small are gathered and selected exactly
+constexpr int64_t kRadixMin = int64_t{1} << 16;   // below this, copying and nth_element is cheaper
+constexpr int64_t kGatherMax = int64_t{1} << 15;  // buckets this small are gathered and selected exactly
 constexpr int kTopBits = 16;
 constexpr std::size_t kTopBuckets = std::size_t{1} << kTopBits;
 
@@ -183,7 +183,8 @@ void accumulate_chunk(const S* data, int64_t b, int64_t len, Partial<S>& part, f
     if constexpr (std::is_same_v<S, float>)
         abs32 = pairwise_sum([p](int64_t i) { return std::fabs(p[i]); }, 0, len);
     else
-        abs32 = pairwise_sum([p](int64_t i) { return static_cast<float>(std::fabs(static_cast<double>(p[i]))); }, 0, len);
+        abs32 =
+            pairwise_sum([p](int64_t i) { return static_cast<float>(std::fabs(static_cast<double>(p[i]))); }, 0, len);
 
     // The sum of magnitudes is NaN exactly when a NaN is present (no inf - inf there): count only then.
     int64_t nans = 0;
@@ -466,8 +467,12 @@ double wrapping_diff(double a, double b) {
     return static_cast<double>(static_cast<T>(difference));
 }
 
-double float_diff(double a, double b) { return static_cast<double>(static_cast<float>(b) - static_cast<float>(a)); }
-double double_diff(double a, double b) { return b - a; }
+double float_diff(double a, double b) {
+    return static_cast<double>(static_cast<float>(b) - static_cast<float>(a));
+}
+double double_diff(double a, double b) {
+    return b - a;
+}
 double half_diff(double a, double b) {
     return half_to_float(float_to_half(static_cast<float>(b) - static_cast<float>(a)));
 }
@@ -481,18 +486,30 @@ double uint64_diff(double a, double b) {
 // Arithmetic numpy uses for `b - a` in quantile interpolation: the raw (not cast-up) dtype.
 DiffFn diff_fn_for(DataType raw_dtype) {
     switch (raw_dtype) {
-        case DataType::kFloat32: return float_diff;
-        case DataType::kFloat16: return half_diff;
-        case DataType::kBFloat16: return bfloat16_diff;
-        case DataType::kInt8: return wrapping_diff<int8_t>;
-        case DataType::kInt16: return wrapping_diff<int16_t>;
-        case DataType::kInt32: return wrapping_diff<int32_t>;
-        case DataType::kInt64: return wrapping_diff<int64_t>;
-        case DataType::kUInt8: return wrapping_diff<uint8_t>;
-        case DataType::kUInt16: return wrapping_diff<uint16_t>;
-        case DataType::kUInt32: return wrapping_diff<uint32_t>;
-        case DataType::kUInt64: return uint64_diff;
-        default: return double_diff;
+        case DataType::kFloat32:
+            return float_diff;
+        case DataType::kFloat16:
+            return half_diff;
+        case DataType::kBFloat16:
+            return bfloat16_diff;
+        case DataType::kInt8:
+            return wrapping_diff<int8_t>;
+        case DataType::kInt16:
+            return wrapping_diff<int16_t>;
+        case DataType::kInt32:
+            return wrapping_diff<int32_t>;
+        case DataType::kInt64:
+            return wrapping_diff<int64_t>;
+        case DataType::kUInt8:
+            return wrapping_diff<uint8_t>;
+        case DataType::kUInt16:
+            return wrapping_diff<uint16_t>;
+        case DataType::kUInt32:
+            return wrapping_diff<uint32_t>;
+        case DataType::kUInt64:
+            return uint64_diff;
+        default:
+            return double_diff;
     }
 }
 
@@ -766,7 +783,7 @@ template class StatsAccumulator<int32_t>;
 template class StatsAccumulator<int64_t>;
 template class StatsAccumulator<uint64_t>;
 template std::vector<ArrayStats> finish_together<float>(std::span<StatsAccumulator<float>* const>,
-                                                         std::span<const std::vector<double>>);
+                                                        std::span<const std::vector<double>>);
 template ArrayStats compute_typed<float>(const float*, int64_t, DataType, const std::vector<double>&);
 template ArrayStats compute_typed<double>(const double*, int64_t, DataType, const std::vector<double>&);
 template ArrayStats compute_typed<int32_t>(const int32_t*, int64_t, DataType, const std::vector<double>&);
@@ -800,8 +817,9 @@ ArrayStats compute_bool(const uint8_t* data, int64_t n) {
     stats.mean = static_cast<float>(static_cast<double>(sum32) / count);
     stats.avg_magnitude = stats.mean;
     // np.var of bools: float64 mean of squared deviations.
-    stats.var = (static_cast<double>(trues) * (1.0 - mean) * (1.0 - mean) +
-                 static_cast<double>(n - trues) * mean * mean) / count;
+    stats.var =
+        (static_cast<double>(trues) * (1.0 - mean) * (1.0 - mean) + static_cast<double>(n - trues) * mean * mean) /
+        count;
     stats.std_dev = std::sqrt(stats.var);
     stats.min = first_false >= 0 ? 0.0 : 1.0;
     stats.argmin = first_false >= 0 ? first_false : 0;
@@ -839,12 +857,18 @@ ArrayStats compute_stats(const Tensor& tensor, const std::vector<double>& extra_
     const int64_t n = tensor.numel();
     using detail::compute_typed;
     switch (dtype) {
-        case DataType::kFloat32: return compute_typed(tensor.data_as<float>(), n, dtype, extra_quantiles);
-        case DataType::kFloat64: return compute_typed(tensor.data_as<double>(), n, dtype, extra_quantiles);
-        case DataType::kInt32: return compute_typed(tensor.data_as<int32_t>(), n, dtype, extra_quantiles);
-        case DataType::kInt64: return compute_typed(tensor.data_as<int64_t>(), n, dtype, extra_quantiles);
-        case DataType::kUInt64: return compute_typed(tensor.data_as<uint64_t>(), n, dtype, extra_quantiles);
-        case DataType::kBool: return detail::compute_bool(tensor.data_as<uint8_t>(), n);
+        case DataType::kFloat32:
+            return compute_typed(tensor.data_as<float>(), n, dtype, extra_quantiles);
+        case DataType::kFloat64:
+            return compute_typed(tensor.data_as<double>(), n, dtype, extra_quantiles);
+        case DataType::kInt32:
+            return compute_typed(tensor.data_as<int32_t>(), n, dtype, extra_quantiles);
+        case DataType::kInt64:
+            return compute_typed(tensor.data_as<int64_t>(), n, dtype, extra_quantiles);
+        case DataType::kUInt64:
+            return compute_typed(tensor.data_as<uint64_t>(), n, dtype, extra_quantiles);
+        case DataType::kBool:
+            return detail::compute_bool(tensor.data_as<uint8_t>(), n);
         case DataType::kInt8: {
             const auto values = widened<int32_t, int8_t>(tensor);
             return compute_typed(values.data(), n, dtype, extra_quantiles);
@@ -867,7 +891,8 @@ ArrayStats compute_stats(const Tensor& tensor, const std::vector<double>& extra_
         }
         case DataType::kInt4:
         case DataType::kUInt4: {
-            const auto values = converted<int32_t>(tensor, [&](int64_t i) { return static_cast<int32_t>(tensor.value_as_double(i)); });
+            const auto values =
+                converted<int32_t>(tensor, [&](int64_t i) { return static_cast<int32_t>(tensor.value_as_double(i)); });
             return compute_typed(values.data(), n, dtype, extra_quantiles);
         }
         case DataType::kFloat16:
@@ -876,10 +901,12 @@ ArrayStats compute_stats(const Tensor& tensor, const std::vector<double>& extra_
         case DataType::kFloat8E4M3FNUZ:
         case DataType::kFloat8E5M2:
         case DataType::kFloat8E5M2FNUZ: {
-            const auto values = converted<float>(tensor, [&](int64_t i) { return static_cast<float>(tensor.value_as_double(i)); });
+            const auto values =
+                converted<float>(tensor, [&](int64_t i) { return static_cast<float>(tensor.value_as_double(i)); });
             return compute_typed(values.data(), n, dtype, extra_quantiles);
         }
-        default: break;
+        default:
+            break;
     }
     throw UnsupportedError("Cannot compute statistics of a tensor of type " + std::string(dtype_name(dtype)));
 }
@@ -899,6 +926,8 @@ double quantile(const Tensor& tensor, double q) {
     return compute_stats(tensor, {q}).quantiles.at(0);
 }
 
-double median(const Tensor& tensor) { return compute_stats(tensor).median; }
+double median(const Tensor& tensor) {
+    return compute_stats(tensor).median;
+}
 
 }  // namespace polygraphy::stats

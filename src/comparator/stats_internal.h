@@ -19,15 +19,17 @@
 #include <utility>
 #include <vector>
 
-#include "polygraphy/comparator/stats.h"
 #include "polygraphy/common/datatype.h"
+#include "polygraphy/comparator/stats.h"
 
 namespace polygraphy::stats::detail {
 
 /// numpy's reduction buffer size: float32 sums add the pairwise sums of consecutive chunks this long.
 constexpr int64_t kChunk = 8192;
 
-inline int64_t chunk_count(int64_t n) { return (n + kChunk - 1) / kChunk; }
+inline int64_t chunk_count(int64_t n) {
+    return (n + kChunk - 1) / kChunk;
+}
 
 /// Number of OpenMP threads worth using for `n` elements (1 for small arrays).
 int threads_for(int64_t n);

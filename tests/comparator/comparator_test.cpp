@@ -99,8 +99,9 @@ protected:
 TEST_F(ComparatorTest, RunFeedsEveryRunnerTheSameDataAndClonesOutputs) {
     ScaleRunner a("runner-a", 1.0f), b("runner-b", 2.0f);
     CountingLoader loader{2};
-    const RunResults results =
-        capture([&] { return Comparator::run({&a, &b}, loader.function(), Comparator::RunOptions{}); });
+    const RunResults results = capture([&] {
+        return Comparator::run({&a, &b}, loader.function(), Comparator::RunOptions{});
+    });
 
     ASSERT_EQ(results.size(), 2u);
     EXPECT_EQ(results.lst[0].first, "runner-a");
@@ -116,9 +117,12 @@ TEST_F(ComparatorTest, RunFeedsEveryRunnerTheSameDataAndClonesOutputs) {
     EXPECT_FALSE(a.is_active());
 
     EXPECT_THAT(log_, HasSubstr("[I] runner-a                            | Activating and starting inference\n"));
-    EXPECT_THAT(log_, HasSubstr("[I] runner-a                           \n    ---- Inference Input(s) ----\n    {x [dtype=float32, shape=(1, 3)]}\n"));
-    EXPECT_THAT(log_, HasSubstr("[I] runner-b                           \n    ---- Inference Output(s) ----\n    {y [dtype=float32, shape=(1, 3)]}\n"));
-    EXPECT_THAT(log_, HasSubstr("[I] runner-b                            | Completed 2 iteration(s) in 2 ms | Average inference time: 1 ms.\n"));
+    EXPECT_THAT(log_, HasSubstr("[I] runner-a                           \n    ---- Inference Input(s) ----\n    {x "
+                                "[dtype=float32, shape=(1, 3)]}\n"));
+    EXPECT_THAT(log_, HasSubstr("[I] runner-b                           \n    ---- Inference Output(s) ----\n    {y "
+                                "[dtype=float32, shape=(1, 3)]}\n"));
+    EXPECT_THAT(log_, HasSubstr("[I] runner-b                            | Completed 2 iteration(s) in 2 ms | Average "
+                                "inference time: 1 ms.\n"));
     // Metadata is shown for the first iteration only.
     const auto first = log_.find("---- Inference Input(s) ----");
     EXPECT_EQ(log_.find("---- Inference Input(s) ----", log_.find("runner-b                            | Activating")),
@@ -150,7 +154,10 @@ TEST_F(ComparatorTest, RunWarmsUp) {
     capture([&] { return Comparator::run({&idle}, CountingLoader{0}.function(), options); });
     EXPECT_EQ(idle.infer_calls, 0);
     EXPECT_THAT(log_, HasSubstr("[W] Data loader did not yield any input data.\n"));
-    EXPECT_THAT(log_, HasSubstr("[W] 3 warm-up run(s) were requested, but data loader did not supply any data. Skipping warm-up run(s)\n"));
+    EXPECT_THAT(
+        log_,
+        HasSubstr(
+            "[W] 3 warm-up run(s) were requested, but data loader did not supply any data. Skipping warm-up run(s)\n"));
 }
 
 TEST_F(ComparatorTest, RunSavesTheGeneratedInputsOnce) {
@@ -172,7 +179,8 @@ TEST_F(ComparatorTest, RunSavesTheGeneratedInputsOnce) {
 TEST_F(ComparatorTest, RunWithoutRunnersWarns) {
     const RunResults results = capture([&] { return Comparator::run({}, CountingLoader{1}.function(), {}); });
     EXPECT_TRUE(results.empty());
-    EXPECT_THAT(log_, HasSubstr("[W] No runners were provided to Comparator.run(). Inference will not be run, and run results will be empty.\n"));
+    EXPECT_THAT(log_, HasSubstr("[W] No runners were provided to Comparator.run(). Inference will not be run, and run "
+                                "results will be empty.\n"));
 }
 
 TEST_F(ComparatorTest, RunRejectsBadArgumentsAndDeactivatesOnFailure) {
@@ -211,7 +219,9 @@ TEST_F(ComparatorTest, CompareAccuracyComparesConsecutivePairs) {
     EXPECT_EQ(accuracy.percentage(0), 1.0);
     EXPECT_EQ(accuracy.percentage(1), 0.0);
     EXPECT_FALSE(static_cast<bool>(accuracy));
-    EXPECT_THAT(log_, HasSubstr("[I] Accuracy Comparison | a vs. b\n[I]     Comparing Output: 'y'"));  // one iteration: no header
+    EXPECT_THAT(
+        log_,
+        HasSubstr("[I] Accuracy Comparison | a vs. b\n[I]     Comparing Output: 'y'"));  // one iteration: no header
     EXPECT_THAT(log_, HasSubstr("[I] Accuracy Summary | a vs. b | Passed: 1/1 iterations | Pass Rate: 100.0%\n"));
     EXPECT_THAT(log_, HasSubstr("[E] Accuracy Summary | b vs. c | Passed: 0/1 iterations | Pass Rate: 0.0%\n"));
     EXPECT_THAT(log_, Not(HasSubstr("Iteration: 0")));
@@ -268,9 +278,13 @@ TEST_F(ComparatorTest, ValidateReportsNaNAndInf) {
     clean.add({ok}, "a");
     EXPECT_TRUE(capture([&] { return Comparator::validate(clean); }));
     EXPECT_THAT(log_, HasSubstr("[I] Output Validation | Runners: ['a']\n"));
-    EXPECT_THAT(log_, HasSubstr("[I]     a                                   | Validating output: y (check_inf=True, check_nan=True)\n"
-                                "[I]         mean=1.5, std-dev=0.5, var=0.25, median=1.5, min=1 at (0,), max=2 at (1,), avg-magnitude=1.5, p90=1.9, p95=1.95, p99=1.99\n"
-                                "[I]         PASSED | Output: y is valid\n"));
+    EXPECT_THAT(
+        log_,
+        HasSubstr(
+            "[I]     a                                   | Validating output: y (check_inf=True, check_nan=True)\n"
+            "[I]         mean=1.5, std-dev=0.5, var=0.25, median=1.5, min=1 at (0,), max=2 at (1,), avg-magnitude=1.5, "
+            "p90=1.9, p95=1.95, p99=1.99\n"
+            "[I]         PASSED | Output: y is valid\n"));
     EXPECT_THAT(log_, HasSubstr("[I]     PASSED | Output Validation\n"));
 
     RunResults bad;
@@ -280,8 +294,12 @@ TEST_F(ComparatorTest, ValidateReportsNaNAndInf) {
     bad.add({nan_and_inf}, "b");
     EXPECT_FALSE(capture([&] { return Comparator::validate(bad); }));
     EXPECT_THAT(log_, HasSubstr("[E]         NaN Detected | One or more NaNs were encountered in this output\n"));
-    EXPECT_THAT(log_, HasSubstr("[I]         Note: Use -vv or set logging verbosity to EXTRA_VERBOSE to display locations of NaNs\n"));
-    EXPECT_THAT(log_, HasSubstr("[E]         Inf Detected | One or more non-finite values were encountered in this output\n"));
+    EXPECT_THAT(
+        log_,
+        HasSubstr(
+            "[I]         Note: Use -vv or set logging verbosity to EXTRA_VERBOSE to display locations of NaNs\n"));
+    EXPECT_THAT(
+        log_, HasSubstr("[E]         Inf Detected | One or more non-finite values were encountered in this output\n"));
     EXPECT_THAT(log_, HasSubstr("[E]         FAILED | Errors detected in output: n\n"));
     EXPECT_THAT(log_, HasSubstr("[E]         FAILED | Errors detected in output: i\n"));
     EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Output Validation\n"));

@@ -26,8 +26,12 @@ IterationResult iteration(const std::string& runner, std::initializer_list<std::
     return result;
 }
 
-Tensor f32(Shape shape, std::vector<double> values) { return Tensor::from_doubles(DataType::kFloat32, shape, values); }
-Tensor f32(std::vector<double> values) { return f32({static_cast<int64_t>(values.size())}, values); }
+Tensor f32(Shape shape, std::vector<double> values) {
+    return Tensor::from_doubles(DataType::kFloat32, shape, values);
+}
+Tensor f32(std::vector<double> values) {
+    return f32({static_cast<int64_t>(values.size())}, values);
+}
 
 class CompareFuncTest : public ::testing::Test {
 protected:
@@ -63,7 +67,8 @@ SimpleCompareOptions tolerances(double atol, double rtol, ErrorStat stat = Error
 }
 
 TEST(ErrorStatNames, RoundTrip) {
-    for (ErrorStat stat : {ErrorStat::kElemwise, ErrorStat::kMax, ErrorStat::kMean, ErrorStat::kMedian, ErrorStat::kQuantile})
+    for (ErrorStat stat :
+         {ErrorStat::kElemwise, ErrorStat::kMax, ErrorStat::kMean, ErrorStat::kMedian, ErrorStat::kQuantile})
         EXPECT_EQ(error_stat_from_name(error_stat_name(stat)), stat);
     EXPECT_EQ(error_stat_name(ErrorStat::kQuantile), "quantile");
     EXPECT_FALSE(error_stat_from_name("average").has_value());
@@ -75,7 +80,7 @@ TEST_F(CompareFuncTest, ElemwiseFailsOnlyWhereBothToleranceAreExceeded) {
     // |1 - 1.5| = 0.5 > atol and 0.5 / 1.5 > rtol: fails.
     const OutputCompareResult failed = compare_one(f32({1.0, 100.0}), f32({1.5, 100.5}), tolerances(0.1, 0.01)).at("y");
     EXPECT_FALSE(failed.passed);
-    EXPECT_DOUBLE_EQ(failed.required_atol, 0.5);                    // np.max(absdiff)
+    EXPECT_DOUBLE_EQ(failed.required_atol, 0.5);                             // np.max(absdiff)
     EXPECT_FLOAT_EQ(static_cast<float>(failed.required_rtol), 1.0f / 3.0f);  // np.max(absdiff / |out1|)
     EXPECT_THAT(log_, HasSubstr("[I]     Tolerance: [abs=0.1, rel=0.01] | Checking elemwise error\n"));
     EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Output: 'y' | Difference exceeds tolerance (rel=0.01, abs=0.1)\n"));
@@ -87,7 +92,8 @@ TEST_F(CompareFuncTest, ElemwiseFailsOnlyWhereBothToleranceAreExceeded) {
 
 TEST_F(CompareFuncTest, PassingComparisonHidesValuesUnlessVerbose) {
     compare_one(f32({1, 2}), f32({1, 2}));
-    EXPECT_THAT(log_, HasSubstr("[I]     PASSED | Output: 'y' | Difference is within tolerance (rel=1e-05, abs=1e-05)\n"));
+    EXPECT_THAT(log_,
+                HasSubstr("[I]     PASSED | Output: 'y' | Difference is within tolerance (rel=1e-05, abs=1e-05)\n"));
     EXPECT_THAT(log_, HasSubstr("[I] PASSED | All outputs matched | Outputs: ['y']\n"));
     EXPECT_THAT(log_, Not(HasSubstr("---- Values ----")));
     logger().set_severity(Severity::kVerbose);
@@ -105,10 +111,10 @@ TEST_F(CompareFuncTest, EveryErrorStatistic) {
         double required_atol, required_rtol;
     };
     const std::vector<Case> cases = {
-        {ErrorStat::kMax, false, 5.0, 1.0},         // np.max(absdiff), np.max(reldiff)
-        {ErrorStat::kMean, true, 1.0, 0.2f},        // np.mean(absdiff, dtype=np.float32): 5 > 0.5 but 0.2 <= 0.5
-        {ErrorStat::kMedian, true, 0.0, 0.0},       // np.median
-        {ErrorStat::kQuantile, false, 4.8, 0.96},   // np.quantile(absdiff, 0.99), np.quantile(reldiff, 0.99)
+        {ErrorStat::kMax, false, 5.0, 1.0},        // np.max(absdiff), np.max(reldiff)
+        {ErrorStat::kMean, true, 1.0, 0.2f},       // np.mean(absdiff, dtype=np.float32): 5 > 0.5 but 0.2 <= 0.5
+        {ErrorStat::kMedian, true, 0.0, 0.0},      // np.median
+        {ErrorStat::kQuantile, false, 4.8, 0.96},  // np.quantile(absdiff, 0.99), np.quantile(reldiff, 0.99)
         {ErrorStat::kElemwise, false, 5.0, 1.0},
     };
     for (const Case& c : cases) {
@@ -162,7 +168,10 @@ TEST_F(CompareFuncTest, ZerosInTheSecondOutputGetAnEpsilonOnce) {
     // absdiff 1e-20 <= atol, so it passes; reldiff = 1e-20 / float32(2.22e-16)
     EXPECT_TRUE(result.passed);
     EXPECT_NEAR(result.max_reldiff, 1e-20 / 2.220446049250313e-16, 1e-9);
-    EXPECT_THAT(log_, HasSubstr("[W]     B                                   | Output: y: Some values are 0. Will add a small epsilon"));
+    EXPECT_THAT(
+        log_,
+        HasSubstr(
+            "[W]     B                                   | Output: y: Some values are 0. Will add a small epsilon"));
     compare_one(f32({1e-20, 0}), f32({0, 0}));
     EXPECT_THAT(log_, Not(HasSubstr("Some values are 0")));  // LogMode.ONCE
 }
@@ -194,7 +203,8 @@ TEST_F(CompareFuncTest, BoolsCompareWithXor) {
     EXPECT_TRUE(compare_one(a, a).at("y").passed);
     // Relative difference: XOR / out1 in float64, so 0/0 is NaN (does not fail: the absolute check passes).
     EXPECT_THAT(log_, HasSubstr("Minimum Required Tolerance: elemwise error | [abs=0] OR [rel=nan]"));
-    EXPECT_THAT(log_, HasSubstr("Absolute Difference | Stats: mean=0, std-dev=0, var=0, median=0, min=0 at (0,), max=0 at (0,), avg-magnitude=0\n"));
+    EXPECT_THAT(log_, HasSubstr("Absolute Difference | Stats: mean=0, std-dev=0, var=0, median=0, min=0 at (0,), max=0 "
+                                "at (0,), avg-magnitude=0\n"));
     const OutputCompareResult differs = compare_one(a, Tensor::from_doubles(DataType::kBool, {3}, {1, 1, 1})).at("y");
     EXPECT_FALSE(differs.passed);
     EXPECT_EQ(differs.max_absdiff, 1.0);
@@ -208,20 +218,27 @@ TEST_F(CompareFuncTest, ShapeMismatchFailsUnlessShapeChecksAreOff) {
     EXPECT_EQ(strict.error, "Will not compare outputs of different shapes.");
     EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Output: `y` | Will not compare outputs of different shapes.\n"
                                 "        Note: Output shapes are (2, 3) and (3, 2).\n"));
-    EXPECT_THAT(log_, HasSubstr("[E]     Note: Use --no-shape-check or set check_shapes=False to attempt to compare values anyway.\n"));
+    EXPECT_THAT(
+        log_,
+        HasSubstr(
+            "[E]     Note: Use --no-shape-check or set check_shapes=False to attempt to compare values anyway.\n"));
 
     SimpleCompareOptions loose;
     loose.check_shapes = false;
     // Same rank: permuted (a real transpose) to the first output's shape.
     EXPECT_TRUE(compare_one(x, transposed, loose).at("y").passed);
-    EXPECT_THAT(log_, HasSubstr("[I] Strict shape checking disabled. Will attempt to match output shapes before comparisons\n"));
+    EXPECT_THAT(
+        log_,
+        HasSubstr("[I] Strict shape checking disabled. Will attempt to match output shapes before comparisons\n"));
     EXPECT_THAT(log_, HasSubstr("Permuted array of shape: (3, 2) to: (2, 3) using permutation [1, 0]"));
     // Rank 3: out1 = np.transpose(out0, (2, 0, 1)) is permuted back with [1, 2, 0].
     std::vector<double> cube, rotated(24);
     for (int i = 0; i < 24; ++i) cube.push_back(i);
     for (int i = 0; i < 2; ++i)
         for (int j = 0; j < 3; ++j)
-            for (int k = 0; k < 4; ++k) rotated[static_cast<std::size_t>(k * 6 + i * 3 + j)] = cube[static_cast<std::size_t>(i * 12 + j * 4 + k)];
+            for (int k = 0; k < 4; ++k)
+                rotated[static_cast<std::size_t>(k * 6 + i * 3 + j)] =
+                    cube[static_cast<std::size_t>(i * 12 + j * 4 + k)];
     EXPECT_TRUE(compare_one(f32({2, 3, 4}, cube), f32({4, 2, 3}, rotated), loose).at("y").passed);
     EXPECT_THAT(log_, HasSubstr("Permuted array of shape: (4, 2, 3) to: (2, 3, 4) using permutation [1, 2, 0]"));
     // Different rank, same volume: reshaped.
@@ -253,11 +270,16 @@ TEST_F(CompareFuncTest, OutputsMatchByNameThenSubstringThenPosition) {
         run(compare, iteration("A", {{"logits", f32({1})}}), iteration("B", {{"Model/LOGITS:0", f32({1})}}));
     EXPECT_TRUE(result.at("logits").passed);
     EXPECT_EQ(result.at("logits").other_name, "Model/LOGITS:0");
-    EXPECT_THAT(log_, HasSubstr("[W] Output names did not match exactly. Assuming B output: Model/LOGITS:0 corresponds to output: logits"));
-    EXPECT_THAT(log_, HasSubstr("Comparing Output: 'logits' (dtype=float32, shape=(1,)) with 'Model/LOGITS:0' (dtype=float32, shape=(1,))"));
+    EXPECT_THAT(
+        log_,
+        HasSubstr(
+            "[W] Output names did not match exactly. Assuming B output: Model/LOGITS:0 corresponds to output: logits"));
+    EXPECT_THAT(log_, HasSubstr("Comparing Output: 'logits' (dtype=float32, shape=(1,)) with 'Model/LOGITS:0' "
+                                "(dtype=float32, shape=(1,))"));
 
     // Position.
-    result = run(compare, iteration("A", {{"a", f32({1})}, {"b", f32({2})}}), iteration("B", {{"p", f32({1})}, {"q", f32({2})}}));
+    result = run(compare, iteration("A", {{"a", f32({1})}, {"b", f32({2})}}),
+                 iteration("B", {{"p", f32({1})}, {"q", f32({2})}}));
     EXPECT_EQ(result.at("a").other_name, "p");
     EXPECT_EQ(result.at("b").other_name, "q");
 
@@ -273,7 +295,8 @@ TEST_F(CompareFuncTest, OutputsMatchByNameThenSubstringThenPosition) {
         run(compare, iteration("A", {{"x", f32({1})}}), iteration("B", {}));
         FAIL() << "expected PolygraphyException";
     } catch (const PolygraphyException& error) {
-        EXPECT_STREQ(error.what(), "All outputs were skipped, no common outputs found!\nNote: A outputs: ['x']\nNote: B outputs: []");
+        EXPECT_STREQ(error.what(),
+                     "All outputs were skipped, no common outputs found!\nNote: A outputs: ['x']\nNote: B outputs: []");
     }
 }
 
@@ -304,8 +327,9 @@ TEST_F(CompareFuncTest, LargeOutputsMatchTheSmallPath) {
         x.push_back((i % 1000) * 0.01);
         y.push_back((i % 1000) * 0.01 + ((i % 7) == 0 ? 1e-3 : 0.0));
     }
-    const OutputCompareResult result =
-        compare_one(f32({static_cast<int64_t>(x.size())}, x), f32({static_cast<int64_t>(y.size())}, y), tolerances(1e-2, 1e-2)).at("y");
+    const OutputCompareResult result = compare_one(f32({static_cast<int64_t>(x.size())}, x),
+                                                   f32({static_cast<int64_t>(y.size())}, y), tolerances(1e-2, 1e-2))
+                                           .at("y");
     EXPECT_TRUE(result.passed);
     // numpy: a = (np.arange(200000) % 1000 * 0.01).astype(np.float32); b likewise + 1e-3 every 7th
     EXPECT_NEAR(result.max_absdiff, 1e-3, 1e-6);
@@ -319,7 +343,9 @@ TEST_F(CompareFuncTest, LargeOutputsMatchTheSmallPath) {
 namespace polygraphy {
 namespace {
 
-Tensor i64(Shape shape, std::vector<double> values) { return Tensor::from_doubles(DataType::kInt64, shape, values); }
+Tensor i64(Shape shape, std::vector<double> values) {
+    return Tensor::from_doubles(DataType::kInt64, shape, values);
+}
 
 TEST_F(CompareFuncTest, IndicesAllowsDisplacementUpToTheTolerance) {
     // compare.py CompareFunc.indices docstring: [0, 1, 2] vs [1, 0, 2] needs tolerance 1; [1, 2, 0] needs 2.

@@ -65,7 +65,8 @@ TEST_F(ReportFixture, KeyLinesMatchPolygraphy) {
     const std::vector<std::string> expected = {
         "[I] Accuracy Comparison | onnxrt-runner-N0-11/21/26-09:30:00 vs. trt-runner-N0-11/21/26-09:30:00",
         "[I]     Iteration: 0",
-        "[I]         Comparing Output: 'logits' (dtype=float32, shape=(2, 3)) with 'logits' (dtype=float32, shape=(2, 3))",
+        "[I]         Comparing Output: 'logits' (dtype=float32, shape=(2, 3)) with 'logits' (dtype=float32, shape=(2, "
+        "3))",
         "[I]             Tolerance: [abs=1e-05, rel=1e-05] | Checking elemwise error",
         "[W]             trt-runner-N0-11/21/26-09:30:00     | Output: logits: Some values are 0. Will add a small "
         "epsilon quantity to these when computing relative difference. Note that this may cause some relative "
@@ -73,7 +74,8 @@ TEST_F(ReportFixture, KeyLinesMatchPolygraphy) {
         "[I]             onnxrt-runner-N0-11/21/26-09:30:00: logits | Stats: mean=2.5, std-dev=1.7078, var=2.9167, "
         "median=2.5, min=0 at (0, 0), max=5 at (1, 2), avg-magnitude=2.5, p90=4.5, p95=4.75, p99=4.95",
         "[I]             trt-runner-N0-11/21/26-09:30:00: logits | Stats: mean=2.5002, std-dev=1.708, var=2.9172, "
-        "median=2.5002, min=0 at (0, 0), max=5.0005 at (1, 2), avg-magnitude=2.5002, p90=4.5005, p95=4.7505, p99=4.9505",
+        "median=2.5002, min=0 at (0, 0), max=5.0005 at (1, 2), avg-magnitude=2.5002, p90=4.5005, p95=4.7505, "
+        "p99=4.9505",
         "[I]                 Minimum Required Tolerance: elemwise error | [abs=0.0005002] OR [rel=0.00010003] "
         "(requirements may be lower if both abs/rel tolerances are set)",
         "[I]                 Absolute Difference | Stats: mean=0.00025004, std-dev=0.00017083, var=2.9184e-08, "
@@ -86,7 +88,8 @@ TEST_F(ReportFixture, KeyLinesMatchPolygraphy) {
         "[I]             onnxrt-runner-N0-11/21/26-09:30:00: indices | Stats: mean=2.25, std-dev=1.299, var=1.6875, "
         "median=2, min=1 at (1,), max=4 at (2,), avg-magnitude=2.25, p90=3.7, p95=3.85, p99=3.97",
         "[I]             PASSED | Output: 'indices' | Difference is within tolerance (rel=1e-05, abs=1e-05)",
-        "[I]             onnxrt-runner-N0-11/21/26-09:30:00: mask | Stats: mean=0.5, std-dev=0.5, var=0.25, median=0.5, "
+        "[I]             onnxrt-runner-N0-11/21/26-09:30:00: mask | Stats: mean=0.5, std-dev=0.5, var=0.25, "
+        "median=0.5, "
         "min=0 at (0, 1), max=1 at (0, 0), avg-magnitude=0.5",
         "[I]                 Minimum Required Tolerance: elemwise error | [abs=0] OR [rel=nan] (requirements may be "
         "lower if both abs/rel tolerances are set)",

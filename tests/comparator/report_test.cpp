@@ -105,7 +105,8 @@ TEST(ArrayToString, SummarizesAboveAThousandElements) {
     std::vector<double> values;
     for (int i = 0; i < 2000; ++i) values.push_back(i);
     // np.arange(2000)
-    EXPECT_EQ(array_to_string(Tensor::from_doubles(DataType::kInt64, {2000}, values)), "[   0    1    2 ... 1997 1998 1999]");
+    EXPECT_EQ(array_to_string(Tensor::from_doubles(DataType::kInt64, {2000}, values)),
+              "[   0    1    2 ... 1997 1998 1999]");
 
     std::vector<float> sevenths;
     for (int i = 0; i < 2000; ++i) sevenths.push_back(static_cast<float>(i) / 7.0f);
@@ -137,8 +138,9 @@ TEST(ArrayToString, NestsHigherRanks) {
     std::vector<double> values;
     for (int i = 0; i < 24; ++i) values.push_back(i);
     // np.arange(24).reshape(2, 3, 4)
-    EXPECT_EQ(array_to_string(Tensor::from_doubles(DataType::kInt64, {2, 3, 4}, values)),
-              "[[[ 0  1  2  3]\n  [ 4  5  6  7]\n  [ 8  9 10 11]]\n\n [[12 13 14 15]\n  [16 17 18 19]\n  [20 21 22 23]]]");
+    EXPECT_EQ(
+        array_to_string(Tensor::from_doubles(DataType::kInt64, {2, 3, 4}, values)),
+        "[[[ 0  1  2  3]\n  [ 4  5  6  7]\n  [ 8  9 10 11]]\n\n [[12 13 14 15]\n  [16 17 18 19]\n  [20 21 22 23]]]");
 
     std::vector<double> big;
     for (int i = 0; i < 3000; ++i) big.push_back(i);
@@ -281,15 +283,15 @@ TEST(Histogram, MatchesPolygraphyStrHistogram) {
 
 TEST(Histogram, RefusesWhatNumpyRefuses) {
     const Tensor with_nan = Tensor::from_doubles(DataType::kFloat32, {2}, {1.0, NAN_});
-    EXPECT_EQ(histogram_string(with_nan), "");                                  // autodetected range is not finite
-    EXPECT_EQ(histogram_string(with_nan, std::make_pair(NAN_, 1.0)), "");        // supplied range is not finite
-    EXPECT_EQ(histogram_string(with_nan, std::make_pair(2.0, 1.0)), "");         // max must be larger than min
+    EXPECT_EQ(histogram_string(with_nan), "");                             // autodetected range is not finite
+    EXPECT_EQ(histogram_string(with_nan, std::make_pair(NAN_, 1.0)), "");  // supplied range is not finite
+    EXPECT_EQ(histogram_string(with_nan, std::make_pair(2.0, 1.0)), "");   // max must be larger than min
     EXPECT_EQ(histogram_string(Tensor::from_doubles(DataType::kBool, {2}, {1, 0})), "");  // Polygraphy skips bools
-    EXPECT_EQ(histogram_string(Tensor(DataType::kFloat32, {0})), "None");       // Polygraphy logs None
+    EXPECT_EQ(histogram_string(Tensor(DataType::kFloat32, {0})), "None");                 // Polygraphy logs None
     // np.histogram(np.array([-0.0, 1.0, np.nan, 2.0], dtype=np.float32), range=(0.0, 1.0))[0]
     // == [1, 0, 0, 0, 0, 0, 0, 0, 0, 1]: -0.0 is inside [0, 1]; NaN and 2.0 are out.
-    const std::string signed_zero = histogram_string(Tensor::from_doubles(DataType::kFloat32, {4}, {-0.0, 1.0, NAN_, 2.0}),
-                                                     std::make_pair(0.0, 1.0));
+    const std::string signed_zero = histogram_string(
+        Tensor::from_doubles(DataType::kFloat32, {4}, {-0.0, 1.0, NAN_, 2.0}), std::make_pair(0.0, 1.0));
     EXPECT_NE(signed_zero.find("(0  , 0.1) |          1 | #"), std::string::npos) << signed_zero;
     EXPECT_NE(signed_zero.find("(0.9, 1  ) |          1 | #"), std::string::npos) << signed_zero;
     // NaNs are left out of the counts when the range is given.

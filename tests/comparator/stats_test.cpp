@@ -104,7 +104,8 @@ TEST(Stats, LargeFloat64MatchesNumpy) {
 
 TEST(Stats, LargeFloat64WithCloseValuesNeedsDeepSelection) {
     std::vector<double> values;
-    for (int64_t i = 0; i < 300000; ++i) values.push_back(static_cast<double>(i % 3) + 1e-12 * static_cast<double>(i % 5));
+    for (int64_t i = 0; i < 300000; ++i)
+        values.push_back(static_cast<double>(i % 3) + 1e-12 * static_cast<double>(i % 5));
     // a = (np.arange(300000) % 3).astype(np.float64) + 1e-12 * (np.arange(300000) % 5)
     expect_stats(compute_stats(tensor_of(DataType::kFloat64, values), {0.25}),
                  {1, 0.81649658092772603, 0.66666666666666674, 1.000000000002, 0, 2.0000000000039999, 1,
@@ -145,8 +146,8 @@ TEST(Stats, SmallArraysMatchNumpy) {
     EXPECT_EQ(s.mean, 0.0);
     EXPECT_EQ(s.std_dev, 100.0);
     EXPECT_EQ(s.median, 0.0);
-    EXPECT_DOUBLE_EQ(s.p90, 105.6);       // np.quantile(a, 0.9)
-    EXPECT_EQ(s.quantiles[0], -114.0);    // np.quantile(a, 0.25)
+    EXPECT_DOUBLE_EQ(s.p90, 105.6);     // np.quantile(a, 0.9)
+    EXPECT_EQ(s.quantiles[0], -114.0);  // np.quantile(a, 0.25)
 
     // a = np.array([2, 1], dtype=np.uint8)
     s = compute_stats(Tensor::from_doubles(DataType::kUInt8, {2}, {2, 1}), {0.25});
@@ -218,9 +219,9 @@ TEST(Stats, EmptyTensorGivesPolygraphyFigures) {
 
 TEST(Stats, MedianAndQuantileHelpers) {
     const Tensor t = Tensor::from_doubles(DataType::kFloat32, {4}, {4, 1, 3, 2});
-    EXPECT_EQ(median(t), 2.5);           // np.median([4, 1, 3, 2])
-    EXPECT_EQ(quantile(t, 0.0), 1.0);    // np.quantile(a, 0)
-    EXPECT_EQ(quantile(t, 1.0), 4.0);    // np.quantile(a, 1)
+    EXPECT_EQ(median(t), 2.5);                // np.median([4, 1, 3, 2])
+    EXPECT_EQ(quantile(t, 0.0), 1.0);         // np.quantile(a, 0)
+    EXPECT_EQ(quantile(t, 1.0), 4.0);         // np.quantile(a, 1)
     EXPECT_DOUBLE_EQ(quantile(t, 0.9), 3.7);  // np.quantile(a, 0.9)
     // float32 data: the raw float64 helpers agree with the tensor path
     const std::vector<float> raw = {4, 1, 3, 2};

@@ -32,11 +32,11 @@ std::string error_stat_name(ErrorStat stat);
 
 /// Options of CompareFunc::simple, with Polygraphy's defaults.
 struct SimpleCompareOptions {
-    bool check_shapes = true;                 ///< false: `--no-shape-check`
-    PerOutput<double> rtol;                   ///< default 1e-5
-    PerOutput<double> atol;                   ///< default 1e-5
-    PerOutput<ErrorStat> check_error_stat;    ///< default elemwise
-    PerOutput<double> error_quantile;         ///< default 0.99
+    bool check_shapes = true;               ///< false: `--no-shape-check`
+    PerOutput<double> rtol;                 ///< default 1e-5
+    PerOutput<double> atol;                 ///< default 1e-5
+    PerOutput<ErrorStat> check_error_stat;  ///< default elemwise
+    PerOutput<double> error_quantile;       ///< default 0.99
     bool infinities_compare_equal = false;
     bool fail_fast = false;
 };
@@ -45,8 +45,8 @@ struct SimpleCompareOptions {
 /// The quantile figures are for the output's error_quantile (0.99 by default), whatever the statistic.
 struct OutputCompareResult {
     bool passed = false;
-    std::string output_name;       ///< name in the first result
-    std::string other_name;        ///< matched name in the second result
+    std::string output_name;  ///< name in the first result
+    std::string other_name;   ///< matched name in the second result
     double max_absdiff = 0, max_reldiff = 0;
     double mean_absdiff = 0, mean_reldiff = 0;
     double median_absdiff = 0, median_reldiff = 0;
@@ -99,7 +99,7 @@ public:
 class Comparator {
 public:
     struct RunOptions {
-        int warm_up = 0;                             ///< untimed runs before the timed ones
+        int warm_up = 0;                              ///< untimed runs before the timed ones
         std::optional<std::string> save_inputs_path;  ///< `--save-inputs`
     };
 

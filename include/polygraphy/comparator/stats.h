@@ -23,9 +23,9 @@ struct ArrayStats {
     int64_t size = 0;
     double mean = 0, std_dev = 0, var = 0, median = 0, min = 0, max = 0, avg_magnitude = 0;
     int64_t argmin = 0, argmax = 0;  ///< flat indices (first occurrence; first NaN when there is one)
-    bool has_quantiles = true;        ///< false for bool arrays (numpy cannot take their quantiles)
+    bool has_quantiles = true;       ///< false for bool arrays (numpy cannot take their quantiles)
     double p90 = 0, p95 = 0, p99 = 0;
-    std::vector<double> quantiles;    ///< values of the extra quantiles requested, in request order
+    std::vector<double> quantiles;  ///< values of the extra quantiles requested, in request order
     int64_t nan_count = 0;
 };
 
