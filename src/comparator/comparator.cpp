@@ -236,19 +236,19 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
             stats::detail::log_output_stats(output, figures, false, "", std::nullopt);
         }
 
-        // Non-finite and NaN masks (floating outputs only can hold them).
+        // The statistics tell whether there are NaNs (their count) and infinities (the extremes; a NaN
+        // counts as non-finite anyway, as in Polygraphy). Elements are scanned only for the details.
         const bool floating = numeric && dtype_is_floating(output.dtype());
+        const bool any_nan = floating && figures.nan_count > 0;
+        const bool any_non_finite = any_nan || (floating && (std::isinf(figures.min) || std::isinf(figures.max)));
         std::vector<uint8_t> non_finite, nans;
-        bool any_non_finite = false, any_nan = false;
-        if (floating) {
+        if (floating && (any_nan || any_non_finite) && logger().enabled(Severity::kExtraVerbose)) {
             non_finite.resize(static_cast<std::size_t>(output.numel()));
             nans.resize(static_cast<std::size_t>(output.numel()));
             for (int64_t i = 0; i < output.numel(); ++i) {
                 const double v = output.value_as_double(i);
                 non_finite[static_cast<std::size_t>(i)] = !std::isfinite(v);
                 nans[static_cast<std::size_t>(i)] = std::isnan(v);
-                any_non_finite |= !std::isfinite(v);
-                any_nan |= std::isnan(v);
             }
         }
         auto mask_tensor = [&](const std::vector<uint8_t>& mask) {

@@ -312,6 +312,15 @@ TEST_F(ComparatorTest, ValidateReportsNaNAndInf) {
     EXPECT_TRUE(capture([&] { return Comparator::validate(inf_only, false, true); }));
     EXPECT_THAT(log_, HasSubstr("(check_inf=False, check_nan=True)"));
     EXPECT_FALSE(capture([&] { return Comparator::validate(inf_only, true, false); }));
+    // A NaN is non-finite too: with the NaN check off, it still fails the Inf check.
+    RunResults nan_only;
+    IterationResult not_a_number;
+    not_a_number.outputs.set("n", Tensor::from_doubles(DataType::kFloat16, {2}, {1, kNaN}));
+    nan_only.add({not_a_number}, "d");
+    EXPECT_FALSE(capture([&] { return Comparator::validate(nan_only, true, false); }));
+    EXPECT_THAT(log_, HasSubstr("Inf Detected"));
+    EXPECT_THAT(log_, Not(HasSubstr("NaN Detected")));
+    EXPECT_TRUE(capture([&] { return Comparator::validate(nan_only, false, false); }));
 
     // Details at extra-verbose.
     logger().set_severity(Severity::kExtraVerbose);
