@@ -1,11 +1,12 @@
 // Output statistics and numpy-style printing, as Polygraphy's comparator reports them.
 //
 // Every figure follows what Polygraphy 0.49 computes with numpy 1.24 (comparator/util.py), including its
-// quirks, so that reports read the same: mean and average magnitude are float32 (`np.mean(dtype=float32)`),
-// std-dev/var are float32 for float32/float16 data and float64 otherwise, the median of float32 data is
-// the float32 mean of the middle elements, quantiles use numpy's "linear" method, and any NaN makes the
-// median and quantiles NaN. Computations are exact-ish (sums accumulate in double) and fast: the order
-// statistics come from a two-pass radix selection on order-preserving keys, not from sorting.
+// quirks, so that reports read the same: mean and average magnitude are float32 (`np.mean(dtype=float32)`,
+// summed in numpy's exact order: pairwise within 8192-element chunks), std-dev/var are float32 for
+// float32/float16 data (same summation) and float64 otherwise (accumulated in double), the median of float32
+// data is the float32 mean of the middle elements, quantiles use numpy's "linear" method with its
+// interpolation arithmetic, and any NaN makes the median and quantiles NaN. Fast: two passes over memory
+// (OpenMP); the order statistics come from a radix selection on order-preserving keys, not from sorting.
 #pragma once
 
 #include <cstdint>
