@@ -307,8 +307,9 @@ Differences compute_differences(const T* a, const T* b, const Shape& shape, Data
 #pragma omp parallel num_threads(nthreads) reduction(+ : zeros, mismatches)
     {
         const int tid = omp_get_thread_num();
-        const auto [first, last] = stats::detail::chunk_range(chunks, tid, nthreads);
-        for (int64_t c = first; c < last; ++c) {
+        // Dynamic: when the machine is oversubscribed, a preempted thread does not hold half the work.
+#pragma omp for schedule(dynamic, 2)
+        for (int64_t c = 0; c < chunks; ++c) {
             const int64_t begin = c * stats::detail::kChunk;
             const int64_t end = std::min(n, begin + stats::detail::kChunk);
             range_fn(a, b, absdiff, reldiff, begin, end, limits, zeros, mismatches);

@@ -475,9 +475,11 @@ std::vector<int64_t> histogram_counts(int64_t n, Get get, double first, double l
         constexpr int64_t kBlock = 1024;
         T values[kBlock];
         int32_t raw_index[kBlock];
-        const int64_t begin = n * tid / nthreads, end = n * (tid + 1) / nthreads;
-        for (int64_t block = begin; block < end; block += kBlock) {
-            const int64_t len = std::min(kBlock, end - block);
+        const int64_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t block_index = 0; block_index < blocks; ++block_index) {
+            const int64_t block = block_index * kBlock;
+            const int64_t len = std::min(kBlock, n - block);
             // Vectorizable part: numpy's first guess of the bin, ((x - first) / denominator) * bins.
             for (int64_t j = 0; j < len; ++j) values[j] = static_cast<T>(get(block + j));
             for (int64_t j = 0; j < len; ++j) {

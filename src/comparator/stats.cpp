@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -132,19 +134,29 @@ struct Partial {
         count += other_count;
     }
 
-    // `other` covers elements after this one's, so ties keep this one's (earlier) index.
+    // Extremes compare as (value, index): the first occurrence wins whatever order chunks came in.
+    void take_min(S value, int64_t index) {
+        if (argmin < 0 || value < min || (value == min && index < argmin)) {
+            min = value;
+            argmin = index;
+        }
+    }
+    void take_max(S value, int64_t index) {
+        if (argmax < 0 || value > max || (value == max && index < argmax)) {
+            max = value;
+            argmax = index;
+        }
+    }
+    void take_nan(int64_t index, int64_t count) {
+        if (first_nan < 0 || index < first_nan) first_nan = index;
+        nan_count += count;
+    }
+
     void merge(const Partial& other) {
         merge_moments(other.count, other.mean, other.m2);
-        if (other.argmin >= 0 && (argmin < 0 || other.min < min)) {
-            min = other.min;
-            argmin = other.argmin;
-        }
-        if (other.argmax >= 0 && (argmax < 0 || other.max > max)) {
-            max = other.max;
-            argmax = other.argmax;
-        }
-        if (other.nan_count && first_nan < 0) first_nan = other.first_nan;
-        nan_count += other.nan_count;
+        if (other.argmin >= 0) take_min(other.min, other.argmin);
+        if (other.argmax >= 0) take_max(other.max, other.argmax);
+        if (other.nan_count) take_nan(other.first_nan, other.nan_count);
     }
 };
 
@@ -211,32 +223,26 @@ void accumulate_chunk(const S* data, int64_t b, int64_t len, Partial<S>& part, f
 
     if (nans) {
         // The overall min/max are NaN then; only the first NaN's index matters.
-        if (part.first_nan < 0)
-            for (int64_t i = 0; i < len; ++i)
-                if (is_nan(p[i])) {
-                    part.first_nan = b + i;
-                    break;
-                }
-        part.nan_count += nans;
+        for (int64_t i = 0; i < len; ++i)
+            if (is_nan(p[i])) {
+                part.take_nan(b + i, nans);
+                break;
+            }
     } else {
         S block_min, block_max;
         block_extremes(p, len, block_min, block_max);
-        if (part.argmin < 0 || block_min < part.min) {
+        if (part.argmin < 0 || !(part.min < block_min))  // the block may hold a new (or an earlier) minimum
             for (int64_t i = 0; i < len; ++i)
                 if (p[i] == block_min) {
-                    part.min = p[i];
-                    part.argmin = b + i;
+                    part.take_min(p[i], b + i);
                     break;
                 }
-        }
-        if (part.argmax < 0 || block_max > part.max) {
+        if (part.argmax < 0 || !(part.max > block_max))
             for (int64_t i = 0; i < len; ++i)
                 if (p[i] == block_max) {
-                    part.max = p[i];
-                    part.argmax = b + i;
+                    part.take_max(p[i], b + i);
                     break;
                 }
-        }
     }
     if (hist)
         for (int64_t i = 0; i < len; ++i) ++hist[Traits::key(p[i]) >> kShift];
@@ -515,9 +521,24 @@ DiffFn diff_fn_for(DataType raw_dtype) {
 
 }  // namespace
 
+namespace {
+std::atomic<int> threads_override{0};
+}  // namespace
+
+void set_threads_override(int threads) {
+    threads_override.store(std::max(0, threads));
+}
+
 int threads_for(int64_t n) {
     if (n < (int64_t{1} << 16)) return 1;
-    const int available = std::max(1, omp_get_max_threads());
+    if (const int forced = threads_override.load(); forced > 0)
+        return static_cast<int>(std::min<int64_t>(forced, n >> 15));
+    int available = std::max(1, omp_get_max_threads());
+    // On a machine already running twice as many tasks as it has processors, extra threads mostly wait
+    // for each other at OpenMP barriers (measured: slower than one thread). Like OMP_DYNAMIC, but with a
+    // margin so that our own recent work in the 1-minute load average does not count against us.
+    double load = 0;
+    if (available > 1 && getloadavg(&load, 1) == 1 && load >= 2.0 * omp_get_num_procs()) available = 1;
     return static_cast<int>(std::min<int64_t>(available, n >> 15));
 }
 
@@ -574,7 +595,7 @@ void StatsAccumulator<S>::accumulate(int tid, int64_t chunk) {
 }
 
 template <typename S>
-void StatsAccumulator<S>::begin_finish(const std::vector<double>& extra_quantiles) {
+void StatsAccumulator<S>::begin_finish(const std::vector<double>& extra_quantiles, int team_threads) {
     for (double q : extra_quantiles)
         if (!(q >= 0.0 && q <= 1.0))
             throw UsageError("Quantile must be in the range [0, 1].\nNote: given: " + python_float_repr(q));
@@ -643,7 +664,7 @@ void StatsAccumulator<S>::begin_finish(const std::vector<double>& extra_quantile
     if constexpr (std::is_same_v<S, float>) m.variance_sums.assign(static_cast<std::size_t>(chunk_count(n)), 0.f);
     m.selector.reset();
     if (!m.inner.empty() && m.use_radix) m.selector = std::make_unique<RadixSelector<S>>(m.data, top_hist, m.inner);
-    m.refine = m.selector && m.selector->prepare(m.nthreads);
+    m.refine = m.selector && m.selector->prepare(std::max(team_threads, m.nthreads));
     m.sweep = std::is_same_v<S, float> || m.refine;
 }
 
@@ -655,14 +676,15 @@ int StatsAccumulator<S>::threads() const {
 template <typename S>
 void StatsAccumulator<S>::sweep(int tid) {
     Impl& m = *impl_;
-    if (!m.sweep || tid >= m.nthreads) return;
-    const auto [first, last] = chunk_range(chunk_count(m.n), tid, m.nthreads);
-    if constexpr (std::is_same_v<S, float>) {
-        const float mean32 = static_cast<float>(m.stats.mean);
-        for (int64_t c = first; c < last; ++c)
+    if (!m.sweep) return;
+    const int64_t chunks = chunk_count(m.n);
+    const float mean32 = static_cast<float>(m.stats.mean);
+#pragma omp for schedule(dynamic, 2) nowait
+    for (int64_t c = 0; c < chunks; ++c) {
+        if constexpr (std::is_same_v<S, float>)
             m.variance_sums[static_cast<std::size_t>(c)] = variance_chunk_sum(m.data, m.n, c, mean32);
+        if (m.refine) m.selector->scan(tid, c * kChunk, std::min(m.n, (c + 1) * kChunk));
     }
-    if (m.refine) m.selector->scan(tid, first * kChunk, std::min(m.n, last * kChunk));
 }
 
 template <typename S>
@@ -749,10 +771,8 @@ template <typename S>
 std::vector<ArrayStats> finish_together(std::span<StatsAccumulator<S>* const> accumulators,
                                         std::span<const std::vector<double>> extra_quantiles) {
     int nthreads = 1;
-    for (std::size_t i = 0; i < accumulators.size(); ++i) {
-        accumulators[i]->begin_finish(extra_quantiles[i]);
-        nthreads = std::max(nthreads, accumulators[i]->threads());
-    }
+    for (StatsAccumulator<S>* accumulator : accumulators) nthreads = std::max(nthreads, accumulator->threads());
+    for (std::size_t i = 0; i < accumulators.size(); ++i) accumulators[i]->begin_finish(extra_quantiles[i], nthreads);
 #pragma omp parallel num_threads(nthreads)
     {
         const int tid = omp_get_thread_num();
@@ -771,8 +791,8 @@ ArrayStats compute_typed(const S* data, int64_t n, DataType raw_dtype, const std
 #pragma omp parallel num_threads(nthreads)
     {
         const int tid = omp_get_thread_num();
-        const auto [first, last] = chunk_range(chunks, tid, nthreads);
-        for (int64_t c = first; c < last; ++c) accumulator.accumulate(tid, c);
+#pragma omp for schedule(dynamic, 2)
+        for (int64_t c = 0; c < chunks; ++c) accumulator.accumulate(tid, c);
     }
     return accumulator.finish(extra_quantiles);
 }

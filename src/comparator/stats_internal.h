@@ -31,14 +31,12 @@ inline int64_t chunk_count(int64_t n) {
     return (n + kChunk - 1) / kChunk;
 }
 
-/// Number of OpenMP threads worth using for `n` elements (1 for small arrays).
+/// Number of OpenMP threads worth using for `n` elements: 1 for small arrays, and 1 when the machine is
+/// heavily oversubscribed (load average >= twice the processors), else up to omp_get_max_threads().
 int threads_for(int64_t n);
 
-/// Chunks [first, last) that thread `tid` of `nthreads` handles: contiguous and in order, which keeps
-/// "first index" semantics (argmin, argmax, first NaN) when partial results merge in thread order.
-inline std::pair<int64_t, int64_t> chunk_range(int64_t chunks, int tid, int nthreads) {
-    return {chunks * tid / nthreads, chunks * (tid + 1) / nthreads};
-}
+/// For tests: a fixed thread count (still 1 for small arrays) instead of the load-dependent one; 0 resets.
+void set_threads_override(int threads);
 
 /// Statistics of `n` elements of type S (float, double, int32_t, int64_t, uint64_t) at `data`.
 /// `raw_dtype` is the dtype the values came from: numpy interpolates quantiles in it.
@@ -50,16 +48,19 @@ public:
     StatsAccumulator(const StatsAccumulator&) = delete;
     StatsAccumulator& operator=(const StatsAccumulator&) = delete;
 
-    /// Pass 1 over chunk `chunk` by thread `tid` (see chunk_range); the chunk's data must be final.
+    /// Pass 1 over chunk `chunk` by thread `tid` (< the nthreads given); the chunk's data must be final.
+    /// Chunks may be taken by any thread in any order (dynamic scheduling copes with a preempted thread):
+    /// per-chunk sums are kept per chunk, and extremes compare as (value, index).
     void accumulate(int tid, int64_t chunk);
     /// Pass 2 and the figures; call once, outside any parallel region, after every chunk was accumulated.
     /// Throws UsageError for a quantile outside [0, 1].
     ArrayStats finish(const std::vector<double>& extra_quantiles);
 
     /// finish() in three steps, so that several accumulators share one parallel sweep (finish_together):
-    /// begin_finish() (serial), sweep(tid) by each thread tid < threads() of one parallel region,
-    /// end_finish() (serial, may run more sweeps for 64-bit keys).
-    void begin_finish(const std::vector<double>& extra_quantiles);
+    /// begin_finish() (serial; `team_threads` >= threads() is the size of the coming parallel region),
+    /// sweep(tid) by every thread of that region (an `omp for nowait` worksharing loop), end_finish()
+    /// (serial, may run more sweeps for 64-bit keys).
+    void begin_finish(const std::vector<double>& extra_quantiles, int team_threads);
     void sweep(int tid);
     ArrayStats end_finish();
     int threads() const;

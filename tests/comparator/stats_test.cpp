@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "comparator/stats_internal.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/comparator/stats.h"
@@ -62,17 +63,25 @@ void expect_stats(const ArrayStats& s, const Expected& e, double var_tolerance =
     EXPECT_EQ(s.argmax, e.argmax);
 }
 
+// The large cases run with one and with two threads: the parallel merges must not change a bit.
+class StatsThreads : public ::testing::TestWithParam<int> {
+protected:
+    void SetUp() override { detail::set_threads_override(GetParam()); }
+    void TearDown() override { detail::set_threads_override(0); }
+};
+INSTANTIATE_TEST_SUITE_P(Threads, StatsThreads, ::testing::Values(1, 2));
+
 // For each: np.mean(a, dtype=np.float32), np.std(a), np.var(a), np.median(a), a.min(), a.max(),
 // np.mean(np.abs(a), dtype=np.float32), np.quantile(a, [0.9, 0.95, 0.99, 0.25]), np.argmin(a), np.argmax(a).
 
-TEST(Stats, LargeFloat32MatchesNumpy) {
+TEST_P(StatsThreads, LargeFloat32MatchesNumpy) {
     const Tensor a = tensor_of(DataType::kFloat32, sequence_a(200003));  // a = A(200003)
     expect_stats(compute_stats(a, {0.25}),
                  {0.00048752874135971069, 28.868282318115234, 833.37774658203125, 0, -50, 50.001998901367188,
                   25.000614166259766, 40.001799011230489, 45.001998901367188, 49.001998901367188, -25, 0, 52685});
 }
 
-TEST(Stats, LargeFloat32WithEvenCountAndDuplicatesMatchesNumpy) {
+TEST_P(StatsThreads, LargeFloat32WithEvenCountAndDuplicatesMatchesNumpy) {
     std::vector<float> values = sequence_a(200003);
     for (int i = 0; i < 5; ++i) values.push_back(values[static_cast<std::size_t>(i)]);
     // a = np.concatenate([A(200003), A(200003)[:5]])
@@ -82,7 +91,7 @@ TEST(Stats, LargeFloat32WithEvenCountAndDuplicatesMatchesNumpy) {
                   -25.00124979019165, 0, 52685});
 }
 
-TEST(Stats, LargeFloat32WithFewDistinctValuesMatchesNumpy) {
+TEST_P(StatsThreads, LargeFloat32WithFewDistinctValuesMatchesNumpy) {
     std::vector<float> values;
     for (int64_t i = 0; i < 300000; ++i) values.push_back(static_cast<float>((i % 7) * 0.5));
     // a = ((np.arange(300000) % 7) * 0.5).astype(np.float32): whole buckets of equal keys
@@ -91,7 +100,7 @@ TEST(Stats, LargeFloat32WithFewDistinctValuesMatchesNumpy) {
                   0.5, 0, 6});
 }
 
-TEST(Stats, LargeFloat64MatchesNumpy) {
+TEST_P(StatsThreads, LargeFloat64MatchesNumpy) {
     std::vector<double> values;
     for (float v : sequence_a(200003)) values.push_back(static_cast<double>(v) * 1e-3);
     // a = A(200003).astype(np.float64) * 1e-3
@@ -102,7 +111,7 @@ TEST(Stats, LargeFloat64MatchesNumpy) {
                  1e-12);
 }
 
-TEST(Stats, LargeFloat64WithCloseValuesNeedsDeepSelection) {
+TEST_P(StatsThreads, LargeFloat64WithCloseValuesNeedsDeepSelection) {
     std::vector<double> values;
     for (int64_t i = 0; i < 300000; ++i)
         values.push_back(static_cast<double>(i % 3) + 1e-12 * static_cast<double>(i % 5));
@@ -113,7 +122,7 @@ TEST(Stats, LargeFloat64WithCloseValuesNeedsDeepSelection) {
                  1e-12);
 }
 
-TEST(Stats, LargeIntegersMatchNumpy) {
+TEST_P(StatsThreads, LargeIntegersMatchNumpy) {
     std::vector<int64_t> values;
     for (int64_t i = 0; i < 200003; ++i) values.push_back((i * 7919) % 1009 - 500);
     // a = (np.arange(200003, dtype=np.int64) * 7919) % 1009 - 500
@@ -131,7 +140,7 @@ TEST(Stats, LargeIntegersMatchNumpy) {
                  1e-12);
 }
 
-TEST(Stats, LargeFloat16IsCastUpButInterpolatesInHalf) {
+TEST_P(StatsThreads, LargeFloat16IsCastUpButInterpolatesInHalf) {
     std::vector<uint16_t> values;
     for (float v : sequence_a(100000)) values.push_back(float_to_half(v));
     // a = A(100000).astype(np.float16); std/var/median on a.astype(np.float32) as Polygraphy's cast_up does
