@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "polygraphy/backend/base/runner.h"
 #include "polygraphy/backend/onnx/loader.h"
@@ -14,7 +15,14 @@ class Session;
 
 /// Options of the built-in runtime.
 struct SessionOptions {
-    int num_threads = 0;  ///< 0: the cores available
+    int num_threads = 0;  ///< 0: the cores available; negative values are rejected
+};
+
+/// Counters of one Session::run (for tests and diagnostics).
+struct RunStats {
+    std::size_t nodes_executed = 0;
+    /// Most node outputs alive at once: intermediates are released right after their last consumer.
+    std::size_t peak_live_intermediates = 0;
 };
 
 /// A prepared graph: topologically ordered nodes with their kernels, initializers as tensors, and
@@ -33,6 +41,14 @@ public:
     /// Runs the graph; returns the graph outputs in graph order. Inputs are not validated here
     /// (BaseRunner::infer does that).
     TensorMap run(const TensorMap& feed) const;
+    /// Same, and fills `stats` (when not null).
+    TensorMap run(const TensorMap& feed, RunStats* stats) const;
+
+    /// Display names of the nodes that run, in execution order (Constant nodes are folded at
+    /// preparation and do not appear).
+    const std::vector<std::string>& execution_order() const;
+    /// Threads kernels use (SessionOptions::num_threads, or the cores available when it is 0).
+    int num_threads() const;
 
 private:
     struct Impl;
