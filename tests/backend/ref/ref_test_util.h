@@ -90,6 +90,11 @@ public:
     OpTester& attr(const std::string& name, const char* value) { return attr(name, std::string(value)); }
     OpTester& ints(const std::string& name, std::vector<int64_t> values) { return attr(name, std::move(values)); }
     OpTester& floats(const std::string& name, std::vector<float> values) { return attr(name, std::move(values)); }
+    /// Any attribute, built by hand (e.g. a strings list).
+    OpTester& raw_attr(onnx::AttributeProto attribute) {
+        *attributes_.add_attribute() = std::move(attribute);
+        return *this;
+    }
     OpTester& outputs(int count) {
         num_outputs_ = count;
         return *this;

@@ -128,7 +128,7 @@ TEST(SessionTest, ReleasesIntermediatesAfterTheirLastConsumer) {
     builder.input("x", DataType::kFloat32, Shape{4});
     std::string previous = "x";
     for (int i = 0; i < 10; ++i) {
-        const std::string next = i == 9 ? "y" : "t" + std::to_string(i);
+        const std::string next = i == 9 ? std::string("y") : std::string("t").append(std::to_string(i));
         builder.node(i % 2 ? "Abs" : "Neg", {previous}, {next});
         previous = next;
     }

@@ -2,6 +2,7 @@
 // and logic, variadic Max/Min/Sum/Mean, Where, Clip, Cast/CastLike, Identity, Dropout, PRelu,
 // BitShift, QuantizeLinear/DequantizeLinear, and the small normalizations MeanVarianceNormalization
 // and LpNormalization. float16/bfloat16 are computed in float32 and rounded back once.
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -753,11 +754,13 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Cast, CastLike, Identity, Dropout.
 
-std::string number_to_string(double value, bool floating) {
-    if (!floating) return fmt::format("{}", static_cast<int64_t>(value));
+// Shortest text that reads back as the same value of the source type (numpy's str()).
+std::string number_to_string(double value, DataType source) {
+    if (!dtype_is_floating(source)) return fmt::format("{}", static_cast<int64_t>(value));
     if (std::isnan(value)) return "nan";
     if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    std::string text = fmt::format("{}", value);
+    std::string text = source == DataType::kFloat64 ? fmt::format("{}", value)
+                                                    : fmt::format("{}", static_cast<float>(value));
     if (text.find_first_of(".e") == std::string::npos) text += ".0";
     return text;
 }
@@ -767,7 +770,6 @@ Tensor cast_tensor(const NodeInfo& node, const Tensor& input, DataType to) {
     if (to == DataType::kString) {
         Tensor result(DataType::kString, input.shape());
         auto& out = result.strings();
-        const bool floating = dtype_is_floating(input.dtype());
         for (int64_t i = 0; i < input.numel(); ++i) {
             if (input.dtype() == DataType::kBool)
                 out[i] = input.data_as<bool>()[i] ? "True" : "False";
@@ -776,7 +778,7 @@ Tensor cast_tensor(const NodeInfo& node, const Tensor& input, DataType to) {
             else if (input.dtype() == DataType::kUInt64)
                 out[i] = fmt::format("{}", input.data_as<uint64_t>()[i]);
             else
-                out[i] = number_to_string(input.value_as_double(i), floating);
+                out[i] = number_to_string(input.value_as_double(i), input.dtype());
         }
         return result;
     }
