@@ -268,6 +268,21 @@ TEST(SessionTest, LargeElementwiseWorkIsTheSameWithManyThreads) {
     EXPECT_FLOAT_EQ(one.data_as<float>()[257 * 299 + 256], a.data_as<float>()[257 * 299 + 256] + b.data_as<float>()[256]);
 }
 
+TEST(SessionTest, OneLongRowIsSplitBetweenThreads) {
+    // Same-shape operands coalesce into a single row; it is split between threads.
+    ModelBuilder builder(17);
+    builder.input("a", DataType::kFloat32, Shape{3, 40000});
+    builder.input("b", DataType::kFloat32, Shape{3, 40000});
+    builder.node("Sub", {"a", "b"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{3, 40000});
+    const OnnxModel model = builder.build();
+    const Tensor a = polygraphy::testing::random_tensor({3, 40000}, 3);
+    const Tensor b = polygraphy::testing::random_tensor({3, 40000}, 4);
+    const Tensor y = Session(*model, SessionOptions{5}).run({{"a", a}, {"b", b}}).at("y");
+    for (int64_t i = 0; i < y.numel(); ++i)
+        ASSERT_EQ(y.data_as<float>()[i], a.data_as<float>()[i] - b.data_as<float>()[i]) << i;  // numpy: a - b
+}
+
 TEST(SessionTest, SessionFromOnnxBuildsFromALoader) {
     ModelBuilder builder(17);
     builder.input("x", DataType::kFloat32, Shape{1});

@@ -101,9 +101,31 @@ public:
         if (numel_ == 0) return;
         const int64_t count = dims_.back();
         const int64_t rows = numel_ / count;
-        const int64_t chunks = (threads > 1 && numel_ >= kParallelThreshold) ? std::min<int64_t>(threads, rows) : 1;
+        const bool parallel = threads > 1 && numel_ >= kParallelThreshold;
         Offsets inner_strides;
         for (std::size_t k = 0; k < N; ++k) inner_strides[k] = strides_[k].back();
+        if (parallel && rows < threads) {
+            // Few long rows (e.g. same-shape operands coalesce into one): split the rows themselves.
+            const int64_t splits = (threads + rows - 1) / rows;
+            const int64_t items = rows * splits;
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+            for (int64_t item = 0; item < items; ++item) {
+                const int64_t row = item / splits, part = item % splits;
+                const int64_t begin = count * part / splits, end = count * (part + 1) / splits;
+                if (begin >= end) continue;
+                Offsets offsets{};
+                int64_t rest = row;
+                for (std::size_t d = dims_.size() - 1; d-- > 0;) {
+                    const int64_t index = rest % dims_[d];
+                    rest /= dims_[d];
+                    for (std::size_t k = 0; k < N; ++k) offsets[k] += index * strides_[k][d];
+                }
+                for (std::size_t k = 0; k < N; ++k) offsets[k] += begin * inner_strides[k];
+                fn(offsets, row * count + begin, end - begin, inner_strides);
+            }
+            return;
+        }
+        const int64_t chunks = parallel ? std::min<int64_t>(threads, rows) : 1;
         auto run_chunk = [&](int64_t chunk) {
             const int64_t begin = rows * chunk / chunks;
             const int64_t end = rows * (chunk + 1) / chunks;
