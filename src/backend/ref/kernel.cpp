@@ -27,21 +27,36 @@ AttrType effective_type(const onnx::AttributeProto& attr) {
 
 const char* type_name(AttrType type) {
     switch (type) {
-        case onnx::AttributeProto::FLOAT: return "float";
-        case onnx::AttributeProto::INT: return "int";
-        case onnx::AttributeProto::STRING: return "string";
-        case onnx::AttributeProto::TENSOR: return "tensor";
-        case onnx::AttributeProto::GRAPH: return "graph";
-        case onnx::AttributeProto::SPARSE_TENSOR: return "sparse tensor";
-        case onnx::AttributeProto::TYPE_PROTO: return "type";
-        case onnx::AttributeProto::FLOATS: return "floats";
-        case onnx::AttributeProto::INTS: return "ints";
-        case onnx::AttributeProto::STRINGS: return "strings";
-        case onnx::AttributeProto::TENSORS: return "tensors";
-        case onnx::AttributeProto::GRAPHS: return "graphs";
-        case onnx::AttributeProto::SPARSE_TENSORS: return "sparse tensors";
-        case onnx::AttributeProto::TYPE_PROTOS: return "types";
-        default: return "undefined";
+        case onnx::AttributeProto::FLOAT:
+            return "float";
+        case onnx::AttributeProto::INT:
+            return "int";
+        case onnx::AttributeProto::STRING:
+            return "string";
+        case onnx::AttributeProto::TENSOR:
+            return "tensor";
+        case onnx::AttributeProto::GRAPH:
+            return "graph";
+        case onnx::AttributeProto::SPARSE_TENSOR:
+            return "sparse tensor";
+        case onnx::AttributeProto::TYPE_PROTO:
+            return "type";
+        case onnx::AttributeProto::FLOATS:
+            return "floats";
+        case onnx::AttributeProto::INTS:
+            return "ints";
+        case onnx::AttributeProto::STRINGS:
+            return "strings";
+        case onnx::AttributeProto::TENSORS:
+            return "tensors";
+        case onnx::AttributeProto::GRAPHS:
+            return "graphs";
+        case onnx::AttributeProto::SPARSE_TENSORS:
+            return "sparse tensors";
+        case onnx::AttributeProto::TYPE_PROTOS:
+            return "types";
+        default:
+            return "undefined";
     }
 }
 
@@ -53,7 +68,9 @@ const onnx::AttributeProto* NodeInfo::attr(std::string_view name) const {
     return nullptr;
 }
 
-bool NodeInfo::has_attr(std::string_view name) const { return attr(name) != nullptr; }
+bool NodeInfo::has_attr(std::string_view name) const {
+    return attr(name) != nullptr;
+}
 
 namespace {
 // Returns the attribute when present and of `expected` type; fails naming the attribute otherwise.

@@ -6,7 +6,9 @@
 
 namespace polygraphy::ref {
 namespace {
-std::string_view canonical_domain(std::string_view domain) { return domain == "ai.onnx" ? std::string_view{} : domain; }
+std::string_view canonical_domain(std::string_view domain) {
+    return domain == "ai.onnx" ? std::string_view{} : domain;
+}
 }  // namespace
 
 void OpRegistry::add(std::string domain, std::string op_type, int since_version, int until_version,
@@ -14,19 +16,19 @@ void OpRegistry::add(std::string domain, std::string op_type, int since_version,
     domain = std::string(canonical_domain(domain));
     if (op_type.empty()) throw InternalError("OpRegistry::add: empty op_type");
     if (since_version < 1 || until_version < since_version)
-        throw InternalError(fmt::format("OpRegistry::add: invalid opset range [{}, {}] for {}", since_version,
-                                        until_version, op_type));
+        throw InternalError(
+            fmt::format("OpRegistry::add: invalid opset range [{}, {}] for {}", since_version, until_version, op_type));
     if (!factory) throw InternalError(fmt::format("OpRegistry::add: no factory for {}", op_type));
     for (const OpEntry& entry : entries_) {
         if (entry.domain != domain || entry.op_type != op_type) continue;
         if (since_version <= entry.until_version && entry.since_version <= until_version)
-            throw InternalError(fmt::format("OpRegistry::add: {} (domain '{}') opsets [{}, {}] overlap the "
-                                            "registered opsets [{}, {}]",
-                                            op_type, domain, since_version, until_version, entry.since_version,
-                                            entry.until_version));
+            throw InternalError(
+                fmt::format("OpRegistry::add: {} (domain '{}') opsets [{}, {}] overlap the "
+                            "registered opsets [{}, {}]",
+                            op_type, domain, since_version, until_version, entry.since_version, entry.until_version));
     }
-    entries_.push_back(OpEntry{std::move(domain), std::move(op_type), since_version, until_version,
-                               std::move(factory)});
+    entries_.push_back(
+        OpEntry{std::move(domain), std::move(op_type), since_version, until_version, std::move(factory)});
 }
 
 const OpEntry* OpRegistry::find(std::string_view domain, std::string_view op_type, int64_t opset) const {

@@ -13,7 +13,9 @@ void RefRunner::activate_impl() {
     session_ = std::move(session);
 }
 
-void RefRunner::deactivate_impl() { session_.reset(); }
+void RefRunner::deactivate_impl() {
+    session_.reset();
+}
 
 TensorMetadata RefRunner::get_input_metadata_impl() {
     if (!session_) throw PolygraphyException("RefRunner is not active: call activate() first");

@@ -18,7 +18,9 @@
 namespace polygraphy::ref {
 namespace {
 
-std::string canonical_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string{} : domain; }
+std::string canonical_domain(const std::string& domain) {
+    return domain == "ai.onnx" ? std::string{} : domain;
+}
 
 // Runs `body`, giving exceptions that do not name the node yet the prefix "Node '<name>' (<op>): ".
 template <typename Body>
@@ -61,7 +63,7 @@ struct Session::Impl {
     std::vector<Tensor> defaults;                      // by slot: initializers that are also graph inputs
     std::vector<std::pair<std::string, int>> outputs;  // graph outputs in order
     std::vector<Step> steps;
-    std::vector<std::string> order;                    // display names in execution order
+    std::vector<std::string> order;  // display names in execution order
     TensorMetadata input_metadata;
     TensorMetadata output_metadata;
     int num_threads = 1;
@@ -76,14 +78,13 @@ struct Session::Impl {
     }
 
     void prepare(const onnx::ModelProto& model, const SessionOptions& options);
-    std::vector<std::size_t> topological_order(
-                                               const std::unordered_set<std::string>& graph_values);
+    std::vector<std::size_t> topological_order(const std::unordered_set<std::string>& graph_values);
 };
 
 void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions& options) {
     if (options.num_threads < 0)
-        throw PolygraphyException(fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)",
-                                              options.num_threads));
+        throw PolygraphyException(
+            fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));
     num_threads = options.num_threads > 0 ? options.num_threads : std::max(1, omp_get_num_procs());
 
     const onnx::GraphProto& graph = model.graph();
@@ -107,8 +108,8 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
         node_opsets[i] = imported != opsets.end() ? imported->second : 1;
         entries[i] = registry.find(domain, node.op_type(), node_opsets[i]);
         if (!entries[i])
-            unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i],
-                                              node.op_type(), domain.empty() ? "ai.onnx" : domain, node_opsets[i]));
+            unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i], node.op_type(),
+                                              domain.empty() ? "ai.onnx" : domain, node_opsets[i]));
     }
     if (!unsupported.empty()) {
         std::string message = "Unsupported operators: ";
@@ -179,7 +180,7 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
             const int input_slot = input.empty() ? -1 : slot_of.at(input);
             step.inputs.push_back(input_slot);
             constant_inputs.push_back(input_slot >= 0 && constants[input_slot].defined() ? &constants[input_slot]
-                                                                                          : nullptr);
+                                                                                         : nullptr);
         }
         for (const auto& output : node.output()) step.outputs.push_back(output.empty() ? -1 : slot_of.at(output));
         step.info = std::make_unique<NodeInfo>(node, node_opsets[index], display_names[index], constant_inputs);
@@ -222,14 +223,12 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
             input_metadata.set(input.name(), metadata_from_value_info(input));
     for (const auto& output : graph.output()) output_metadata.set(output.name(), metadata_from_value_info(output));
 
-    logger().extra_verbose(fmt::format("Prepared reference session: {} nodes to run, {} constants, {} threads",
-                                       steps.size(), std::count_if(constants.begin(), constants.end(),
-                                                                   [](const Tensor& t) { return t.defined(); }),
-                                       num_threads));
+    logger().extra_verbose(fmt::format(
+        "Prepared reference session: {} nodes to run, {} constants, {} threads", steps.size(),
+        std::count_if(constants.begin(), constants.end(), [](const Tensor& t) { return t.defined(); }), num_threads));
 }
 
-std::vector<std::size_t> Session::Impl::topological_order(
-                                                          const std::unordered_set<std::string>& graph_values) {
+std::vector<std::size_t> Session::Impl::topological_order(const std::unordered_set<std::string>& graph_values) {
     const std::size_t count = nodes.size();
     std::unordered_map<std::string, std::size_t> producer;
     for (std::size_t i = 0; i < count; ++i) {
@@ -253,9 +252,9 @@ std::vector<std::size_t> Session::Impl::topological_order(
             auto found = producer.find(input);
             if (found == producer.end()) {
                 if (graph_values.contains(input)) continue;
-                throw ModelError(fmt::format(
-                    "Node '{}' ({}): input '{}' is not produced by any node, graph input or initializer",
-                    display_names[i], nodes[i].op_type(), input));
+                throw ModelError(
+                    fmt::format("Node '{}' ({}): input '{}' is not produced by any node, graph input or initializer",
+                                display_names[i], nodes[i].op_type(), input));
             }
             predecessors[i].push_back(found->second);
             successors[found->second].push_back(i);
@@ -294,7 +293,7 @@ std::vector<std::size_t> Session::Impl::topological_order(
         }
     }
     std::vector<std::size_t> cycle(walk.begin() + position[current], walk.end());
-    std::reverse(cycle.begin(), cycle.end());  // data-flow order
+    std::reverse(cycle.begin(), cycle.end());                                               // data-flow order
     std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // first listed first
     std::string names;
     for (std::size_t index : cycle) names += fmt::format("'{}' -> ", display_names[index]);
@@ -308,12 +307,22 @@ Session::Session(const onnx::ModelProto& model, SessionOptions options) : impl_(
 
 Session::~Session() = default;
 
-const TensorMetadata& Session::input_metadata() const { return impl_->input_metadata; }
-const TensorMetadata& Session::output_metadata() const { return impl_->output_metadata; }
-const std::vector<std::string>& Session::execution_order() const { return impl_->order; }
-int Session::num_threads() const { return impl_->num_threads; }
+const TensorMetadata& Session::input_metadata() const {
+    return impl_->input_metadata;
+}
+const TensorMetadata& Session::output_metadata() const {
+    return impl_->output_metadata;
+}
+const std::vector<std::string>& Session::execution_order() const {
+    return impl_->order;
+}
+int Session::num_threads() const {
+    return impl_->num_threads;
+}
 
-TensorMap Session::run(const TensorMap& feed) const { return run(feed, nullptr); }
+TensorMap Session::run(const TensorMap& feed) const {
+    return run(feed, nullptr);
+}
 
 TensorMap Session::run(const TensorMap& feed, RunStats* stats) const {
     const Impl& impl = *impl_;

@@ -22,11 +22,21 @@ namespace polygraphy::ref::testing {
 inline Tensor make(DataType dtype, Shape shape, std::vector<double> values) {
     return Tensor::from_doubles(dtype, std::move(shape), values);
 }
-inline Tensor f32(Shape shape, std::vector<double> values) { return make(DataType::kFloat32, std::move(shape), std::move(values)); }
-inline Tensor f64(Shape shape, std::vector<double> values) { return make(DataType::kFloat64, std::move(shape), std::move(values)); }
-inline Tensor i64(Shape shape, std::vector<double> values) { return make(DataType::kInt64, std::move(shape), std::move(values)); }
-inline Tensor i32(Shape shape, std::vector<double> values) { return make(DataType::kInt32, std::move(shape), std::move(values)); }
-inline Tensor boolean(Shape shape, std::vector<double> values) { return make(DataType::kBool, std::move(shape), std::move(values)); }
+inline Tensor f32(Shape shape, std::vector<double> values) {
+    return make(DataType::kFloat32, std::move(shape), std::move(values));
+}
+inline Tensor f64(Shape shape, std::vector<double> values) {
+    return make(DataType::kFloat64, std::move(shape), std::move(values));
+}
+inline Tensor i64(Shape shape, std::vector<double> values) {
+    return make(DataType::kInt64, std::move(shape), std::move(values));
+}
+inline Tensor i32(Shape shape, std::vector<double> values) {
+    return make(DataType::kInt32, std::move(shape), std::move(values));
+}
+inline Tensor boolean(Shape shape, std::vector<double> values) {
+    return make(DataType::kBool, std::move(shape), std::move(values));
+}
 inline Tensor strings(Shape shape, std::vector<std::string> values) {
     Tensor tensor(DataType::kString, std::move(shape));
     tensor.strings() = std::move(values);
@@ -48,11 +58,11 @@ inline std::vector<double> values_of(const Tensor& tensor) {
 /// Same dtype and shape, values within `tolerance` (absolute + relative), NaN matching NaN.
 inline ::testing::AssertionResult tensors_near(const Tensor& actual, const Tensor& expected, double tolerance = 1e-6) {
     if (actual.dtype() != expected.dtype())
-        return ::testing::AssertionFailure() << "dtype " << dtype_name(actual.dtype()) << " != expected "
-                                             << dtype_name(expected.dtype());
+        return ::testing::AssertionFailure()
+               << "dtype " << dtype_name(actual.dtype()) << " != expected " << dtype_name(expected.dtype());
     if (actual.shape() != expected.shape())
-        return ::testing::AssertionFailure() << "shape " << shape_to_string(actual.shape()) << " != expected "
-                                             << shape_to_string(expected.shape());
+        return ::testing::AssertionFailure()
+               << "shape " << shape_to_string(actual.shape()) << " != expected " << shape_to_string(expected.shape());
     if (actual.dtype() == DataType::kString) {
         if (actual.strings() != expected.strings()) return ::testing::AssertionFailure() << "strings differ";
         return ::testing::AssertionSuccess();
@@ -155,14 +165,14 @@ private:
 };
 
 /// Asserts that `statement` throws `Exception` whose message contains `text`.
-#define EXPECT_THROW_MESSAGE(statement, Exception, text)                                            \
-    do {                                                                                            \
-        try {                                                                                       \
-            statement;                                                                              \
-            ADD_FAILURE() << "expected " #Exception " containing: " << (text);                      \
-        } catch (const Exception& error) {                                                          \
-            EXPECT_THAT(std::string(error.what()), ::testing::HasSubstr(text));                     \
-        }                                                                                           \
+#define EXPECT_THROW_MESSAGE(statement, Exception, text)                        \
+    do {                                                                        \
+        try {                                                                   \
+            statement;                                                          \
+            ADD_FAILURE() << "expected " #Exception " containing: " << (text);  \
+        } catch (const Exception& error) {                                      \
+            EXPECT_THAT(std::string(error.what()), ::testing::HasSubstr(text)); \
+        }                                                                       \
     } while (0)
 
 }  // namespace polygraphy::ref::testing

@@ -9,8 +9,8 @@
 namespace polygraphy::ref {
 namespace {
 
-using testing::OpTester;
 using testing::f32;
+using testing::OpTester;
 
 class NoopKernel : public Kernel {
 public:
@@ -21,7 +21,7 @@ public:
 TEST(OpRegistryTest, RejectsOverlappingRanges) {
     OpRegistry registry;
     registry.add("", "Foo", 1, 10, make_factory<NoopKernel>());
-    registry.add("", "Foo", 11, 22, make_factory<NoopKernel>());  // adjacent: fine
+    registry.add("", "Foo", 11, 22, make_factory<NoopKernel>());       // adjacent: fine
     registry.add("custom", "Foo", 1, 22, make_factory<NoopKernel>());  // other domain: fine
     EXPECT_THROW_MESSAGE(registry.add("", "Foo", 5, 12, make_factory<NoopKernel>()), InternalError,
                          "Foo (domain '') opsets [5, 12] overlap the registered opsets [1, 10]");
@@ -35,7 +35,8 @@ TEST(OpRegistryTest, RejectsInvalidEntries) {
     OpRegistry registry;
     EXPECT_THROW_MESSAGE(registry.add("", "Foo", 5, 4, make_factory<NoopKernel>()), InternalError,
                          "invalid opset range [5, 4]");
-    EXPECT_THROW_MESSAGE(registry.add("", "Foo", 0, 4, make_factory<NoopKernel>()), InternalError, "invalid opset range");
+    EXPECT_THROW_MESSAGE(registry.add("", "Foo", 0, 4, make_factory<NoopKernel>()), InternalError,
+                         "invalid opset range");
     EXPECT_THROW_MESSAGE(registry.add("", "Foo", 1, 4, nullptr), InternalError, "no factory");
 }
 
@@ -73,21 +74,88 @@ TEST(OpRegistryTest, BuiltinHasNoOverlapsAndCoversOpsUpToTheNewestOpset) {
 }
 
 TEST(OpRegistryTest, BuiltinCoversTheElementwiseAndTensorFamilies) {
-    const std::vector<std::pair<std::string, int>> ops = {
-        {"Add", 1}, {"Sub", 1}, {"Mul", 1}, {"Div", 1}, {"Pow", 1}, {"Mod", 10}, {"Neg", 1}, {"Abs", 1},
-        {"Sqrt", 1}, {"Reciprocal", 1}, {"Exp", 1}, {"Log", 1}, {"Erf", 9}, {"Tanh", 1}, {"Sigmoid", 1},
-        {"Relu", 1}, {"LeakyRelu", 1}, {"Elu", 1}, {"Selu", 1}, {"HardSigmoid", 1}, {"HardSwish", 14},
-        {"Softplus", 1}, {"Softsign", 1}, {"Sin", 7}, {"Cos", 7}, {"Floor", 1}, {"Ceil", 1}, {"Round", 11},
-        {"Sign", 9}, {"IsNaN", 9}, {"IsInf", 10}, {"Clip", 1}, {"Where", 9}, {"Equal", 1}, {"Less", 1},
-        {"Greater", 1}, {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"And", 1}, {"Or", 1}, {"Xor", 1},
-        {"Not", 1}, {"Max", 1}, {"Min", 1}, {"Sum", 1}, {"Mean", 1}, {"Cast", 1}, {"CastLike", 15},
-        {"Identity", 1}, {"Dropout", 1}, {"PRelu", 1}, {"BitShift", 11}, {"QuantizeLinear", 10},
-        {"DequantizeLinear", 10}, {"MeanVarianceNormalization", 9}, {"LpNormalization", 1},
-        {"Reshape", 1}, {"Flatten", 1}, {"Transpose", 1}, {"Concat", 1}, {"Split", 1}, {"Slice", 1},
-        {"Gather", 1}, {"GatherElements", 11}, {"GatherND", 11}, {"Squeeze", 1}, {"Unsqueeze", 1},
-        {"Shape", 1}, {"Size", 1}, {"ConstantOfShape", 9}, {"Expand", 8}, {"Tile", 1}, {"Range", 11},
-        {"Pad", 1}, {"Constant", 1}, {"Trilu", 14}, {"OneHot", 9}, {"NonZero", 9}, {"ScatterND", 11},
-        {"ScatterElements", 11}, {"DepthToSpace", 1}, {"SpaceToDepth", 1}};
+    const std::vector<std::pair<std::string, int>> ops = {{"Add", 1},
+                                                          {"Sub", 1},
+                                                          {"Mul", 1},
+                                                          {"Div", 1},
+                                                          {"Pow", 1},
+                                                          {"Mod", 10},
+                                                          {"Neg", 1},
+                                                          {"Abs", 1},
+                                                          {"Sqrt", 1},
+                                                          {"Reciprocal", 1},
+                                                          {"Exp", 1},
+                                                          {"Log", 1},
+                                                          {"Erf", 9},
+                                                          {"Tanh", 1},
+                                                          {"Sigmoid", 1},
+                                                          {"Relu", 1},
+                                                          {"LeakyRelu", 1},
+                                                          {"Elu", 1},
+                                                          {"Selu", 1},
+                                                          {"HardSigmoid", 1},
+                                                          {"HardSwish", 14},
+                                                          {"Softplus", 1},
+                                                          {"Softsign", 1},
+                                                          {"Sin", 7},
+                                                          {"Cos", 7},
+                                                          {"Floor", 1},
+                                                          {"Ceil", 1},
+                                                          {"Round", 11},
+                                                          {"Sign", 9},
+                                                          {"IsNaN", 9},
+                                                          {"IsInf", 10},
+                                                          {"Clip", 1},
+                                                          {"Where", 9},
+                                                          {"Equal", 1},
+                                                          {"Less", 1},
+                                                          {"Greater", 1},
+                                                          {"LessOrEqual", 12},
+                                                          {"GreaterOrEqual", 12},
+                                                          {"And", 1},
+                                                          {"Or", 1},
+                                                          {"Xor", 1},
+                                                          {"Not", 1},
+                                                          {"Max", 1},
+                                                          {"Min", 1},
+                                                          {"Sum", 1},
+                                                          {"Mean", 1},
+                                                          {"Cast", 1},
+                                                          {"CastLike", 15},
+                                                          {"Identity", 1},
+                                                          {"Dropout", 1},
+                                                          {"PRelu", 1},
+                                                          {"BitShift", 11},
+                                                          {"QuantizeLinear", 10},
+                                                          {"DequantizeLinear", 10},
+                                                          {"MeanVarianceNormalization", 9},
+                                                          {"LpNormalization", 1},
+                                                          {"Reshape", 1},
+                                                          {"Flatten", 1},
+                                                          {"Transpose", 1},
+                                                          {"Concat", 1},
+                                                          {"Split", 1},
+                                                          {"Slice", 1},
+                                                          {"Gather", 1},
+                                                          {"GatherElements", 11},
+                                                          {"GatherND", 11},
+                                                          {"Squeeze", 1},
+                                                          {"Unsqueeze", 1},
+                                                          {"Shape", 1},
+                                                          {"Size", 1},
+                                                          {"ConstantOfShape", 9},
+                                                          {"Expand", 8},
+                                                          {"Tile", 1},
+                                                          {"Range", 11},
+                                                          {"Pad", 1},
+                                                          {"Constant", 1},
+                                                          {"Trilu", 14},
+                                                          {"OneHot", 9},
+                                                          {"NonZero", 9},
+                                                          {"ScatterND", 11},
+                                                          {"ScatterElements", 11},
+                                                          {"DepthToSpace", 1},
+                                                          {"SpaceToDepth", 1}};
     const OpRegistry& registry = OpRegistry::builtin();
     for (const auto& [op, since] : ops) {
         EXPECT_NE(registry.find("", op, since), nullptr) << op << " at opset " << since;

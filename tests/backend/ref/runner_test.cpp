@@ -1,6 +1,6 @@
 // RefRunner: lifecycle, metadata, and the input checks of BaseRunner seen through it.
-#include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
+#include "model_builder.h"
 #include "ref_test_util.h"
 
 namespace polygraphy::ref {

@@ -188,8 +188,8 @@ TEST(SessionTest, InitializersThatAreInputsAreOverridableDefaults) {
     Session session(*builder.build());
     EXPECT_EQ(session.input_metadata().keys(), (std::vector<std::string>{"x"}));
     EXPECT_TRUE(tensors_near(session.run({{"x", f32({2}, {1, 2})}}).at("y"), f32({2}, {11, 22})));
-    EXPECT_TRUE(tensors_near(session.run({{"x", f32({2}, {1, 2})}, {"bias", f32({2}, {0, 1})}}).at("y"),
-                             f32({2}, {1, 3})));
+    EXPECT_TRUE(
+        tensors_near(session.run({{"x", f32({2}, {1, 2})}, {"bias", f32({2}, {0, 1})}}).at("y"), f32({2}, {1, 3})));
 }
 
 TEST(SessionTest, EvaluatesConstantNodesAtPreparation) {
@@ -265,7 +265,8 @@ TEST(SessionTest, LargeElementwiseWorkIsTheSameWithManyThreads) {
     const Tensor four = Session(*model, SessionOptions{4}).run({{"a", a}, {"b", b}}).at("y");
     EXPECT_TRUE(one.equals(four));
     // numpy: a + b (broadcast over rows)
-    EXPECT_FLOAT_EQ(one.data_as<float>()[257 * 299 + 256], a.data_as<float>()[257 * 299 + 256] + b.data_as<float>()[256]);
+    EXPECT_FLOAT_EQ(one.data_as<float>()[257 * 299 + 256],
+                    a.data_as<float>()[257 * 299 + 256] + b.data_as<float>()[256]);
 }
 
 TEST(SessionTest, OneLongRowIsSplitBetweenThreads) {
@@ -297,7 +298,8 @@ TEST(SessionTest, SessionFromOnnxBuildsFromALoader) {
 TEST(SessionTest, ModelsFromTheSharedFolderPrepare) {
     // Optional: real Polygraphy test models, when ../shared is present.
     const char* override_dir = std::getenv("POLYGRAPHY_SHARED_DIR");
-    const std::string dir = std::string(override_dir ? override_dir : POLYGRAPHY_SHARED_DIR) + "/models/polygraphy-tests/";
+    const std::string dir =
+        std::string(override_dir ? override_dir : POLYGRAPHY_SHARED_DIR) + "/models/polygraphy-tests/";
     if (!std::ifstream(dir + "identity.onnx").good()) GTEST_SKIP() << "no shared models";
     for (const char* name : {"identity.onnx", "and.onnx", "pow_scalar.onnx", "nonzero.onnx", "no_op_reshape.onnx",
                              "cleanable.onnx", "multi_output.onnx", "tensor_attr.onnx"}) {

@@ -153,7 +153,7 @@ public:
             run_chunk(0);
             return;
         }
-#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
+#pragma omp parallel for num_threads(static_cast <int>(chunks)) schedule(static, 1)
         for (int64_t chunk = 0; chunk < chunks; ++chunk) run_chunk(chunk);
     }
 
@@ -243,10 +243,18 @@ inline void strided_copy(const Tensor& src, int64_t src_offset, const Shape& sha
             threads);
     };
     switch (size) {
-        case 1: typed(uint8_t{}); break;
-        case 2: typed(uint16_t{}); break;
-        case 4: typed(uint32_t{}); break;
-        case 8: typed(uint64_t{}); break;
+        case 1:
+            typed(uint8_t{});
+            break;
+        case 2:
+            typed(uint16_t{});
+            break;
+        case 4:
+            typed(uint32_t{});
+            break;
+        case 8:
+            typed(uint64_t{});
+            break;
         default:
             // Wide types (complex128): byte-wise, one element at a time.
             loop.for_each_row([&](const auto& offsets, int64_t out_offset, int64_t count, const auto& strides) {

@@ -20,13 +20,17 @@ namespace {
 // Signed integer arithmetic wraps (as numpy does) instead of overflowing into undefined behaviour.
 template <typename T>
 T wrap_add(T a, T b) {
-    if constexpr (kIsInt<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
-    else return a + b;
+    if constexpr (kIsInt<T>)
+        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
+    else
+        return a + b;
 }
 template <typename T>
 T wrap_sub(T a, T b) {
-    if constexpr (kIsInt<T>) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
-    else return a - b;
+    if constexpr (kIsInt<T>)
+        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) - static_cast<std::make_unsigned_t<T>>(b));
+    else
+        return a - b;
 }
 template <typename T>
 T wrap_mul(T a, T b) {
@@ -107,13 +111,13 @@ struct FloatOnly {
     static constexpr bool kSupports = kIsFloat<T>;
 };
 
-#define POLYGRAPHY_FLOAT_UNARY(Name, expression)    \
-    struct Name : FloatOnly {                       \
-        explicit Name(const NodeInfo&) {}           \
-        template <typename T>                       \
-        T operator()(T x) const {                   \
-            return expression;                      \
-        }                                           \
+#define POLYGRAPHY_FLOAT_UNARY(Name, expression) \
+    struct Name : FloatOnly {                    \
+        explicit Name(const NodeInfo&) {}        \
+        template <typename T>                    \
+        T operator()(T x) const {                \
+            return expression;                   \
+        }                                        \
     };
 
 POLYGRAPHY_FLOAT_UNARY(SqrtOp, std::sqrt(x))
@@ -140,7 +144,7 @@ POLYGRAPHY_FLOAT_UNARY(SoftsignOp, x / (T(1) + std::abs(x)))
 POLYGRAPHY_FLOAT_UNARY(FloorOp, std::floor(x))
 POLYGRAPHY_FLOAT_UNARY(CeilOp, std::ceil(x))
 POLYGRAPHY_FLOAT_UNARY(RoundOp, std::nearbyint(x))  // default rounding mode: half to even
-POLYGRAPHY_FLOAT_UNARY(HardSwishOp, x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5))))
+POLYGRAPHY_FLOAT_UNARY(HardSwishOp, x* std::max(T(0), std::min(T(1), x / T(6) + T(0.5))))
 #undef POLYGRAPHY_FLOAT_UNARY
 
 struct NegOp {
@@ -159,9 +163,12 @@ struct AbsOp {
     static constexpr bool kSupports = kIsNumeric<T>;
     template <typename T>
     T operator()(T x) const {
-        if constexpr (kIsFloat<T>) return std::abs(x);
-        else if constexpr (std::is_signed_v<T>) return x < 0 ? wrap_neg(x) : x;
-        else return x;
+        if constexpr (kIsFloat<T>)
+            return std::abs(x);
+        else if constexpr (std::is_signed_v<T>)
+            return x < 0 ? wrap_neg(x) : x;
+        else
+            return x;
     }
 };
 
@@ -171,9 +178,12 @@ struct SignOp {
     static constexpr bool kSupports = kIsNumeric<T>;
     template <typename T>
     T operator()(T x) const {
-        if constexpr (kIsFloat<T>) return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;  // keeps 0, -0 and NaN
-        else if constexpr (std::is_signed_v<T>) return static_cast<T>((x > 0) - (x < 0));
-        else return static_cast<T>(x > 0);
+        if constexpr (kIsFloat<T>)
+            return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;  // keeps 0, -0 and NaN
+        else if constexpr (std::is_signed_v<T>)
+            return static_cast<T>((x > 0) - (x < 0));
+        else
+            return static_cast<T>(x > 0);
     }
 };
 
@@ -302,8 +312,8 @@ public:
         if (a0.dtype() == DataType::kString) {
             if constexpr (Op::kStrings) {
                 Tensor y(DataType::kBool, out);
-                broadcast_binary(out, a0.shape(), shape_b, a0.strings().data(), b0.strings().data(),
-                                 y.data_as<bool>(), op_, 1);
+                broadcast_binary(out, a0.shape(), shape_b, a0.strings().data(), b0.strings().data(), y.data_as<bool>(),
+                                 op_, 1);
                 ctx.set_output(0, std::move(y));
                 return;
             }
@@ -414,7 +424,7 @@ struct BitShiftOp : BinaryOpBase {
         left_ = direction == "LEFT";
     }
     template <typename T>
-    static constexpr bool kSupports = kIsInt<T> && std::is_unsigned_v<T>;
+    static constexpr bool kSupports = kIsInt<T>&& std::is_unsigned_v<T>;
     template <typename T>
     T operator()(T a, T b) const {
         if (b >= sizeof(T) * 8) return T{0};
@@ -521,15 +531,17 @@ public:
             if constexpr (kIsFloat<T>) {
                 const Tensor exponent = exponent0.cast(base.dtype());
                 Tensor y(base.dtype(), out);
-                broadcast_binary(out, base.shape(), shape_e, base.data_as<T>(), exponent.data_as<T>(), y.data_as<T>(),
-                                 [](T a, T b) { return std::pow(a, b); }, threads);
+                broadcast_binary(
+                    out, base.shape(), shape_e, base.data_as<T>(), exponent.data_as<T>(), y.data_as<T>(),
+                    [](T a, T b) { return std::pow(a, b); }, threads);
                 ctx.set_output(0, narrow_if_half(std::move(y), base0.dtype()));
             } else if constexpr (kIsInt<T>) {
                 Tensor y(base.dtype(), out);
                 if (dtype_is_integer(exponent0.dtype())) {
                     const Tensor exponent = exponent0.cast(DataType::kInt64);
-                    broadcast_binary(out, base.shape(), shape_e, base.data_as<T>(), exponent.data_as<int64_t>(),
-                                     y.data_as<T>(), [](T a, int64_t b) { return integer_power(a, b); }, threads);
+                    broadcast_binary(
+                        out, base.shape(), shape_e, base.data_as<T>(), exponent.data_as<int64_t>(), y.data_as<T>(),
+                        [](T a, int64_t b) { return integer_power(a, b); }, threads);
                 } else {
                     const Tensor exponent = exponent0.cast(DataType::kFloat64);
                     broadcast_binary(
@@ -566,15 +578,16 @@ public:
         }
         const Shape out = broadcast_shapes(node, {x0.shape(), slope_shape});
         if (out != x0.shape())
-            node.fail(fmt::format("slope of shape {} cannot be broadcast to X of shape {}", shape_to_string(slope0.shape()),
-                                  shape_to_string(x0.shape())));
+            node.fail(fmt::format("slope of shape {} cannot be broadcast to X of shape {}",
+                                  shape_to_string(slope0.shape()), shape_to_string(x0.shape())));
         const Tensor x = widen_half(x0), slope = widen_half(slope0);
         dispatch_dtype(node, x.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             if constexpr (kIsSignedNumeric<T>) {
                 Tensor y(x.dtype(), out);
-                broadcast_binary(out, x.shape(), slope_shape, x.data_as<T>(), slope.data_as<T>(), y.data_as<T>(),
-                                 [](T v, T s) { return v < T(0) ? wrap_mul(s, v) : v; }, ctx.num_threads());
+                broadcast_binary(
+                    out, x.shape(), slope_shape, x.data_as<T>(), slope.data_as<T>(), y.data_as<T>(),
+                    [](T v, T s) { return v < T(0) ? wrap_mul(s, v) : v; }, ctx.num_threads());
                 ctx.set_output(0, narrow_if_half(std::move(y), x0.dtype()));
             } else {
                 unsupported_dtype(node, x0.dtype());
@@ -615,8 +628,9 @@ public:
                 Tensor y(inputs[0].dtype(), out);
                 strided_copy(inputs[0], 0, out, broadcast_strides(inputs[0].shape(), out), y);
                 for (std::size_t i = 1; i < inputs.size(); ++i)
-                    broadcast_accumulate(out, inputs[i].shape(), inputs[i].data_as<T>(), y.data_as<T>(),
-                                         [](T acc, T v) { return combine(acc, v); }, threads);
+                    broadcast_accumulate(
+                        out, inputs[i].shape(), inputs[i].data_as<T>(), y.data_as<T>(),
+                        [](T acc, T v) { return combine(acc, v); }, threads);
                 if constexpr (kind == Variadic::kMean) {
                     T* data = y.data_as<T>();
                     const T count = static_cast<T>(inputs.size());
@@ -633,11 +647,15 @@ private:
     template <typename T>
     static T combine(T acc, T v) {
         if constexpr (kind == Variadic::kMax) {
-            if constexpr (kIsFloat<T>) return (acc > v || std::isnan(acc)) ? acc : v;  // NaN propagates
-            else return acc > v ? acc : v;
+            if constexpr (kIsFloat<T>)
+                return (acc > v || std::isnan(acc)) ? acc : v;  // NaN propagates
+            else
+                return acc > v ? acc : v;
         } else if constexpr (kind == Variadic::kMin) {
-            if constexpr (kIsFloat<T>) return (acc < v || std::isnan(acc)) ? acc : v;
-            else return acc < v ? acc : v;
+            if constexpr (kIsFloat<T>)
+                return (acc < v || std::isnan(acc)) ? acc : v;
+            else
+                return acc < v ? acc : v;
         } else {
             return wrap_add(acc, v);
         }
@@ -681,11 +699,20 @@ public:
                        ctx.num_threads());
             };
             switch (dtype_size(x.dtype())) {
-                case 1: typed(uint8_t{}); break;
-                case 2: typed(uint16_t{}); break;
-                case 4: typed(uint32_t{}); break;
-                case 8: typed(uint64_t{}); break;
-                default: unsupported_dtype(node, x.dtype());
+                case 1:
+                    typed(uint8_t{});
+                    break;
+                case 2:
+                    typed(uint16_t{});
+                    break;
+                case 4:
+                    typed(uint32_t{});
+                    break;
+                case 8:
+                    typed(uint64_t{});
+                    break;
+                default:
+                    unsupported_dtype(node, x.dtype());
             }
         }
         ctx.set_output(0, std::move(result));
@@ -759,8 +786,8 @@ std::string number_to_string(double value, DataType source) {
     if (!dtype_is_floating(source)) return fmt::format("{}", static_cast<int64_t>(value));
     if (std::isnan(value)) return "nan";
     if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    std::string text = source == DataType::kFloat64 ? fmt::format("{}", value)
-                                                    : fmt::format("{}", static_cast<float>(value));
+    std::string text =
+        source == DataType::kFloat64 ? fmt::format("{}", value) : fmt::format("{}", static_cast<float>(value));
     if (text.find_first_of(".e") == std::string::npos) text += ".0";
     return text;
 }
@@ -900,9 +927,12 @@ struct QuantLayout {
 
     int64_t scale_index(int64_t o, int64_t c, int64_t i) const {
         switch (kind) {
-            case Kind::kTensor: return 0;
-            case Kind::kAxis: return c;
-            default: return (o * scale_channels + c / block) * inner + i;
+            case Kind::kTensor:
+                return 0;
+            case Kind::kAxis:
+                return c;
+            default:
+                return (o * scale_channels + c / block) * inner + i;
         }
     }
 };
@@ -951,14 +981,22 @@ void for_each_quant_element(const QuantLayout& layout, Fn&& fn) {
 
 std::pair<double, double> quant_range(DataType dtype) {
     switch (dtype) {
-        case DataType::kUInt8: return {0, 255};
-        case DataType::kInt8: return {-128, 127};
-        case DataType::kUInt16: return {0, 65535};
-        case DataType::kInt16: return {-32768, 32767};
-        case DataType::kUInt4: return {0, 15};
-        case DataType::kInt4: return {-8, 7};
-        case DataType::kInt32: return {-2147483648.0, 2147483647.0};
-        default: return {0, -1};
+        case DataType::kUInt8:
+            return {0, 255};
+        case DataType::kInt8:
+            return {-128, 127};
+        case DataType::kUInt16:
+            return {0, 65535};
+        case DataType::kInt16:
+            return {-32768, 32767};
+        case DataType::kUInt4:
+            return {0, 15};
+        case DataType::kInt4:
+            return {-8, 7};
+        case DataType::kInt32:
+            return {-2147483648.0, 2147483647.0};
+        default:
+            return {0, -1};
     }
 }
 
@@ -978,8 +1016,10 @@ public:
         const Tensor* zp = ctx.input(2);
         if (zp && !zp->defined()) zp = nullptr;
         DataType out_dtype = DataType::kUInt8;
-        if (zp) out_dtype = zp->dtype();
-        else if (output_dtype_ != 0) out_dtype = dtype_from_onnx(output_dtype_);
+        if (zp)
+            out_dtype = zp->dtype();
+        else if (output_dtype_ != 0)
+            out_dtype = dtype_from_onnx(output_dtype_);
         const auto [lo, hi] = quant_range(out_dtype);
         if (lo > hi) unsupported_dtype(node, out_dtype, "quantized output");
         const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);

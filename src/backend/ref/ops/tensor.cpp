@@ -96,8 +96,8 @@ private:
             node.fail(fmt::format("shape {} has both 0 and -1, which allowzero=1 forbids", ints_to_string(spec)));
         if (unknown >= 0) {
             if (known == 0 || numel % known != 0)
-                node.fail(fmt::format("cannot reshape input of shape {} ({} elements) into shape {}", shape_to_string(in),
-                                      numel, ints_to_string(spec)));
+                node.fail(fmt::format("cannot reshape input of shape {} ({} elements) into shape {}",
+                                      shape_to_string(in), numel, ints_to_string(spec)));
             out[unknown] = numel / known;
         } else if (known != numel) {
             node.fail(fmt::format("cannot reshape input of shape {} ({} elements) into shape {} ({} elements)",
@@ -221,7 +221,8 @@ public:
         if (node.opset() < 13) split_ = node.attr_ints("split");
         if (node.opset() >= 18 && node.has_attr("num_outputs")) {
             num_outputs_ = node.attr_int("num_outputs", 0);
-            if (*num_outputs_ < 1) node.fail(fmt::format("attribute 'num_outputs' must be >= 1, got {}", *num_outputs_));
+            if (*num_outputs_ < 1)
+                node.fail(fmt::format("attribute 'num_outputs' must be >= 1, got {}", *num_outputs_));
             if (*num_outputs_ != node.proto().output_size())
                 node.fail(fmt::format("attribute 'num_outputs' ({}) differs from the number of outputs ({})",
                                       *num_outputs_, node.proto().output_size()));
@@ -240,8 +241,8 @@ public:
             if (auto given = optional_ints(ctx, 1, "split")) sizes = *given;
         if (!sizes.empty()) {
             if (static_cast<int64_t>(sizes.size()) != count)
-                node.fail(fmt::format("split {} has {} entries for {} outputs", ints_to_string(sizes), sizes.size(),
-                                      count));
+                node.fail(
+                    fmt::format("split {} has {} entries for {} outputs", ints_to_string(sizes), sizes.size(), count));
             int64_t total = 0;
             for (int64_t size : sizes) {
                 if (size < 0) node.fail(fmt::format("split {} has a negative size", ints_to_string(sizes)));
@@ -320,8 +321,8 @@ public:
             axis_list = normalize_axes(node, *axes, rank);
         } else {
             if (static_cast<int64_t>(starts.size()) > rank)
-                node.fail(fmt::format("starts {} has more entries than the input's rank {}", ints_to_string(starts),
-                                      rank));
+                node.fail(
+                    fmt::format("starts {} has more entries than the input's rank {}", ints_to_string(starts), rank));
             for (std::size_t i = 0; i < starts.size(); ++i) axis_list.push_back(static_cast<int64_t>(i));
         }
 
@@ -414,9 +415,10 @@ void check_elements_shapes(const NodeInfo& node, const Tensor& data, const Tenso
     for (int64_t d = 0; ok && d < data.rank(); ++d)
         if (d != axis && indices.shape()[d] > data.shape()[d]) ok = false;
     if (!ok)
-        node.fail(fmt::format("indices of shape {} do not fit data of shape {} (same rank required, and no larger "
-                              "dimension except on axis {})",
-                              shape_to_string(indices.shape()), shape_to_string(data.shape()), axis));
+        node.fail(
+            fmt::format("indices of shape {} do not fit data of shape {} (same rank required, and no larger "
+                        "dimension except on axis {})",
+                        shape_to_string(indices.shape()), shape_to_string(data.shape()), axis));
 }
 
 class GatherElementsKernel final : public Kernel {
@@ -441,9 +443,9 @@ public:
             for_each_index(indices_tensor.shape(), [&](int64_t flat, const std::vector<int64_t>& index) {
                 int64_t offset = 0;
                 for (std::size_t d = 0; d < index.size(); ++d)
-                    offset += (static_cast<int64_t>(d) == axis ? checked_index(node, indices[flat], dim, axis)
-                                                               : index[d]) *
-                              strides[d];
+                    offset +=
+                        (static_cast<int64_t>(d) == axis ? checked_index(node, indices[flat], dim, axis) : index[d]) *
+                        strides[d];
                 out[flat] = in[offset];
             });
         });
@@ -456,7 +458,8 @@ private:
 
 class GatherNDKernel final : public Kernel {
 public:
-    explicit GatherNDKernel(const NodeInfo& node) : batch_dims_(node.opset() >= 12 ? node.attr_int("batch_dims", 0) : 0) {
+    explicit GatherNDKernel(const NodeInfo& node)
+        : batch_dims_(node.opset() >= 12 ? node.attr_int("batch_dims", 0) : 0) {
         if (batch_dims_ < 0) node.fail(fmt::format("attribute 'batch_dims' must be >= 0, got {}", batch_dims_));
     }
 
@@ -691,12 +694,14 @@ public:
         const Tensor& start = ctx.required_input(0);
         const Tensor& limit = ctx.required_input(1);
         const Tensor& delta = ctx.required_input(2);
-        const std::pair<const Tensor*, const char*> operands[] = {{&start, "start"}, {&limit, "limit"}, {&delta, "delta"}};
+        const std::pair<const Tensor*, const char*> operands[] = {
+            {&start, "start"}, {&limit, "limit"}, {&delta, "delta"}};
         for (const auto& [tensor, what] : operands) {
             require_scalar(node, *tensor, what);
             if (tensor->dtype() != start.dtype())
-                node.fail(fmt::format("start, limit and delta must have the same data type, but {} is {} and start is {}",
-                                      what, dtype_name(tensor->dtype()), dtype_name(start.dtype())));
+                node.fail(
+                    fmt::format("start, limit and delta must have the same data type, but {} is {} and start is {}",
+                                what, dtype_name(tensor->dtype()), dtype_name(start.dtype())));
         }
         dispatch_dtype(node, start.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
@@ -705,8 +710,8 @@ public:
                 if (step == T(0)) node.fail("delta must not be 0");
                 int64_t count = 0;
                 if constexpr (kIsFloat<T>) {
-                    const double n = std::ceil((static_cast<double>(last) - static_cast<double>(first)) /
-                                               static_cast<double>(step));
+                    const double n =
+                        std::ceil((static_cast<double>(last) - static_cast<double>(first)) / static_cast<double>(step));
                     if (std::isnan(n)) node.fail("start, limit and delta must be finite");
                     if (n >= 9.2e18) node.fail("the range is too large");
                     count = n > 0 ? static_cast<int64_t>(n) : 0;
@@ -720,8 +725,10 @@ public:
                 Tensor& y = ctx.allocate_output(0, start.dtype(), {count});
                 T* out = y.data_as<T>();
                 for (int64_t i = 0; i < count; ++i) {
-                    if constexpr (kIsFloat<T>) out[i] = static_cast<T>(first + static_cast<T>(i) * step);
-                    else out[i] = static_cast<T>(static_cast<__int128>(first) + static_cast<__int128>(i) * step);
+                    if constexpr (kIsFloat<T>)
+                        out[i] = static_cast<T>(first + static_cast<T>(i) * step);
+                    else
+                        out[i] = static_cast<T>(static_cast<__int128>(first) + static_cast<__int128>(i) * step);
                 }
             } else {
                 unsupported_dtype(node, start.dtype());
@@ -734,8 +741,8 @@ class PadKernel final : public Kernel {
 public:
     explicit PadKernel(const NodeInfo& node) : mode_(node.attr_string("mode", "constant")) {
         if (mode_ != "constant" && mode_ != "reflect" && mode_ != "edge" && mode_ != "wrap")
-            node.fail(fmt::format("attribute 'mode' must be \"constant\", \"reflect\", \"edge\" or \"wrap\", got \"{}\"",
-                                  mode_));
+            node.fail(fmt::format(
+                "attribute 'mode' must be \"constant\", \"reflect\", \"edge\" or \"wrap\", got \"{}\"", mode_));
         if (node.opset() < 11) {
             const char* name = node.opset() < 2 ? "paddings" : "pads";
             if (!node.has_attr(name)) node.fail(fmt::format("attribute '{}' is required", name));
@@ -848,7 +855,8 @@ public:
         int set = 0;
         for (const auto& attr : node.proto().attribute()) {
             const std::string& name = attr.name();
-            if (name == "sparse_value") unsupported(node, "sparse constants (attribute 'sparse_value') are not supported");
+            if (name == "sparse_value")
+                unsupported(node, "sparse constants (attribute 'sparse_value') are not supported");
             ++set;
             if (name == "value") {
                 value_ = *node.attr_tensor("value");
@@ -893,7 +901,8 @@ public:
     void compute(KernelContext& ctx) const override {
         const NodeInfo& node = ctx.node();
         const Tensor& x = ctx.required_input(0);
-        if (x.rank() < 2) node.fail(fmt::format("input must have rank >= 2, but it has shape {}", shape_to_string(x.shape())));
+        if (x.rank() < 2)
+            node.fail(fmt::format("input must have rank >= 2, but it has shape {}", shape_to_string(x.shape())));
         int64_t k = 0;
         if (const Tensor* k_tensor = ctx.input(1); k_tensor && k_tensor->defined()) {
             require_scalar(node, *k_tensor, "k");
@@ -935,7 +944,8 @@ public:
         if (indices.dtype() == DataType::kString || depth_tensor.dtype() == DataType::kString)
             unsupported_dtype(node, DataType::kString);
         const double depth_value = depth_tensor.value_as_double(0);
-        if (!(depth_value >= 1) || depth_value > 1e12) node.fail(fmt::format("depth must be >= 1, got {}", depth_value));
+        if (!(depth_value >= 1) || depth_value > 1e12)
+            node.fail(fmt::format("depth must be >= 1, got {}", depth_value));
         const int64_t depth = static_cast<int64_t>(depth_value);
         const int64_t rank = indices.rank() + 1;
         const int64_t axis = normalize_axis(node, axis_, rank);
@@ -1013,11 +1023,20 @@ void dispatch_scatter(const NodeInfo& node, Reduction reduction, DataType dtype,
         if constexpr (kIsNumeric<T>) {
             fn(tag, [reduction](T& target, const T& value) {
                 switch (reduction) {
-                    case Reduction::kAdd: target = static_cast<T>(target + value); break;
-                    case Reduction::kMul: target = static_cast<T>(target * value); break;
-                    case Reduction::kMax: target = std::max(target, value); break;
-                    case Reduction::kMin: target = std::min(target, value); break;
-                    default: target = value;
+                    case Reduction::kAdd:
+                        target = static_cast<T>(target + value);
+                        break;
+                    case Reduction::kMul:
+                        target = static_cast<T>(target * value);
+                        break;
+                    case Reduction::kMax:
+                        target = std::max(target, value);
+                        break;
+                    case Reduction::kMin:
+                        target = std::min(target, value);
+                        break;
+                    default:
+                        target = value;
                 }
             });
         } else {
@@ -1071,7 +1090,8 @@ private:
 
 class ScatterElementsKernel final : public Kernel {
 public:
-    explicit ScatterElementsKernel(const NodeInfo& node) : axis_(node.attr_int("axis", 0)), reduction_(parse_reduction(node)) {}
+    explicit ScatterElementsKernel(const NodeInfo& node)
+        : axis_(node.attr_int("axis", 0)), reduction_(parse_reduction(node)) {}
 
     void compute(KernelContext& ctx) const override {
         const NodeInfo& node = ctx.node();
@@ -1128,8 +1148,7 @@ public:
         const Tensor& x = ctx.required_input(0);
         if (x.rank() != 4) node.fail(fmt::format("input must have rank 4, got shape {}", shape_to_string(x.shape())));
         const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3], b = block_;
-        if (c % (b * b) != 0)
-            node.fail(fmt::format("channels ({}) must be a multiple of blocksize^2 ({})", c, b * b));
+        if (c % (b * b) != 0) node.fail(fmt::format("channels ({}) must be a multiple of blocksize^2 ({})", c, b * b));
         const int64_t c2 = c / (b * b);
         const int64_t hw = h * w;
         // Strides of the input viewed as (N, b1, b2, C', H, W) for DCR or (N, C', b1, b2, H, W) for CRD.

@@ -22,7 +22,9 @@ using testing::tensors_near;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Tensor unary(const std::string& op, const Tensor& x, int64_t opset = 17) { return OpTester(op, opset).input(x).run(); }
+Tensor unary(const std::string& op, const Tensor& x, int64_t opset = 17) {
+    return OpTester(op, opset).input(x).run();
+}
 
 TEST(ElementwiseTest, UnaryMath) {
     const Tensor x = f32({5}, {-2, -0.5, 0, 0.5, 2});
@@ -48,7 +50,8 @@ TEST(ElementwiseTest, UnaryMath) {
     EXPECT_TRUE(tensors_near(unary("Sqrt", f32({1}, {-1})), f32({1}, {kNaN})));
     EXPECT_TRUE(tensors_near(unary("Log", f32({1}, {0})), f32({1}, {-kInf})));
     // np.round rounds half to even
-    EXPECT_TRUE(tensors_near(unary("Round", f32({6}, {0.5, 1.5, 2.5, -0.5, -1.5, 2.6})), f32({6}, {0, 2, 2, -0.0, -2, 3})));
+    EXPECT_TRUE(
+        tensors_near(unary("Round", f32({6}, {0.5, 1.5, 2.5, -0.5, -1.5, 2.6})), f32({6}, {0, 2, 2, -0.0, -2, 3})));
 }
 
 TEST(ElementwiseTest, Activations) {
@@ -58,12 +61,13 @@ TEST(ElementwiseTest, Activations) {
     // 1 / (1 + np.exp(-x))
     EXPECT_TRUE(tensors_near(unary("Sigmoid", x), f32({5}, {0.11920292, 0.37754067, 0.5, 0.62245933, 0.88079708})));
     // np.where(x < 0, 0.1 * x, x)
-    EXPECT_TRUE(tensors_near(OpTester("LeakyRelu").input(x).attr("alpha", 0.1).run(), f32({5}, {-0.2, -0.05, 0, 0.5, 2})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("LeakyRelu").input(x).attr("alpha", 0.1).run(), f32({5}, {-0.2, -0.05, 0, 0.5, 2})));
     // default alpha 0.01
     EXPECT_TRUE(tensors_near(unary("LeakyRelu", x), f32({5}, {-0.02, -0.005, 0, 0.5, 2})));
     // np.where(x < 0, 2 * (np.exp(x) - 1), x)
-    EXPECT_TRUE(tensors_near(OpTester("Elu").input(x).attr("alpha", 2.0).run(),
-                             f32({5}, {-1.7293294, -0.7869387, 0, 0.5, 2})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Elu").input(x).attr("alpha", 2.0).run(), f32({5}, {-1.7293294, -0.7869387, 0, 0.5, 2})));
     // np.where(x > 0, 1.0507 * x, 1.0507 * 1.67326 * (np.exp(x) - 1))
     EXPECT_TRUE(tensors_near(unary("Selu", x), f32({5}, {-1.5201665, -0.69175816, 0, 0.52535051, 2.101402}), 1e-5));
     // np.clip(0.2 * x + 0.5, 0, 1)
@@ -71,7 +75,8 @@ TEST(ElementwiseTest, Activations) {
     // x * np.clip(x / 6 + 0.5, 0, 1)
     EXPECT_TRUE(tensors_near(unary("HardSwish", f32({4}, {-4, -1, 1, 4})), f32({4}, {0, -0.33333334, 0.6666667, 4})));
     // np.log1p(np.exp(x)), stable for large x
-    EXPECT_TRUE(tensors_near(unary("Softplus", f32({4}, {-2, 0, 2, 100})), f32({4}, {0.12692805, 0.69314718, 2.126928, 100})));
+    EXPECT_TRUE(
+        tensors_near(unary("Softplus", f32({4}, {-2, 0, 2, 100})), f32({4}, {0.12692805, 0.69314718, 2.126928, 100})));
     // x / (1 + np.abs(x))
     EXPECT_TRUE(tensors_near(unary("Softsign", f32({3}, {-3, 0, 1})), f32({3}, {-0.75, 0, 0.5})));
     // Sigmoid does not overflow for very negative inputs
@@ -84,10 +89,12 @@ TEST(ElementwiseTest, IntegerUnaryWrapsLikeNumpy) {
     const double int32_min = std::numeric_limits<int32_t>::min();
     // np.negative(np.int32(-2**31)) wraps to itself; np.abs likewise
     EXPECT_TRUE(tensors_near(unary("Neg", i32({3}, {int32_min, -5, 7})), i32({3}, {int32_min, 5, -7})));
-    EXPECT_TRUE(tensors_near(unary("Abs", make(DataType::kInt8, {3}, {-128, -5, 7})), make(DataType::kInt8, {3}, {-128, 5, 7})));
+    EXPECT_TRUE(tensors_near(unary("Abs", make(DataType::kInt8, {3}, {-128, -5, 7})),
+                             make(DataType::kInt8, {3}, {-128, 5, 7})));
     EXPECT_TRUE(tensors_near(unary("Sign", i64({3}, {-9, 0, 4})), i64({3}, {-1, 0, 1})));
     EXPECT_TRUE(tensors_near(unary("Relu", i32({3}, {-9, 0, 4}), 14), i32({3}, {0, 0, 4})));
-    EXPECT_TRUE(tensors_near(unary("Abs", make(DataType::kUInt8, {2}, {0, 200})), make(DataType::kUInt8, {2}, {0, 200})));
+    EXPECT_TRUE(
+        tensors_near(unary("Abs", make(DataType::kUInt8, {2}, {0, 200})), make(DataType::kUInt8, {2}, {0, 200})));
 }
 
 TEST(ElementwiseTest, HalfTypesComputeInFloatAndRoundOnce) {
@@ -124,16 +131,19 @@ TEST(ElementwiseTest, BinaryBroadcasting) {
     // scalar - tensor
     EXPECT_TRUE(tensors_near(OpTester("Sub").input(f32({}, {1})).input(a).run(), f32({2, 3}, {1, 0, -1, -2, -3, -4})));
     // np.arange(6).reshape(2, 3) / 2
-    EXPECT_TRUE(tensors_near(OpTester("Div").input(a).constant(f32({}, {2})).run(), f32({2, 3}, {0, 0.5, 1, 1.5, 2, 2.5})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Div").input(a).constant(f32({}, {2})).run(), f32({2, 3}, {0, 0.5, 1, 1.5, 2, 2.5})));
     // (2, 1, 3) vs (4, 1): numpy broadcasts to (2, 4, 3)
-    const Tensor out = OpTester("Add").input(testing::iota(DataType::kInt64, {2, 1, 3})).input(i64({4, 1}, {0, 10, 20, 30})).run();
+    const Tensor out =
+        OpTester("Add").input(testing::iota(DataType::kInt64, {2, 1, 3})).input(i64({4, 1}, {0, 10, 20, 30})).run();
     EXPECT_EQ(out.shape(), (Shape{2, 4, 3}));
     EXPECT_EQ(out.data_as<int64_t>()[23], 35);  // [1, 3, 2] = 5 + 30
 }
 
 TEST(ElementwiseTest, MismatchedShapesAreReported) {
-    EXPECT_THROW_MESSAGE(OpTester("Add").input(f32({2, 3}, {1, 2, 3, 4, 5, 6})).input(f32({2}, {1, 2})).run(), ModelError,
-                         "Node 'node' (Add): cannot broadcast shapes (2, 3) and (2,) together (dimension 1 differs: 3 vs 2)");
+    EXPECT_THROW_MESSAGE(
+        OpTester("Add").input(f32({2, 3}, {1, 2, 3, 4, 5, 6})).input(f32({2}, {1, 2})).run(), ModelError,
+        "Node 'node' (Add): cannot broadcast shapes (2, 3) and (2,) together (dimension 1 differs: 3 vs 2)");
     EXPECT_THROW_MESSAGE(OpTester("Add").input(f32({1}, {1})).input(i64({1}, {1})).run(), ModelError,
                          "inputs must have the same data type, but they are float32 and int64");
 }
@@ -144,7 +154,8 @@ TEST(ElementwiseTest, ZeroSizeTensors) {
     EXPECT_EQ(out.shape(), (Shape{0, 3}));
     EXPECT_EQ(OpTester("Mul").input(f32({0}, {})).input(f32({1}, {2})).run().shape(), (Shape{0}));
     EXPECT_EQ(unary("Relu", f32({0, 2}, {})).shape(), (Shape{0, 2}));
-    EXPECT_EQ(OpTester("Where").input(boolean({0}, {})).input(f32({1}, {1})).input(f32({1}, {2})).run().shape(), (Shape{0}));
+    EXPECT_EQ(OpTester("Where").input(boolean({0}, {})).input(f32({1}, {1})).input(f32({1}, {2})).run().shape(),
+              (Shape{0}));
     EXPECT_EQ(OpTester("Sum").input(f32({0, 1}, {})).input(f32({1, 4}, {1, 2, 3, 4})).run().shape(), (Shape{0, 4}));
     EXPECT_EQ(OpTester("Cast").input(f32({0}, {})).attr("to", int64_t{7}).run().shape(), (Shape{0}));
     // (0,) vs (2,) cannot broadcast
@@ -155,10 +166,12 @@ TEST(ElementwiseTest, ZeroSizeTensors) {
 TEST(ElementwiseTest, LegacyBroadcastAttributes) {
     // Opset 6: B of shape (3,) aligned with axis 1 of A (2, 3, 2): B[None, :, None]
     const Tensor a = testing::iota(DataType::kFloat32, {2, 3, 2});
-    const Tensor out = OpTester("Add", 6).input(a).input(f32({3}, {100, 200, 300})).attr("broadcast", 1).attr("axis", 1).run();
+    const Tensor out =
+        OpTester("Add", 6).input(a).input(f32({3}, {100, 200, 300})).attr("broadcast", 1).attr("axis", 1).run();
     EXPECT_TRUE(tensors_near(out, f32({2, 3, 2}, {100, 101, 202, 203, 304, 305, 106, 107, 208, 209, 310, 311})));
-    EXPECT_THROW_MESSAGE(OpTester("Add", 6).input(a).input(f32({3}, {1, 2, 3})).attr("broadcast", 1).attr("axis", 3).run(),
-                         ModelError, "attribute 'axis' (3) cannot align B of shape (3,) with A of shape (2, 3, 2)");
+    EXPECT_THROW_MESSAGE(
+        OpTester("Add", 6).input(a).input(f32({3}, {1, 2, 3})).attr("broadcast", 1).attr("axis", 3).run(), ModelError,
+        "attribute 'axis' (3) cannot align B of shape (3,) with A of shape (2, 3, 2)");
 }
 
 TEST(ElementwiseTest, IntegerDivisionAndModulo) {
@@ -166,29 +179,38 @@ TEST(ElementwiseTest, IntegerDivisionAndModulo) {
     EXPECT_TRUE(tensors_near(OpTester("Div").input(i32({2}, {7, -7})).input(i32({1}, {2})).run(), i32({2}, {3, -3})));
     // INT_MIN / -1 wraps instead of trapping
     const double int64_min = static_cast<double>(std::numeric_limits<int64_t>::min());
-    EXPECT_TRUE(tensors_near(OpTester("Div").input(i64({1}, {int64_min})).input(i64({1}, {-1})).run(), i64({1}, {int64_min})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Div").input(i64({1}, {int64_min})).input(i64({1}, {-1})).run(), i64({1}, {int64_min})));
     EXPECT_THROW_MESSAGE(OpTester("Div").input(i32({2}, {1, 2})).input(i32({2}, {1, 0})).run(), ModelError,
                          "Node 'node' (Div): integer division by zero");
     // np.mod([-7, 7], [3, -3]) == [2, -2]; np.fmod(...) == [-1, 1]
-    EXPECT_TRUE(tensors_near(OpTester("Mod").input(i64({2}, {-7, 7})).input(i64({2}, {3, -3})).run(), i64({2}, {2, -2})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Mod").input(i64({2}, {-7, 7})).input(i64({2}, {3, -3})).run(), i64({2}, {2, -2})));
     EXPECT_TRUE(tensors_near(OpTester("Mod").input(i64({2}, {-7, 7})).input(i64({2}, {3, -3})).attr("fmod", 1).run(),
                              i64({2}, {-1, 1})));
     // np.fmod(-7.5, 2) == -1.5
-    EXPECT_TRUE(tensors_near(OpTester("Mod").input(f32({1}, {-7.5})).input(f32({1}, {2})).attr("fmod", 1).run(), f32({1}, {-1.5})));
-    EXPECT_THROW_MESSAGE(OpTester("Mod").input(i32({1}, {1})).input(i32({1}, {0})).run(), ModelError, "integer division by zero");
+    EXPECT_TRUE(tensors_near(OpTester("Mod").input(f32({1}, {-7.5})).input(f32({1}, {2})).attr("fmod", 1).run(),
+                             f32({1}, {-1.5})));
+    EXPECT_THROW_MESSAGE(OpTester("Mod").input(i32({1}, {1})).input(i32({1}, {0})).run(), ModelError,
+                         "integer division by zero");
     // Integer overflow wraps: np.int32(2**31 - 1) + 1
-    EXPECT_TRUE(tensors_near(OpTester("Add").input(i32({1}, {2147483647})).input(i32({1}, {1})).run(), i32({1}, {-2147483648.0})));
+    EXPECT_TRUE(tensors_near(OpTester("Add").input(i32({1}, {2147483647})).input(i32({1}, {1})).run(),
+                             i32({1}, {-2147483648.0})));
 }
 
 TEST(ElementwiseTest, PowWithMixedTypes) {
     // np.power([2., 9.], [3., 0.5])
-    EXPECT_TRUE(tensors_near(OpTester("Pow").input(f32({2}, {2, 9})).input(f32({2}, {3, 0.5})).run(), f32({2}, {8, 3})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow").input(f32({2}, {2, 9})).input(f32({2}, {3, 0.5})).run(), f32({2}, {8, 3})));
     // float base, int64 exponent: [2., 0.5] ** [3, -1]
-    EXPECT_TRUE(tensors_near(OpTester("Pow", 15).input(f32({2}, {2, 0.5})).input(i64({2}, {3, -1})).run(), f32({2}, {8, 2})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow", 15).input(f32({2}, {2, 0.5})).input(i64({2}, {3, -1})).run(), f32({2}, {8, 2})));
     // int base, float exponent: int(2 ** 0.5), 3 ** 2
-    EXPECT_TRUE(tensors_near(OpTester("Pow", 15).input(i32({2}, {2, 3})).input(f32({2}, {0.5, 2})).run(), i32({2}, {1, 9})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow", 15).input(i32({2}, {2, 3})).input(f32({2}, {0.5, 2})).run(), i32({2}, {1, 9})));
     // int ** int with broadcasting: 3 ** [0, 1, 4]
-    EXPECT_TRUE(tensors_near(OpTester("Pow").input(i64({}, {3})).input(i32({3}, {0, 1, 4})).run(), i64({3}, {1, 3, 81})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow").input(i64({}, {3})).input(i32({3}, {0, 1, 4})).run(), i64({3}, {1, 3, 81})));
     // before opset 12 the types must agree
     EXPECT_THROW_MESSAGE(OpTester("Pow", 7).input(f32({1}, {2})).input(i64({1}, {2})).run(), ModelError,
                          "base and exponent must have the same data type");
@@ -230,23 +252,28 @@ TEST(ElementwiseTest, VariadicMaxMinSumMean) {
     EXPECT_TRUE(tensors_near(OpTester("Max").input(a).input(b).input(c).run(), f32({2, 3}, {2, 3, 6, 5, 5, 6})));
     EXPECT_TRUE(tensors_near(OpTester("Min").input(a).input(b).input(c).run(), f32({2, 3}, {0, 1, 1, 0, 2, 2})));
     EXPECT_TRUE(tensors_near(OpTester("Sum").input(a).input(b).input(c).run(), f32({2, 3}, {3, 6, 9, 7, 10, 13})));
-    EXPECT_TRUE(tensors_near(OpTester("Mean").input(a).input(b).input(c).run(), f32({2, 3}, {1, 2, 3, 7.0 / 3, 10.0 / 3, 13.0 / 3})));
+    EXPECT_TRUE(tensors_near(OpTester("Mean").input(a).input(b).input(c).run(),
+                             f32({2, 3}, {1, 2, 3, 7.0 / 3, 10.0 / 3, 13.0 / 3})));
     // single input: a copy
     EXPECT_TRUE(tensors_near(OpTester("Sum").input(b).run(), b));
     // np.maximum propagates NaN
-    EXPECT_TRUE(tensors_near(OpTester("Max").input(f32({2}, {kNaN, 1})).input(f32({2}, {1, kNaN})).run(), f32({2}, {kNaN, kNaN})));
-    EXPECT_TRUE(tensors_near(OpTester("Max", 13).input(i64({2}, {1, 9})).input(i64({2}, {4, 2})).run(), i64({2}, {4, 9})));
+    EXPECT_TRUE(tensors_near(OpTester("Max").input(f32({2}, {kNaN, 1})).input(f32({2}, {1, kNaN})).run(),
+                             f32({2}, {kNaN, kNaN})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Max", 13).input(i64({2}, {1, 9})).input(i64({2}, {4, 2})).run(), i64({2}, {4, 9})));
     EXPECT_THROW_MESSAGE(OpTester("Mean").input(i64({1}, {1})).run(), UnsupportedError, "int64 is not supported");
 }
 
 TEST(ElementwiseTest, Where) {
     // np.where([[True], [False]], [1, 2], 0)
-    EXPECT_TRUE(tensors_near(OpTester("Where").input(boolean({2, 1}, {1, 0})).input(f32({2}, {1, 2})).input(f32({}, {0})).run(),
-                             f32({2, 2}, {1, 2, 0, 0})));
-    EXPECT_TRUE(tensors_near(OpTester("Where").input(boolean({2}, {0, 1})).input(strings({2}, {"a", "b"})).input(strings({}, {"z"})).run(),
-                             strings({2}, {"z", "b"})));
-    EXPECT_THROW_MESSAGE(OpTester("Where").input(f32({1}, {1})).input(f32({1}, {1})).input(f32({1}, {1})).run(), ModelError,
-                         "condition must be a bool tensor, but it is float32");
+    EXPECT_TRUE(
+        tensors_near(OpTester("Where").input(boolean({2, 1}, {1, 0})).input(f32({2}, {1, 2})).input(f32({}, {0})).run(),
+                     f32({2, 2}, {1, 2, 0, 0})));
+    EXPECT_TRUE(tensors_near(
+        OpTester("Where").input(boolean({2}, {0, 1})).input(strings({2}, {"a", "b"})).input(strings({}, {"z"})).run(),
+        strings({2}, {"z", "b"})));
+    EXPECT_THROW_MESSAGE(OpTester("Where").input(f32({1}, {1})).input(f32({1}, {1})).input(f32({1}, {1})).run(),
+                         ModelError, "condition must be a bool tensor, but it is float32");
 }
 
 TEST(ElementwiseTest, ClipByOpset) {
@@ -255,40 +282,49 @@ TEST(ElementwiseTest, ClipByOpset) {
     EXPECT_TRUE(tensors_near(OpTester("Clip", 6).input(x).attr("min", -1.5).attr("max", 0.5).run(),
                              f32({5}, {-1.5, -1, 0, 0.5, kNaN})));
     // Opset 6 defaults to the float range: inf is clipped to FLT_MAX
-    EXPECT_TRUE(tensors_near(OpTester("Clip", 6).input(f32({1}, {kInf})).run(), f32({1}, {std::numeric_limits<float>::max()})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Clip", 6).input(f32({1}, {kInf})).run(), f32({1}, {std::numeric_limits<float>::max()})));
     // Opset 11+: inputs; only max given
-    EXPECT_TRUE(tensors_near(OpTester("Clip", 13).input(x).omit().constant(f32({}, {0})).run(), f32({5}, {-5, -1, 0, 0, kNaN})));
+    EXPECT_TRUE(tensors_near(OpTester("Clip", 13).input(x).omit().constant(f32({}, {0})).run(),
+                             f32({5}, {-5, -1, 0, 0, kNaN})));
     // min > max: everything becomes max
-    EXPECT_TRUE(tensors_near(OpTester("Clip", 13).input(f32({2}, {-1, 5})).input(f32({}, {2})).input(f32({}, {1})).run(),
-                             f32({2}, {1, 1})));
+    EXPECT_TRUE(tensors_near(
+        OpTester("Clip", 13).input(f32({2}, {-1, 5})).input(f32({}, {2})).input(f32({}, {1})).run(), f32({2}, {1, 1})));
     // integers from opset 12
-    EXPECT_TRUE(tensors_near(OpTester("Clip", 12).input(i32({3}, {-9, 3, 9})).input(i32({}, {0})).input(i32({}, {5})).run(),
-                             i32({3}, {0, 3, 5})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Clip", 12).input(i32({3}, {-9, 3, 9})).input(i32({}, {0})).input(i32({}, {5})).run(),
+                     i32({3}, {0, 3, 5})));
     EXPECT_THROW_MESSAGE(OpTester("Clip", 13).input(x).input(f32({2}, {0, 1})).run(), ModelError,
                          "Node 'node' (Clip): min must be a scalar, but it has shape (2,)");
 }
 
 TEST(ElementwiseTest, CastBetweenNumbersBoolsHalvesAndStrings) {
     // np.array([1.7, -1.7, 0]).astype(np.int32) truncates
-    EXPECT_TRUE(tensors_near(OpTester("Cast").input(f32({3}, {1.7, -1.7, 0})).attr("to", int64_t{6}).run(), i32({3}, {1, -1, 0})));
-    EXPECT_TRUE(tensors_near(OpTester("Cast").input(f32({3}, {1.7, 0, -2})).attr("to", int64_t{9}).run(), boolean({3}, {1, 0, 1})));
+    EXPECT_TRUE(tensors_near(OpTester("Cast").input(f32({3}, {1.7, -1.7, 0})).attr("to", int64_t{6}).run(),
+                             i32({3}, {1, -1, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("Cast").input(f32({3}, {1.7, 0, -2})).attr("to", int64_t{9}).run(),
+                             boolean({3}, {1, 0, 1})));
     EXPECT_TRUE(tensors_near(OpTester("Cast").input(i64({2}, {3, 70000})).attr("to", int64_t{10}).run(),
                              make(DataType::kFloat16, {2}, {3, kInf})));
     // Opset 1 names the type.
     EXPECT_TRUE(tensors_near(OpTester("Cast", 1).input(f32({1}, {2.5})).attr("to", "INT64").run(), i64({1}, {2})));
     // Strings: np.array(["1.5", "-inf"]).astype(np.float32), and back
-    EXPECT_TRUE(tensors_near(OpTester("Cast").input(strings({2}, {"1.5", "-inf"})).attr("to", int64_t{1}).run(), f32({2}, {1.5, -kInf})));
-    EXPECT_TRUE(tensors_near(OpTester("Cast").input(strings({1}, {"-42"})).attr("to", int64_t{7}).run(), i64({1}, {-42})));
+    EXPECT_TRUE(tensors_near(OpTester("Cast").input(strings({2}, {"1.5", "-inf"})).attr("to", int64_t{1}).run(),
+                             f32({2}, {1.5, -kInf})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Cast").input(strings({1}, {"-42"})).attr("to", int64_t{7}).run(), i64({1}, {-42})));
     EXPECT_TRUE(tensors_near(OpTester("Cast").input(f32({4}, {1.5, 2, kNaN, 0.1})).attr("to", int64_t{8}).run(),
                              strings({4}, {"1.5", "2.0", "nan", "0.1"})));
-    EXPECT_TRUE(tensors_near(OpTester("Cast").input(i32({1}, {-3})).attr("to", int64_t{8}).run(), strings({1}, {"-3"})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Cast").input(i32({1}, {-3})).attr("to", int64_t{8}).run(), strings({1}, {"-3"})));
     EXPECT_THROW_MESSAGE(OpTester("Cast").input(strings({1}, {"abc"})).attr("to", int64_t{1}).run(), ModelError,
                          "Node 'node' (Cast): cannot convert the string 'abc' to float32");
     EXPECT_THROW_MESSAGE(OpTester("Cast").input(f32({1}, {1})).attr("to", int64_t{999}).run(), ModelError,
                          "attribute 'to' has an invalid data type 999");
     EXPECT_THROW_MESSAGE(OpTester("Cast").input(f32({1}, {1})).run(), ModelError, "attribute 'to' is required");
     // CastLike takes the type of its second input.
-    EXPECT_TRUE(tensors_near(OpTester("CastLike", 15).input(f32({2}, {1.9, -0.5})).input(i64({0}, {})).run(), i64({2}, {1, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("CastLike", 15).input(f32({2}, {1.9, -0.5})).input(i64({0}, {})).run(),
+                             i64({2}, {1, 0})));
 }
 
 TEST(ElementwiseTest, IdentityAndDropout) {
@@ -335,25 +371,42 @@ TEST(ElementwiseTest, BitShift) {
 TEST(ElementwiseTest, QuantizeAndDequantize) {
     // np.clip(np.round(x / 2) + 128, 0, 255).astype(np.uint8); np.round is half-to-even
     const Tensor x = f32({5}, {0, 1.5, -3, 300, 5});
-    EXPECT_TRUE(tensors_near(OpTester("QuantizeLinear", 13).input(x).constant(f32({}, {2})).constant(make(DataType::kUInt8, {}, {128})).run(),
+    EXPECT_TRUE(tensors_near(OpTester("QuantizeLinear", 13)
+                                 .input(x)
+                                 .constant(f32({}, {2}))
+                                 .constant(make(DataType::kUInt8, {}, {128}))
+                                 .run(),
                              make(DataType::kUInt8, {5}, {128, 129, 126, 255, 130})));
     // no zero point: uint8
     EXPECT_EQ(OpTester("QuantizeLinear", 13).input(x).constant(f32({}, {2})).run().dtype(), DataType::kUInt8);
     // per-axis int8 on axis 1: scales [1, 0.5]
-    EXPECT_TRUE(tensors_near(OpTester("QuantizeLinear", 13).input(f32({2, 2}, {1, 1, -200, -1})).constant(f32({2}, {1, 0.5}))
-                                 .constant(make(DataType::kInt8, {2}, {0, 0})).run(),
+    EXPECT_TRUE(tensors_near(OpTester("QuantizeLinear", 13)
+                                 .input(f32({2, 2}, {1, 1, -200, -1}))
+                                 .constant(f32({2}, {1, 0.5}))
+                                 .constant(make(DataType::kInt8, {2}, {0, 0}))
+                                 .run(),
                              make(DataType::kInt8, {2, 2}, {1, 2, -128, -2})));
     // (x - zp) * scale
-    EXPECT_TRUE(tensors_near(OpTester("DequantizeLinear", 13).input(make(DataType::kInt8, {3}, {-128, 0, 127}))
-                                 .constant(f32({}, {0.5})).constant(make(DataType::kInt8, {}, {-1})).run(),
+    EXPECT_TRUE(tensors_near(OpTester("DequantizeLinear", 13)
+                                 .input(make(DataType::kInt8, {3}, {-128, 0, 127}))
+                                 .constant(f32({}, {0.5}))
+                                 .constant(make(DataType::kInt8, {}, {-1}))
+                                 .run(),
                              f32({3}, {-63.5, 0.5, 64})));
     // blocked (opset 21): block_size 2 along axis 0 of a (4,) tensor: scales [1, 10]
-    EXPECT_TRUE(tensors_near(OpTester("DequantizeLinear", 21).input(make(DataType::kUInt8, {4}, {1, 2, 3, 4}))
-                                 .constant(f32({2}, {1, 10})).attr("axis", 0).attr("block_size", 2).run(),
+    EXPECT_TRUE(tensors_near(OpTester("DequantizeLinear", 21)
+                                 .input(make(DataType::kUInt8, {4}, {1, 2, 3, 4}))
+                                 .constant(f32({2}, {1, 10}))
+                                 .attr("axis", 0)
+                                 .attr("block_size", 2)
+                                 .run(),
                              f32({4}, {1, 2, 30, 40})));
-    EXPECT_THROW_MESSAGE(OpTester("DequantizeLinear", 13).input(make(DataType::kInt8, {2, 3}, {1, 2, 3, 4, 5, 6}))
-                             .constant(f32({2}, {1, 2})).run(),
-                         ModelError, "per-axis scale must be 1-D with 3 elements (axis 1 of input (2, 3)), got shape (2,)");
+    EXPECT_THROW_MESSAGE(OpTester("DequantizeLinear", 13)
+                             .input(make(DataType::kInt8, {2, 3}, {1, 2, 3, 4, 5, 6}))
+                             .constant(f32({2}, {1, 2}))
+                             .run(),
+                         ModelError,
+                         "per-axis scale must be 1-D with 3 elements (axis 1 of input (2, 3)), got shape (2,)");
 }
 
 TEST(ElementwiseTest, MeanVarianceAndLpNormalization) {
@@ -364,9 +417,11 @@ TEST(ElementwiseTest, MeanVarianceAndLpNormalization) {
                              f32({1, 1, 1, 4}, {-1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd}), 1e-5));
     // x / np.linalg.norm(x, axis=-1, keepdims=True); zero rows stay zero
     EXPECT_TRUE(tensors_near(unary("LpNormalization", f32({2, 2}, {3, 4, 0, 0})), f32({2, 2}, {0.6, 0.8, 0, 0})));
-    EXPECT_TRUE(tensors_near(OpTester("LpNormalization").input(f32({2, 2}, {1, 3, -1, 1})).attr("axis", 0).attr("p", 1).run(),
-                             f32({2, 2}, {0.5, 0.75, -0.5, 0.25})));
-    EXPECT_THROW_MESSAGE(OpTester("LpNormalization").input(x).attr("p", 3).run(), ModelError, "attribute 'p' must be 1 or 2, got 3");
+    EXPECT_TRUE(
+        tensors_near(OpTester("LpNormalization").input(f32({2, 2}, {1, 3, -1, 1})).attr("axis", 0).attr("p", 1).run(),
+                     f32({2, 2}, {0.5, 0.75, -0.5, 0.25})));
+    EXPECT_THROW_MESSAGE(OpTester("LpNormalization").input(x).attr("p", 3).run(), ModelError,
+                         "attribute 'p' must be 1 or 2, got 3");
 }
 
 TEST(ElementwiseTest, LargeInputsTakeTheParallelPath) {
