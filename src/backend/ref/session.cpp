@@ -5,6 +5,7 @@
 #include <functional>
 #include <new>
 #include <queue>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -39,6 +40,8 @@ void with_node_context(const NodeInfo& info, Body&& body) {
         throw ModelError(prefix + error.what());
     } catch (const std::bad_alloc&) {
         throw ModelError(prefix + "out of memory");
+    } catch (const std::length_error&) {
+        throw ModelError(prefix + "out of memory (size too large)");
     }
 }
 

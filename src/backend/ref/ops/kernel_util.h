@@ -178,6 +178,18 @@ inline std::vector<int64_t> normalize_axes(const NodeInfo& node, const std::vect
 }
 
 /// Elements of an integer tensor as int64 (shapes, axes, indices given as inputs).
+/// a * b and a + b, failing instead of overflowing (sizes computed from untrusted attributes/inputs).
+inline int64_t checked_mul(const NodeInfo& node, int64_t a, int64_t b) {
+    int64_t result = 0;
+    if (__builtin_mul_overflow(a, b, &result)) node.fail(fmt::format("size {} * {} overflows int64", a, b));
+    return result;
+}
+inline int64_t checked_add(const NodeInfo& node, int64_t a, int64_t b) {
+    int64_t result = 0;
+    if (__builtin_add_overflow(a, b, &result)) node.fail(fmt::format("size {} + {} overflows int64", a, b));
+    return result;
+}
+
 inline std::vector<int64_t> read_ints(const NodeInfo& node, const Tensor& tensor, std::string_view what) {
     std::vector<int64_t> values(static_cast<std::size_t>(tensor.numel()));
     switch (tensor.dtype()) {

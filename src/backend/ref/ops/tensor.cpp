@@ -246,7 +246,7 @@ public:
             int64_t total = 0;
             for (int64_t size : sizes) {
                 if (size < 0) node.fail(fmt::format("split {} has a negative size", ints_to_string(sizes)));
-                total += size;
+                total = checked_add(node, total, size);
             }
             if (total != dim)
                 node.fail(fmt::format("split {} sums to {}, but axis {} of the input {} has size {}",
@@ -344,15 +344,17 @@ public:
             } else if (step > 0) {
                 start = std::clamp<int64_t>(start, 0, dim);
                 end = std::clamp<int64_t>(end, 0, dim);
-                count = end > start ? (end - start + step - 1) / step : 0;
+                count = end > start ? 1 + (end - start - 1) / step : 0;  // no overflow for huge steps
             } else {
                 start = std::clamp<int64_t>(start, 0, dim - 1);
                 end = std::clamp<int64_t>(end, -1, dim - 1);
-                count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+                const int64_t magnitude =
+                    step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
+                count = start > end ? 1 + (start - end - 1) / magnitude : 0;
             }
             out[axis] = count;
             offset += count > 0 ? start * in_strides[axis] : 0;
-            strides[axis] = in_strides[axis] * step;
+            strides[axis] = count > 1 ? in_strides[axis] * step : 0;  // |step| < dim here
         }
         Tensor y(x.dtype(), out);
         if (y.numel() > 0) strided_copy(x, offset, out, strides, y, 0, ctx.num_threads());
@@ -678,7 +680,7 @@ public:
             if (repeats[d] < 0) node.fail(fmt::format("repeats {} has a negative entry", ints_to_string(repeats)));
             view.insert(view.end(), {repeats[d], x.shape()[d]});
             strides.insert(strides.end(), {0, in_strides[d]});
-            out.push_back(repeats[d] * x.shape()[d]);
+            out.push_back(checked_mul(node, repeats[d], x.shape()[d]));
         }
         Tensor y(x.dtype(), out);
         strided_copy(x, 0, view, strides, y, 0, ctx.num_threads());
@@ -787,22 +789,22 @@ public:
         for (std::size_t i = 0; i < axes.size(); ++i) {
             const int64_t axis = axes[i];
             begins[axis] = pads[i];
-            out[axis] = x.shape()[axis] + pads[i] + pads[i + axes.size()];
+            out[axis] = checked_add(node, checked_add(node, x.shape()[axis], pads[i]), pads[i + axes.size()]);
             if (out[axis] < 0)
                 node.fail(fmt::format("pads {} crop axis {} of the input {} below size 0", ints_to_string(pads), axis,
                                       shape_to_string(x.shape())));
         }
-        for (int64_t d = 0; d < rank; ++d) {
-            const int64_t dim = x.shape()[d];
-            if (dim == 0 && out[d] > 0 && mode_ != "constant")
+        for (int64_t d = 0; d < rank; ++d)
+            if (x.shape()[d] == 0 && out[d] > 0 && mode_ != "constant")
                 node.fail(fmt::format("mode '{}' cannot pad axis {} of size 0", mode_, d));
-            maps[d].resize(out[d]);
-            for (int64_t j = 0; j < out[d]; ++j) maps[d][j] = source_index(j - begins[d], dim);
-        }
-        Tensor y(x.dtype(), out);
+        Tensor y(x.dtype(), out);  // validates the size before the index maps are built
         if (y.numel() == 0) {
             ctx.set_output(0, std::move(y));
             return;
+        }
+        for (int64_t d = 0; d < rank; ++d) {
+            maps[d].resize(out[d]);
+            for (int64_t j = 0; j < out[d]; ++j) maps[d][j] = source_index(j - begins[d], x.shape()[d]);
         }
         const std::vector<int64_t> strides = contiguous_strides(x.shape());
         dispatch_storage(node, x.dtype(), [&](auto tag) {
@@ -1148,6 +1150,7 @@ public:
         const Tensor& x = ctx.required_input(0);
         if (x.rank() != 4) node.fail(fmt::format("input must have rank 4, got shape {}", shape_to_string(x.shape())));
         const int64_t n = x.shape()[0], c = x.shape()[1], h = x.shape()[2], w = x.shape()[3], b = block_;
+        if (b > c) node.fail(fmt::format("blocksize ({}) is larger than the channels ({})", b, c));
         if (c % (b * b) != 0) node.fail(fmt::format("channels ({}) must be a multiple of blocksize^2 ({})", c, b * b));
         const int64_t c2 = c / (b * b);
         const int64_t hw = h * w;
@@ -1182,7 +1185,7 @@ public:
             node.fail(fmt::format("height ({}) and width ({}) must be multiples of blocksize ({})", h, w, b));
         // Input viewed as (N, C, H', b1, W', b2); output order (N, b1, b2, C, H', W').
         const Shape view{n, b, b, c, h / b, w / b};
-        Tensor y(x.dtype(), {n, c * b * b, h / b, w / b});
+        Tensor y(x.dtype(), {n, checked_mul(node, c, checked_mul(node, b, b)), h / b, w / b});
         strided_copy(x, 0, view, {c * h * w, w, 1, h * w, b * w, b}, y, 0, ctx.num_threads());
         ctx.set_output(0, std::move(y));
     }

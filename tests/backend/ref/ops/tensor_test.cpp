@@ -152,6 +152,9 @@ TEST(TensorOpsTest, Slice) {
     // empty results: x[5:2]
     EXPECT_EQ(slice(x, {5}, {2}, {}, {}).shape(), (Shape{0}));
     EXPECT_EQ(slice(f32({0}, {}), {0}, {5}, {}, {-1}).shape(), (Shape{0}));
+    // extreme steps take one element: x[0::INT64_MAX], x[9::INT64_MIN]
+    EXPECT_TRUE(tensors_near(slice(x, {0}, {10}, {}, {kInt64Max}), f32({1}, {0})));
+    EXPECT_TRUE(tensors_near(slice(x, {9}, {kInt64Min}, {}, {kInt64Min}), f32({1}, {9})));
     EXPECT_THROW_MESSAGE(slice(x, {0}, {5}, {}, {0}), ModelError, "Node 'node' (Slice): steps [0] contain 0");
     EXPECT_THROW_MESSAGE(slice(m, {0, 0}, {1, 1}, {1, 1}, {}), ModelError, "axes contain 1 more than once");
 }
@@ -270,6 +273,8 @@ TEST(TensorOpsTest, Tile) {
     EXPECT_TRUE(
         tensors_near(OpTester("Tile", 1).input(f32({2}, {1, 2})).constant(i64({}, {2})).constant(i64({}, {0})).run(),
                      f32({4}, {1, 2, 1, 2})));
+    EXPECT_THROW_MESSAGE(OpTester("Tile").input(m).constant(i64({2}, {kInt64Max, 2})).run(), ModelError,
+                         "size 9223372036854775807 * 2 overflows int64");
     EXPECT_THROW_MESSAGE(OpTester("Tile").input(m).constant(i64({1}, {2})).run(), ModelError,
                          "repeats [2] must have one entry per input dimension (input shape (2, 2))");
 }
@@ -319,6 +324,13 @@ TEST(TensorOpsTest, PadModes) {
     // zero-size input, constant padding
     EXPECT_TRUE(
         tensors_near(OpTester("Pad", 13).input(f32({0}, {})).constant(i64({2}, {1, 1})).run(), f32({2}, {0, 0})));
+    EXPECT_THROW_MESSAGE(OpTester("Pad", 13).input(x).constant(i64({4}, {0, kInt64Max, 0, 1})).run(), ModelError,
+                         "overflows int64");
+    // huge padding of an empty tensor: nothing to build
+    EXPECT_EQ(OpTester("Pad", 13).input(f32({0, 3}, {})).constant(i64({4}, {0, 0, 0, 1e15})).run().shape(),
+              (Shape{0, 1000000000000003}));
+    EXPECT_THROW_MESSAGE(OpTester("Pad", 13).input(x).constant(i64({4}, {0, -5, 0, 0})).run(), ModelError,
+                         "pads [0, -5, 0, 0] crop axis 1 of the input (2, 3) below size 0");
     EXPECT_THROW_MESSAGE(OpTester("Pad", 13).input(x).constant(i64({3}, {1, 1, 1})).run(), ModelError,
                          "pads [1, 1, 1] must have 4 entries (begin and end for 2 axes)");
     EXPECT_THROW_MESSAGE(OpTester("Pad", 13).input(x).constant(i64({4}, {0, 0, 0, 0})).attr("mode", "mirror").run(),
