@@ -28,7 +28,8 @@ struct RunStats {
 /// A prepared graph: topologically ordered nodes with their kernels, initializers as tensors, and
 /// the point after which each intermediate buffer is released. Preparing checks the whole model
 /// first: cycles, node inputs that nothing produces, and every unsupported operator (reported by
-/// node name, op type, domain and opset) before anything runs.
+/// node name, op type, domain and opset) before anything runs. Constant nodes are evaluated while
+/// preparing. The session copies what it needs: `model` may be destroyed afterwards.
 class Session {
 public:
     explicit Session(const onnx::ModelProto& model, SessionOptions options = {});
@@ -36,10 +37,14 @@ public:
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
+    /// Graph inputs that are not initializers (initializers listed as inputs are defaults the feed
+    /// may override), with their declared dtypes and shapes.
     const TensorMetadata& input_metadata() const;
     const TensorMetadata& output_metadata() const;
-    /// Runs the graph; returns the graph outputs in graph order. Inputs are not validated here
-    /// (BaseRunner::infer does that).
+    /// Runs the graph; returns the graph outputs in graph order (outputs that are graph inputs or
+    /// initializers included). Dtypes and shapes of the feed are not validated here
+    /// (BaseRunner::infer does that); an input missing from the feed is an InputError, a kernel
+    /// failure a ModelError "Node '<name>' (<op>): ...". Safe to call from several threads at once.
     TensorMap run(const TensorMap& feed) const;
     /// Same, and fills `stats` (when not null).
     TensorMap run(const TensorMap& feed, RunStats* stats) const;

@@ -955,7 +955,7 @@ QuantLayout quant_layout(const NodeInfo& node, const Tensor& x, const Tensor& sc
     if (block_size > 0) {
         layout.kind = QuantLayout::Kind::kBlocked;
         layout.block = block_size;
-        layout.scale_channels = (layout.channels + block_size - 1) / block_size;
+        layout.scale_channels = layout.channels > 0 ? (layout.channels - 1) / block_size + 1 : 0;
         Shape expected = x.shape();
         expected[axis] = layout.scale_channels;
         if (scale.shape() != expected)
