@@ -1,6 +1,7 @@
 // Session: graph preparation (order, validation, unsupported ops, constants) and execution.
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
@@ -282,6 +283,30 @@ TEST(SessionTest, OneLongRowIsSplitBetweenThreads) {
     const Tensor y = Session(*model, SessionOptions{5}).run({{"a", a}, {"b", b}}).at("y");
     for (int64_t i = 0; i < y.numel(); ++i)
         ASSERT_EQ(y.data_as<float>()[i], a.data_as<float>()[i] - b.data_as<float>()[i]) << i;  // numpy: a - b
+}
+
+TEST(SessionTest, RunsConcurrentlyFromSeveralThreads) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{64});
+    builder.node("Mul", {"x", "x"}, {"sq"});
+    builder.node("Sub", {"sq", "x"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{64});
+    const Session session(*builder.build(), SessionOptions{1});
+    std::vector<Tensor> results(4);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            const Tensor x = polygraphy::testing::random_tensor({64}, static_cast<uint32_t>(t));
+            for (int repeat = 0; repeat < 50; ++repeat) results[t] = session.run({{"x", x}}).at("y");
+        });
+    for (auto& thread : threads) thread.join();
+    for (int t = 0; t < 4; ++t) {
+        const Tensor x = polygraphy::testing::random_tensor({64}, static_cast<uint32_t>(t));
+        for (int64_t i = 0; i < 64; ++i) {
+            const float v = x.data_as<float>()[i];
+            ASSERT_EQ(results[t].data_as<float>()[i], v * v - v);  // numpy: x * x - x
+        }
+    }
 }
 
 TEST(SessionTest, SessionFromOnnxBuildsFromALoader) {
