@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything polygraphy needs on Debian 12, idempotently: Debian packages first, then
+# ONNX Runtime (library from npm, C API header from Debian trixie's .deb) under .deps/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  libdnnl-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  doxygen npm ca-certificates
+  libonnx-testdata
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+
+if ((${#missing[@]})); then
+  echo "[I] Installing Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# ONNX 1.17's backend-test data (architecture all) from Debian trixie, unpacked privately.
+scripts/fetch_trixie_deb.sh libonnx-testdata .deps/onnx-testdata-1.17
+
+if [ -x scripts/setup_onnxruntime.sh ]; then
+  scripts/setup_onnxruntime.sh
+fi

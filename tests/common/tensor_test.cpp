@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/float16.h"
+#include "polygraphy/common/tensor.h"
+#include "polygraphy/common/tensor_metadata.h"
+
+namespace polygraphy {
+namespace {
+
+TEST(DataType, NamesRoundTripAndOnnxCodes) {
+    EXPECT_EQ(dtype_name(DataType::kFloat32), "float32");
+    EXPECT_EQ(dtype_from_name("float16"), DataType::kFloat16);
+    EXPECT_EQ(dtype_from_name("half"), DataType::kFloat16);
+    EXPECT_FALSE(dtype_from_name("float128").has_value());
+    EXPECT_EQ(dtype_from_onnx(1), DataType::kFloat32);
+    EXPECT_EQ(dtype_from_onnx(16), DataType::kBFloat16);
+    EXPECT_EQ(dtype_from_onnx(22), DataType::kInt4);
+    EXPECT_EQ(dtype_from_onnx(999), DataType::kUndefined);
+    EXPECT_EQ(dtype_to_onnx(DataType::kBool), 9);
+    EXPECT_EQ(dtype_to_npy_descr(DataType::kBool), "|b1");
+    EXPECT_EQ(dtype_from_npy_descr("<i8"), DataType::kInt64);
+    EXPECT_EQ(dtype_from_npy_descr(">f4"), DataType::kFloat32);
+    EXPECT_FALSE(dtype_to_npy_descr(DataType::kBFloat16).has_value());
+}
+
+TEST(Float16, RoundsToNearestEven) {
+    EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+    EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
+    EXPECT_EQ(float_to_half(65520.0f), 0x7c00);  // halfway to the next binade rounds to inf
+    EXPECT_EQ(float_to_half(-2.0f), 0xc000);
+    EXPECT_EQ(float_to_half(5.960464477539063e-08f), 0x0001);  // smallest subnormal
+    // 1 + 2^-11 is a tie between 1 and 1 + 2^-10: even mantissa (1.0) wins.
+    EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3c00);
+    EXPECT_EQ(half_to_float(0x3555), 0.333251953125f);
+    EXPECT_TRUE(std::isnan(half_to_float(float_to_half(std::numeric_limits<float>::quiet_NaN()))));
+    // numpy: np.float16(np.float64(0.1)).view(np.uint16) == 0x2e66
+    EXPECT_EQ(double_to_half(0.1), 0x2e66);
+    EXPECT_EQ(float_to_bfloat16(1.0f), 0x3f80);
+    EXPECT_EQ(bfloat16_to_float(0x3f80), 1.0f);
+}
+
+TEST(Tensor, AllocatesZeroedAlignedBuffers) {
+    Tensor tensor(DataType::kFloat32, {2, 3});
+    EXPECT_EQ(tensor.numel(), 6);
+    EXPECT_EQ(tensor.nbytes(), 24u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(tensor.data()) % 64, 0u);
+    for (int i = 0; i < 6; ++i) EXPECT_EQ(tensor.data_as<float>()[i], 0.0f);
+}
+
+TEST(Tensor, CopiesShareAndCloneCopies) {
+    Tensor tensor = Tensor::from_doubles(DataType::kInt32, {3}, {1, 2, 3});
+    Tensor shared = tensor;
+    Tensor copy = tensor.clone();
+    tensor.data_as<int32_t>()[0] = 42;
+    EXPECT_EQ(shared.data_as<int32_t>()[0], 42);
+    EXPECT_EQ(copy.data_as<int32_t>()[0], 1);
+}
+
+TEST(Tensor, RejectsAbsurdShapes) {
+    EXPECT_THROW(Tensor(DataType::kFloat32, {-1, 2}), PolygraphyException);
+    EXPECT_THROW(Tensor(DataType::kFloat32, {int64_t{1} << 40, int64_t{1} << 40}), PolygraphyException);
+    EXPECT_THROW(Tensor(DataType::kFloat32, {int64_t{1} << 38}), PolygraphyException);
+}
+
+TEST(Tensor, CastFollowsNumpy) {
+    Tensor floats = Tensor::from_doubles(DataType::kFloat32, {4}, {1.7, -1.7, 0.0, 300.0});
+    Tensor ints = floats.cast(DataType::kInt32);
+    EXPECT_EQ(ints.data_as<int32_t>()[0], 1);   // truncation toward zero
+    EXPECT_EQ(ints.data_as<int32_t>()[1], -1);
+    Tensor bools = floats.cast(DataType::kBool);
+    EXPECT_EQ(bools.data_as<uint8_t>()[0], 1);
+    EXPECT_EQ(bools.data_as<uint8_t>()[2], 0);
+    Tensor big = Tensor::from_doubles(DataType::kInt64, {1}, {0});
+    big.data_as<int64_t>()[0] = (int64_t{1} << 53) + 1;  // not representable as double
+    EXPECT_EQ(big.cast(DataType::kUInt64).data_as<uint64_t>()[0], (uint64_t{1} << 53) + 1);
+    Tensor halves = floats.cast(DataType::kFloat16);
+    EXPECT_FLOAT_EQ(static_cast<float>(halves.value_as_double(3)), 300.0f);
+}
+
+TEST(Tensor, ReshapeChecksVolume) {
+    Tensor tensor(DataType::kFloat32, {2, 3});
+    EXPECT_EQ(tensor.reshaped({3, 2}).shape(), (Shape{3, 2}));
+    EXPECT_THROW(tensor.reshaped({4}), PolygraphyException);
+}
+
+TEST(Tensor, StringTensors) {
+    Tensor tensor(DataType::kString, {2});
+    tensor.strings()[0] = "a";
+    Tensor copy = tensor.clone();
+    copy.strings()[1] = "b";
+    EXPECT_EQ(tensor.strings()[1], "");
+    EXPECT_THROW(Tensor(DataType::kFloat32, {1}).strings(), InternalError);
+}
+
+TEST(TensorMetadata, PrintsLikePolygraphy) {
+    TensorMetadata metadata;
+    metadata.add("x", DataType::kFloat32, to_dyn_shape({1, 1, 2, 2}));
+    EXPECT_EQ(metadata.to_string(), "{x [dtype=float32, shape=(1, 1, 2, 2)]}");
+    metadata.add("ids", DataType::kInt64, DynShape{Dim::named("batch"), Dim::unknown()});
+    EXPECT_EQ(metadata.to_string(), "{x [dtype=float32, shape=(1, 1, 2, 2)],\n ids [dtype=int64, shape=('batch', -1)]}");
+    EXPECT_EQ(shape_to_string({4}), "(4,)");
+    EXPECT_EQ(shape_to_string({}), "()");
+    EXPECT_TRUE(shape_matches({5, 3}, DynShape{Dim::named("n"), Dim::fixed(3)}));
+    EXPECT_FALSE(shape_matches({5, 4}, DynShape{Dim::named("n"), Dim::fixed(3)}));
+    EXPECT_FALSE(shape_matches({5}, DynShape{Dim::named("n"), Dim::fixed(3)}));
+}
+
+}  // namespace
+}  // namespace polygraphy
