@@ -91,14 +91,14 @@ Geometry resolve_geometry(const NodeInfo& node, const WindowAttrs& attrs, const 
                           const std::vector<int64_t>& kernel) {
     const std::size_t rank = input_spatial.size();
     if (rank == 0) node.fail("input must have at least one spatial dimension");
-    if (kernel.size() != rank) {
-        node.fail("kernel has " + std::to_string(kernel.size()) + " spatial dims but the input has " +
-                  std::to_string(rank) + "\nNote: kernel = " + ints_to_string(kernel));
-    }
     const int64_t attr_rank = attrs.spatial_rank();
     if (attr_rank >= 0 && static_cast<std::size_t>(attr_rank) != rank) {
         node.fail("attributes describe " + std::to_string(attr_rank) + " spatial dims but the input has " +
                   std::to_string(rank));
+    }
+    if (kernel.size() != rank) {
+        node.fail("kernel has " + std::to_string(kernel.size()) + " spatial dims but the input has " +
+                  std::to_string(rank) + "\nNote: kernel = " + ints_to_string(kernel));
     }
     Geometry geometry;
     geometry.input = input_spatial;
