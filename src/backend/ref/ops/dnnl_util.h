@@ -140,4 +140,28 @@ void parallel_for(int64_t count, int num_threads, int64_t cost_per_item, Body&& 
     }
 }
 
+/// Folds map(x[0..n)) with `combine` (associative and commutative) through 8 independent partial
+/// results, so the loop vectorizes without -ffast-math (a single running sum cannot) and sums lose
+/// less precision than a running sum.
+template <typename A, typename T, typename Map, typename Combine>
+A lane_fold(const T* x, int64_t n, A init, Map&& map, Combine&& combine) {
+    constexpr int kLanes = 8;
+    A lanes[kLanes];
+    for (A& lane : lanes) lane = init;
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lanes[l] = combine(lanes[l], map(x[i + l]));
+    }
+    for (int l = 0; i < n; ++i, ++l) lanes[l] = combine(lanes[l], map(x[i]));
+    A result = init;
+    for (const A& lane : lanes) result = combine(result, lane);
+    return result;
+}
+
+/// Sum of x[0..n) in double (see lane_fold).
+template <typename T>
+double lane_sum(const T* x, int64_t n) {
+    return lane_fold<double>(x, n, 0.0, [](T v) { return static_cast<double>(v); }, [](double a, double b) { return a + b; });
+}
+
 }  // namespace polygraphy::ref::onednn

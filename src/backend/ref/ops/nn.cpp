@@ -201,25 +201,19 @@ void channel_affine(const T* x, T* y, int64_t outer, int64_t channels, int64_t i
     });
 }
 
-/// Mean and 1/sqrt(var + epsilon) of `count` values (two passes in double).
+/// Mean and 1/sqrt(var + epsilon) of `count` contiguous values (two passes in double).
 template <typename T>
-std::pair<double, double> moments(const T* x, int64_t count, int64_t stride, double epsilon) {
-    double sum = 0;
-    for (int64_t i = 0; i < count; ++i) sum += static_cast<double>(x[i * stride]);
-    const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-    double squares = 0;
-    for (int64_t i = 0; i < count; ++i) {
-        const double d = static_cast<double>(x[i * stride]) - mean;
-        squares += d * d;
-    }
-    const double variance = count > 0 ? squares / static_cast<double>(count) : 0.0;
-    return {mean, 1.0 / std::sqrt(variance + epsilon)};
-}
-
-template <typename Body>
-void dispatch_float(const Tensor& x, Body&& body) {
-    if (x.dtype() == DataType::kFloat64) body(double{});
-    else body(float{});
+std::pair<double, double> moments(const T* x, int64_t count, double epsilon) {
+    if (count == 0) return {0.0, 1.0 / std::sqrt(epsilon)};
+    const double mean = onednn::lane_sum(x, count) / static_cast<double>(count);
+    const double squares = onednn::lane_fold<double>(
+        x, count, 0.0,
+        [mean](T v) {
+            const double d = static_cast<double>(v) - mean;
+            return d * d;
+        },
+        [](double a, double b) { return a + b; });
+    return {mean, 1.0 / std::sqrt(squares / static_cast<double>(count) + epsilon)};
 }
 
 // ---- BatchNormalization -------------------------------------------------------------------------------
@@ -364,15 +358,21 @@ public:
             using T = decltype(tag);
             const T* xp = xt.template data_as<T>();
             T* yp = yt.template data_as<T>();
+            const std::vector<T> scale_t(scale.begin(), scale.end());
+            const std::vector<T> bias_t(bias.begin(), bias.end());
             onednn::parallel_for(rows, threads, length * 4, [&](int64_t begin, int64_t end) {
                 for (int64_t r = begin; r < end; ++r) {
-                    const auto [mean, inv] = moments(xp + r * length, length, 1, epsilon);
+                    const auto [mean, inv] = moments(xp + r * length, length, epsilon);
                     if (mean_out != nullptr) mean_out[r] = static_cast<float>(mean);
                     if (inv_out != nullptr) inv_out[r] = static_cast<float>(inv);
-                    for (int64_t i = 0; i < length; ++i) {
-                        const std::size_t j = static_cast<std::size_t>(i);
-                        yp[r * length + i] = static_cast<T>((static_cast<double>(xp[r * length + i]) - mean) * inv * scale[j] + bias[j]);
-                    }
+                    // y = x * (inv * scale) + (bias - mean * inv * scale), in T.
+                    const T* xr = xp + r * length;
+                    T* yr = yp + r * length;
+                    const T* sc = scale_t.data();
+                    const T* bi = bias_t.data();
+                    const T inv_t = static_cast<T>(inv);
+                    const T mean_t = static_cast<T>(mean);
+                    for (int64_t i = 0; i < length; ++i) yr[i] = (xr[i] - mean_t) * inv_t * sc[i] + bi[i];
                 }
             });
         };
@@ -402,7 +402,7 @@ void group_normalize(const T* x, T* y, int64_t batch, int64_t groups, int64_t ch
             const int64_t group = row % groups;
             const T* xr = x + row * group_size;
             T* yr = y + row * group_size;
-            const auto [mean, inv] = moments(xr, group_size, 1, epsilon);
+            const auto [mean, inv] = moments(xr, group_size, epsilon);
             for (int64_t c = 0; c < channels_per_group; ++c) {
                 const std::size_t channel = static_cast<std::size_t>(group * channels_per_group + c);
                 const double a = inv * scale[channel];

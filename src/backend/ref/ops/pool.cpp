@@ -50,13 +50,17 @@ struct Window3 {
     int64_t in[3];
     int64_t out[3];
     int64_t dilation[3];
+    int64_t kernel[3];
+    int64_t stride[3];
+    int64_t pad_begin[3];
     std::vector<TapRange> ranges[3];
 
     explicit Window3(const Geometry& g) {
         const std::size_t shift = 3 - g.rank();
         for (std::size_t d = 0; d < 3; ++d) {
             if (d < shift) {
-                in[d] = out[d] = dilation[d] = 1;
+                in[d] = out[d] = dilation[d] = kernel[d] = stride[d] = 1;
+                pad_begin[d] = 0;
                 ranges[d] = tap_ranges(1, 1, 1, 1, 1, 0, 0);
                 continue;
             }
@@ -64,6 +68,9 @@ struct Window3 {
             in[d] = g.input[s];
             out[d] = g.output[s];
             dilation[d] = g.dilations[s];
+            kernel[d] = g.kernel[s];
+            stride[d] = g.strides[s];
+            pad_begin[d] = g.pad_begin[s];
             ranges[d] = tap_ranges(g.input[s], g.output[s], g.kernel[s], g.strides[s], g.dilations[s], g.pad_begin[s],
                                    g.pad_end[s]);
         }
@@ -73,24 +80,26 @@ struct Window3 {
 };
 
 template <typename T>
-bool greater_or_nan(T value, T best) {
-    if constexpr (std::is_floating_point_v<T>) {
-        return value > best || (std::isnan(value) && !std::isnan(best));
-    } else {
-        return value > best;
-    }
-}
-
-template <typename T>
 T lowest_value() {
     if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
     else return std::numeric_limits<T>::lowest();
 }
 
-/// MaxPool over planes; indices (may be null) get the flat NCHW index of each maximum (column-major
-/// over the spatial dims when `column_major`).
+/// max(best, value) where a NaN wins and stays (PyTorch max_pool semantics).
 template <typename T>
-void max_pool(const Window3& w, int64_t planes, const T* x, T* y, int64_t* indices, bool column_major, int threads) {
+inline bool takes_over(T value, T best) {
+    if constexpr (std::is_floating_point_v<T>) {
+        return value > best || (value != value && best == best);
+    } else {
+        return value > best;
+    }
+}
+
+/// MaxPool over planes recording, for each maximum, its flat NCHW index (column-major over the
+/// spatial dims when `column_major`; the first maximum wins ties; NaN wins like in PyTorch).
+template <typename T>
+void max_pool_with_indices(const Window3& w, int64_t planes, const T* x, T* y, int64_t* indices, bool column_major,
+                           int threads) {
     const int64_t in_size = w.in_size();
     const int64_t out_size = w.out_size();
     onednn::parallel_for(planes, threads, out_size * 9, [&](int64_t begin, int64_t end) {
@@ -105,26 +114,145 @@ void max_pool(const Window3& w, int64_t planes, const T* x, T* y, int64_t* indic
                     for (int64_t ow = 0; ow < w.out[2]; ++ow, ++o) {
                         const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
                         T best = lowest_value<T>();
-                        int64_t best_index = -1;
+                        int64_t best_d = -1, best_h = 0, best_w = 0;
                         for (int64_t kd = rd.lo; kd < rd.hi; ++kd) {
                             const int64_t id = rd.start + kd * w.dilation[0];
                             for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
                                 const int64_t ih = rh.start + kh * w.dilation[1];
-                                const T* row = xp + (id * w.in[1] + ih) * w.in[2];
+                                const T* row = xp + (id * w.in[1] + ih) * w.in[2] + rw.start;
                                 for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
-                                    const int64_t iw = rw.start + kw * w.dilation[2];
-                                    const T value = row[iw];
-                                    if (best_index < 0 || greater_or_nan(value, best)) {
+                                    const T value = row[kw * w.dilation[2]];
+                                    if (best_d < 0 || takes_over(value, best)) {
                                         best = value;
-                                        best_index = column_major ? id + w.in[0] * (ih + w.in[1] * iw)
-                                                                  : (id * w.in[1] + ih) * w.in[2] + iw;
+                                        best_d = id;
+                                        best_h = ih;
+                                        best_w = rw.start + kw * w.dilation[2];
                                     }
                                 }
                             }
                         }
                         yp[o] = best;
-                        if (indices != nullptr) {
-                            indices[plane * out_size + o] = best_index < 0 ? 0 : plane * in_size + best_index;
+                        int64_t index = 0;
+                        if (best_d >= 0) {
+                            index = column_major ? best_d + w.in[0] * (best_h + w.in[1] * best_w)
+                                                 : (best_d * w.in[1] + best_h) * w.in[2] + best_w;
+                        }
+                        indices[plane * out_size + o] = plane * in_size + index;
+                    }
+                }
+            }
+        }
+    });
+}
+
+enum class Reduction { kMax, kSum, kSquareSum, kPowerSum };
+
+/// Pooling without indices, as two separable passes per output row: the window's input rows are
+/// first combined elementwise into one row (padded on both sides with the reduction's identity),
+/// then the output row combines that row's taps, tap by tap across the whole row. Both passes are
+/// unit- or constant-stride loops without branches, so they vectorize. Max keeps NaNs (like PyTorch);
+/// sums finish as average or Lp norm.
+template <typename T, Reduction kReduction>
+void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool count_include_pad, double p, int threads) {
+    using Acc = std::conditional_t<kReduction == Reduction::kMax, T,
+                                   std::conditional_t<std::is_same_v<T, double>, double, float>>;
+    constexpr bool kTrackNaN = kReduction == Reduction::kMax && std::is_floating_point_v<Acc>;
+    const int64_t in_size = w.in_size();
+    const int64_t out_size = w.out_size();
+    const int64_t width = w.in[2];
+    const int64_t out_width = w.out[2];
+    const int64_t stride = w.stride[2];
+    const int64_t dilation = w.dilation[2];
+    const int64_t taps = w.kernel[2];
+    const int64_t left = w.pad_begin[2];
+    // Padded row: [left identities][width values][identities up to the last tap of the last window].
+    const int64_t padded = std::max(left + width, (out_width - 1) * stride + (taps - 1) * dilation + 1);
+    const Acc identity = kReduction == Reduction::kMax ? static_cast<Acc>(lowest_value<T>()) : Acc{0};
+    // Horizontal part of each output's divisor (AveragePool).
+    std::vector<Acc> width_counts(static_cast<std::size_t>(out_width));
+    for (int64_t ow = 0; ow < out_width; ++ow) {
+        const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
+        width_counts[static_cast<std::size_t>(ow)] = static_cast<Acc>(count_include_pad ? rw.padded : rw.hi - rw.lo);
+    }
+    auto map = [p](T v) -> Acc {
+        if constexpr (kReduction == Reduction::kSquareSum) return static_cast<Acc>(v) * static_cast<Acc>(v);
+        else if constexpr (kReduction == Reduction::kPowerSum) return static_cast<Acc>(std::pow(std::abs(static_cast<double>(v)), p));
+        else return static_cast<Acc>(v);
+    };
+    onednn::parallel_for(planes, threads, out_size * 9, [&, in_size, out_size, width, out_width, stride, dilation, taps,
+                                                          left, padded, identity](int64_t begin, int64_t end) {
+        // (Sizes are captured by value so the stores below cannot alias them: the loops vectorize.)
+        std::vector<Acc> row_buffer(static_cast<std::size_t>(padded), identity);
+        std::vector<Acc> acc_buffer(static_cast<std::size_t>(out_width));
+        std::vector<int32_t> nan_buffer(static_cast<std::size_t>(out_width));
+        Acc* row = row_buffer.data();
+        Acc* inner = row + left;
+        Acc* acc = acc_buffer.data();
+        int32_t* nan = nan_buffer.data();
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const T* xp = x + plane * in_size;
+            T* yp = y + plane * out_size;
+            for (int64_t od = 0; od < w.out[0]; ++od) {
+                const TapRange& rd = w.ranges[0][static_cast<std::size_t>(od)];
+                for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+                    const TapRange& rh = w.ranges[1][static_cast<std::size_t>(oh)];
+                    // Vertical: combine the window's input rows.
+                    bool first = true;
+                    for (int64_t kd = rd.lo; kd < rd.hi; ++kd) {
+                        const int64_t id = rd.start + kd * w.dilation[0];
+                        for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
+                            const T* in_row = xp + (id * w.in[1] + rh.start + kh * w.dilation[1]) * width;
+                            if (first) {
+                                for (int64_t j = 0; j < width; ++j) inner[j] = map(in_row[j]);
+                                first = false;
+                            } else if constexpr (kReduction == Reduction::kMax) {
+                                // v > a ? v : a is maxps; a NaN in `a` survives (NaN > x is false), a
+                                // NaN in `v` is taken by the second test.
+                                for (int64_t j = 0; j < width; ++j) {
+                                    const Acc v = in_row[j];
+                                    const Acc a = inner[j];
+                                    inner[j] = (v > a || v != v) ? v : a;
+                                }
+                            } else {
+                                for (int64_t j = 0; j < width; ++j) inner[j] += map(in_row[j]);
+                            }
+                        }
+                    }
+                    if (first) std::fill(inner, inner + width, identity);
+                    // Horizontal: tap by tap over the whole output row.
+                    for (int64_t ow = 0; ow < out_width; ++ow) {
+                        acc[ow] = row[ow * stride];
+                        if constexpr (kTrackNaN) nan[ow] = acc[ow] != acc[ow];
+                    }
+                    for (int64_t k = 1; k < taps; ++k) {
+                        const Acc* tap = row + k * dilation;
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            const Acc v = tap[ow * stride];
+                            if constexpr (kReduction == Reduction::kMax) {
+                                acc[ow] = v > acc[ow] ? v : acc[ow];
+                                if constexpr (kTrackNaN) nan[ow] |= v != v;
+                            } else {
+                                acc[ow] += v;
+                            }
+                        }
+                    }
+                    T* out_row = yp + (od * w.out[1] + oh) * out_width;
+                    if constexpr (kReduction == Reduction::kMax) {
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            if constexpr (kTrackNaN) out_row[ow] = nan[ow] ? std::numeric_limits<Acc>::quiet_NaN() : acc[ow];
+                            else out_row[ow] = acc[ow];
+                        }
+                    } else if constexpr (kReduction == Reduction::kSum) {
+                        const Acc rows = static_cast<Acc>(count_include_pad ? rd.padded * rh.padded
+                                                                            : (rd.hi - rd.lo) * (rh.hi - rh.lo));
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            out_row[ow] = static_cast<T>(acc[ow] / (rows * width_counts[static_cast<std::size_t>(ow)]));
+                        }
+                    } else if constexpr (kReduction == Reduction::kSquareSum) {
+                        for (int64_t ow = 0; ow < out_width; ++ow) out_row[ow] = static_cast<T>(std::sqrt(acc[ow]));
+                    } else {
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            out_row[ow] = static_cast<T>(std::pow(static_cast<double>(acc[ow]), 1.0 / p));
                         }
                     }
                 }
@@ -133,58 +261,19 @@ void max_pool(const Window3& w, int64_t planes, const T* x, T* y, int64_t* indic
     });
 }
 
+template <typename T>
+void max_pool(const Window3& w, int64_t planes, const T* x, T* y, int64_t* indices, bool column_major, int threads) {
+    if (indices != nullptr) max_pool_with_indices<T>(w, planes, x, y, indices, column_major, threads);
+    else separable_pool<T, Reduction::kMax>(w, planes, x, y, false, 0.0, threads);
+}
+
 /// AveragePool (p == 0) or LpPool (p >= 1) over planes.
 template <typename T>
 void average_or_lp_pool(const Window3& w, int64_t planes, const T* x, T* y, bool count_include_pad, double p,
                         int threads) {
-    using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-    const int64_t in_size = w.in_size();
-    const int64_t out_size = w.out_size();
-    const bool lp = p > 0;
-    onednn::parallel_for(planes, threads, out_size * 9, [&](int64_t begin, int64_t end) {
-        for (int64_t plane = begin; plane < end; ++plane) {
-            const T* xp = x + plane * in_size;
-            T* yp = y + plane * out_size;
-            int64_t o = 0;
-            for (int64_t od = 0; od < w.out[0]; ++od) {
-                const TapRange& rd = w.ranges[0][static_cast<std::size_t>(od)];
-                for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-                    const TapRange& rh = w.ranges[1][static_cast<std::size_t>(oh)];
-                    for (int64_t ow = 0; ow < w.out[2]; ++ow, ++o) {
-                        const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
-                        Acc sum = 0;
-                        for (int64_t kd = rd.lo; kd < rd.hi; ++kd) {
-                            const int64_t id = rd.start + kd * w.dilation[0];
-                            for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
-                                const int64_t ih = rh.start + kh * w.dilation[1];
-                                const T* row = xp + (id * w.in[1] + ih) * w.in[2] + rw.start;
-                                if (!lp) {
-                                    for (int64_t kw = rw.lo; kw < rw.hi; ++kw) sum += static_cast<Acc>(row[kw * w.dilation[2]]);
-                                } else if (p == 2.0) {
-                                    for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
-                                        const Acc v = static_cast<Acc>(row[kw * w.dilation[2]]);
-                                        sum += v * v;
-                                    }
-                                } else {
-                                    for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
-                                        sum += static_cast<Acc>(std::pow(std::abs(static_cast<double>(row[kw * w.dilation[2]])), p));
-                                    }
-                                }
-                            }
-                        }
-                        if (lp) {
-                            yp[o] = static_cast<T>(p == 2.0 ? std::sqrt(static_cast<double>(sum))
-                                                            : std::pow(static_cast<double>(sum), 1.0 / p));
-                        } else {
-                            const int64_t count = count_include_pad ? rd.padded * rh.padded * rw.padded
-                                                                    : (rd.hi - rd.lo) * (rh.hi - rh.lo) * (rw.hi - rw.lo);
-                            yp[o] = static_cast<T>(sum / static_cast<Acc>(count));
-                        }
-                    }
-                }
-            }
-        }
-    });
+    if (p == 0.0) separable_pool<T, Reduction::kSum>(w, planes, x, y, count_include_pad, p, threads);
+    else if (p == 2.0) separable_pool<T, Reduction::kSquareSum>(w, planes, x, y, false, p, threads);
+    else separable_pool<T, Reduction::kPowerSum>(w, planes, x, y, false, p, threads);
 }
 
 bool is_float_type(DataType dtype) {
@@ -321,13 +410,11 @@ void global_pool(PoolKind kind, double p, int64_t planes, int64_t plane_size, co
             if (kind == PoolKind::kMax) {
                 T best = lowest_value<T>();
                 for (int64_t i = 0; i < plane_size; ++i) {
-                    if (i == 0 || greater_or_nan(xp[i], best)) best = xp[i];
+                    if (i == 0 || takes_over(xp[i], best)) best = xp[i];
                 }
                 y[plane] = best;
             } else if (kind == PoolKind::kAverage) {
-                double sum = 0;
-                for (int64_t i = 0; i < plane_size; ++i) sum += static_cast<double>(xp[i]);
-                y[plane] = static_cast<T>(sum / static_cast<double>(plane_size));
+                y[plane] = static_cast<T>(onednn::lane_sum(xp, plane_size) / static_cast<double>(plane_size));
             } else {
                 double sum = 0;
                 for (int64_t i = 0; i < plane_size; ++i) sum += std::pow(std::abs(static_cast<double>(xp[i])), p);

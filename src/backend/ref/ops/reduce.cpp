@@ -115,9 +115,9 @@ void reduce_accumulate(const ReducePlan& plan, const T* x, A* acc, A init, Map m
         auto fold_output = [&](int64_t o, int64_t r_begin, int64_t r_end) {
             const T* base = x + plan.kept_offset(o);
             A value = init;
+            auto map_o = [&](T v) { return map(v, o); };
             for (int64_t r = r_begin; r < r_end; ++r) {
-                const T* run = base + plan.reduced_offset(r);
-                for (int64_t i = 0; i < inner; ++i) value = combine(value, map(run[i], o));
+                value = combine(value, onednn::lane_fold<A>(base + plan.reduced_offset(r), inner, init, map_o, combine));
             }
             return value;
         };
