@@ -87,6 +87,9 @@ void BM_Conv3x3_64x56x56(benchmark::State& state) { conv(state, 64, 56, 64, 3, 1
 void BM_Conv3x3_256x14x14(benchmark::State& state) { conv(state, 256, 14, 256, 3, 1); }
 void BM_Conv7x7s2_stem(benchmark::State& state) { conv(state, 64, 224, 3, 7, 2); }
 
+// Fixed per-call cost (primitive lookup, streams, reorders) on a problem too small to matter.
+void BM_ConvTiny_8x8x4x4(benchmark::State& state) { conv(state, 8, 4, 8, 3, 1); }
+
 void BM_MatMul_197x768x3072(benchmark::State& state) {
     Node node("MatMul");
     node.input(random_tensor({1, 197, 768}, 1)).input(random_tensor({768, 3072}, 2), true);
@@ -134,6 +137,7 @@ void BM_ReduceMean_64x3136(benchmark::State& state) {
 BENCHMARK(BM_Conv3x3_64x56x56)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv3x3_256x14x14)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv7x7s2_stem)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvTiny_8x8x4x4)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MatMul_197x768x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Gemm_Linear_197x768x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_MaxPool3x3s2_64x112x112)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();

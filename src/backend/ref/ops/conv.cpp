@@ -11,6 +11,7 @@
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/window_util.h"
+#include "polygraphy/common/logger.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -192,7 +193,8 @@ dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
 }
 
 /// nullptr when oneDNN has no implementation for the problem (the reference loop runs instead).
-std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const ConvProblem& p, const Shape& input_shape, bool has_bias) {
+std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, const Shape& input_shape,
+                                                   bool has_bias) {
     using dnnl::memory;
     const Geometry& g = p.geometry;
     if (g.rank() > 3) return nullptr;
@@ -202,8 +204,17 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const ConvProblem& p, const S
     plan->src_plain = onednn::plain_desc(src_dims);
     plan->dst_plain = onednn::plain_desc(dst_dims);
     plan->weights_plain = plain_weights_desc(p);
-    const memory::desc src_any(src_dims, memory::data_type::f32, memory::format_tag::any);
-    const memory::desc dst_any(dst_dims, memory::data_type::f32, memory::format_tag::any);
+    // A pointwise convolution is a plain matrix product on NCHW data (W[M, C] x X[C, HW]): oneDNN's
+    // GEMM implementation runs it as fast as a blocked one without the two layout reorders.
+    const bool pointwise = !p.transpose && p.group == 1 &&
+                           std::all_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k == 1; }) &&
+                           std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
+                           std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
+                           std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t v) { return v == 0; });
+    const memory::desc src_any =
+        pointwise ? plan->src_plain : memory::desc(src_dims, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc dst_any =
+        pointwise ? plan->dst_plain : memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any);
     const memory::desc weights_any(plan->weights_plain.dims(), memory::data_type::f32, memory::format_tag::any);
     const memory::desc bias_desc = has_bias ? memory::desc({p.out_channels}, memory::data_type::f32, memory::format_tag::x)
                                             : memory::desc();
@@ -214,6 +225,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const ConvProblem& p, const S
     memory::dims pad_r;
     for (std::size_t d = 0; d < g.rank(); ++d) pad_r.push_back(g.pad_end[d] - p.output_padding[d]);
     const auto& engine = onednn::cpu_engine();
+    std::string impl;
     try {
         if (p.transpose) {
             dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
@@ -224,6 +236,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const ConvProblem& p, const S
             plan->weights = pd.weights_desc();
             plan->dst = pd.dst_desc();
             plan->primitive = dnnl::deconvolution_forward(pd);
+            impl = pd.impl_info_str();
         } else {
             dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                  src_any, weights_any, bias_desc, dst_any, strides, dilates, pad_l,
@@ -233,9 +246,14 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const ConvProblem& p, const S
             plan->weights = pd.weights_desc();
             plan->dst = pd.dst_desc();
             plan->primitive = dnnl::convolution_forward(pd);
+            impl = pd.impl_info_str();
         }
     } catch (const dnnl::error&) {
         return nullptr;  // e.g. negative end padding oneDNN does not take: the reference loop handles it
+    }
+    if (logger().enabled(Severity::kSuperVerbose)) {
+        logger().super_verbose("Node '" + node.name() + "' (" + node.op_type() + "): input " + shape_to_string(input_shape) +
+                               " runs on oneDNN " + impl);
     }
     plan->bias = bias_desc;
     plan->reorder_src = plan->src != plan->src_plain;
@@ -323,7 +341,7 @@ public:
         }
         if (dtype == DataType::kFloat32) {
             Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
-            run_float(problem, x, w, b, y, threads);
+            run_float(node, problem, x, w, b, y, threads);
             return;
         }
         // float16 / bfloat16: compute in float32.
@@ -332,7 +350,7 @@ public:
         std::optional<Tensor> b32;
         if (b != nullptr) b32 = b->cast(DataType::kFloat32);
         Tensor y32(DataType::kFloat32, problem.output_shape);
-        run_float(problem, x32, w32, b32 ? &*b32 : nullptr, y32, threads);
+        run_float(node, problem, x32, w32, b32 ? &*b32 : nullptr, y32, threads);
         context.set_output(0, y32.cast(dtype));
     }
 
@@ -423,12 +441,15 @@ private:
         Geometry& g = p.geometry;
         g.input = spatial;
         g.kernel = kernel;
-        g.strides = attrs_.strides.empty() ? std::vector<int64_t>(rank, 1) : attrs_.strides;
-        g.dilations = attrs_.dilations.empty() ? std::vector<int64_t>(rank, 1) : attrs_.dilations;
+        g.strides = attrs_.strides;
+        if (g.strides.empty()) g.strides.assign(rank, 1);
+        g.dilations = attrs_.dilations;
+        if (g.dilations.empty()) g.dilations.assign(rank, 1);
         g.pad_begin.assign(rank, 0);
         g.pad_end.assign(rank, 0);
         g.output.assign(rank, 0);
-        p.output_padding = output_padding_.empty() ? std::vector<int64_t>(rank, 0) : output_padding_;
+        p.output_padding = output_padding_;
+        if (p.output_padding.empty()) p.output_padding.assign(rank, 0);
         const bool same = attrs_.auto_pad == window::AutoPad::kSameUpper || attrs_.auto_pad == window::AutoPad::kSameLower;
         for (std::size_t d = 0; d < rank; ++d) {
             const int64_t full = g.strides[d] * (spatial[d] - 1) + p.output_padding[d] + g.effective_kernel(d);
@@ -470,14 +491,15 @@ private:
         }
     }
 
-    void run_float(const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y, int threads) const {
+    void run_float(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b,
+                   Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
         Shape key = x.shape();
         key.insert(key.end(), w.shape().begin(), w.shape().end());
         key.push_back(b != nullptr ? 1 : 0);
         key.push_back(threads);
         onednn::ThreadScope scope(threads);
-        auto plan = cache_.get(key, [&] { return make_dnnl_plan(p, x.shape(), b != nullptr); });
+        auto plan = cache_.get(key, [&] { return make_dnnl_plan(context_node, p, x.shape(), b != nullptr); });
         if (plan == nullptr) {
             run_reference<float>(p, x, w, b, y, threads);
             return;
