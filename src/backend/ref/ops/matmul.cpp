@@ -186,6 +186,17 @@ int64_t broadcast_offset(int64_t index, const Shape& batch, const Shape& dims) {
     return offset;
 }
 
+/// numpy matmul of contiguous operands with the loop above, one batch item at a time.
+template <typename T>
+void batched_naive_matmul(const MatMulShapes& s, const T* a, const T* b, T* y, int threads) {
+    const int64_t batch = shape_volume(s.batch);
+    for (int64_t i = 0; i < batch; ++i) {
+        const T* ap = a + broadcast_offset(i, s.batch, s.a_batch) * s.m * s.k;
+        const T* bp = b + broadcast_offset(i, s.batch, s.b_batch) * s.k * s.n;
+        naive_matmul<T>(s.m, s.n, s.k, {ap, s.k, 1}, {bp, s.n, 1}, y + i * s.m * s.n, threads);
+    }
+}
+
 class MatMulKernel final : public Kernel {
 public:
     explicit MatMulKernel(const NodeInfo& node) {
@@ -230,12 +241,7 @@ public:
 private:
     template <typename T>
     static void run_naive(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) {
-        const int64_t batch = shape_volume(s.batch);
-        for (int64_t i = 0; i < batch; ++i) {
-            const T* ap = a.data_as<T>() + broadcast_offset(i, s.batch, s.a_batch) * s.m * s.k;
-            const T* bp = b.data_as<T>() + broadcast_offset(i, s.batch, s.b_batch) * s.k * s.n;
-            naive_matmul<T>(s.m, s.n, s.k, {ap, s.k, 1}, {bp, s.n, 1}, y.data_as<T>() + i * s.m * s.n, threads);
-        }
+        batched_naive_matmul<T>(s, a.data_as<T>(), b.data_as<T>(), y.data_as<T>(), threads);
     }
 
     void run_float(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) const {
@@ -302,6 +308,70 @@ private:
     Tensor constant_b_;  ///< float32 value of a constant 2-D B
     onednn::PackedWeights packed_b_;
     onednn::PrimitiveCache<DnnlMatmulPlan> cache_;
+};
+
+// ---- MatMulInteger --------------------------------------------------------------------------------------------
+
+/// `x` (int8/uint8) minus its zero point, widened to int32. The zero point is a scalar or holds one
+/// value per row of A / per column of B (`per_index` values, the operand's dim `axis_from_end` from
+/// the end).
+Tensor subtract_zero_point(const NodeInfo& node, const Tensor& x, const Tensor* zero_point, int64_t axis_from_end,
+                           const char* name) {
+    Tensor result(DataType::kInt32, x.shape());
+    int32_t* out = result.data_as<int32_t>();
+    const int64_t count = x.numel();
+    auto value = [&](const Tensor& t, int64_t i) -> int32_t {
+        return t.dtype() == DataType::kInt8 ? t.data_as<int8_t>()[i] : t.data_as<uint8_t>()[i];
+    };
+    if (zero_point == nullptr || !zero_point->defined()) {
+        for (int64_t i = 0; i < count; ++i) out[i] = value(x, i);
+        return result;
+    }
+    if (zero_point->dtype() != x.dtype()) {
+        node.fail(std::string("input ") + name + " must have the data type of its operand\nNote: " + name + " is " +
+                  std::string(dtype_name(zero_point->dtype())) + ", the operand is " + std::string(dtype_name(x.dtype())));
+    }
+    const int64_t rank = x.rank();
+    const int64_t axis = rank - axis_from_end;
+    const bool has_axis = axis >= 0 && axis < rank;
+    const int64_t per_index = has_axis ? x.shape()[static_cast<std::size_t>(axis)] : 1;
+    int64_t inner = 1;
+    for (int64_t d = has_axis ? axis + 1 : rank; d < rank; ++d) inner *= x.shape()[static_cast<std::size_t>(d)];
+    if (zero_point->numel() == 1) {
+        const int32_t z = value(*zero_point, 0);
+        for (int64_t i = 0; i < count; ++i) out[i] = value(x, i) - z;
+    } else if (zero_point->rank() <= 1 && zero_point->numel() == per_index) {
+        for (int64_t i = 0; i < count; ++i) out[i] = value(x, i) - value(*zero_point, (i / inner) % per_index);
+    } else {
+        throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() + "): input " + name +
+                               " must be a scalar or hold one value per " + (axis_from_end == 2 ? "row of A" : "column of B") +
+                               "\nNote: " + name + " shape = " + shape_to_string(zero_point->shape()));
+    }
+    return result;
+}
+
+class MatMulIntegerKernel final : public Kernel {
+public:
+    explicit MatMulIntegerKernel(const NodeInfo&) {}
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& a = context.required_input(0);
+        const Tensor& b = context.required_input(1);
+        for (const Tensor* t : {&a, &b}) {
+            if (t->dtype() != DataType::kInt8 && t->dtype() != DataType::kUInt8) {
+                onednn::fail_dtype(node, t == &a ? "input A" : "input B", t->dtype(), "int8, uint8");
+            }
+        }
+        const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+        // A's rows are its second-to-last dim (a 1-D A is a single row); B's columns its last dim.
+        const Tensor a32 = subtract_zero_point(node, a, context.input(2), a.rank() == 1 ? 0 : 2, "a_zero_point");
+        const Tensor b32 = subtract_zero_point(node, b, context.input(3), b.rank() == 1 ? 0 : 1, "b_zero_point");
+        Tensor& y = context.allocate_output(0, DataType::kInt32, s.output);
+        if (y.numel() == 0 || s.k == 0) return;
+        batched_naive_matmul<int32_t>(s, a32.data_as<int32_t>(), b32.data_as<int32_t>(), y.data_as<int32_t>(),
+                                      context.num_threads());
+    }
 };
 
 // ---- Gemm ---------------------------------------------------------------------------------------------
@@ -501,6 +571,7 @@ private:
 void register_matmul_ops(OpRegistry& registry) {
     registry.add("", "MatMul", 1, kMaxOpset, make_factory<MatMulKernel>());
     registry.add("", "Gemm", 1, kMaxOpset, make_factory<GemmKernel>());
+    registry.add("", "MatMulInteger", 10, kMaxOpset, make_factory<MatMulIntegerKernel>());
 }
 
 }  // namespace polygraphy::ref

@@ -149,6 +149,32 @@ TEST(MatMulOp, RejectsMismatchedShapes) {
     expect_error([&] { scalar.run(); }, "inputs must have rank >= 1");
 }
 
+// ---- MatMulInteger -------------------------------------------------------------------------------------------
+
+TEST(MatMulIntegerOp, ScalarAndPerRowZeroPoints) {
+    // onnx backend test "test_matmulinteger": numpy (A - 12) @ B = [[-38, -83], [-44, -98], [-50, -113], [-56, -128]]
+    KernelHarness h("MatMulInteger", 10);
+    h.input(Tensor::from_doubles(DataType::kUInt8, {4, 3}, {11, 7, 3, 10, 6, 2, 9, 5, 1, 8, 4, 0}))
+        .input(Tensor::from_doubles(DataType::kUInt8, {3, 2}, {1, 4, 2, 5, 3, 6}), true)
+        .input(Tensor::from_doubles(DataType::kUInt8, {}, {12}))
+        .input(Tensor::from_doubles(DataType::kUInt8, {}, {0}));
+    const Tensor y = h.run()[0];
+    EXPECT_EQ(y.dtype(), DataType::kInt32);
+    expect_close(y, {4, 2}, {-38, -83, -44, -98, -50, -113, -56, -128}, 0, 0);
+    // numpy: (A - [1, -2][:, None]) @ (B - [3, 0][None, :]) with A = [[-3, 5], [7, -1]], B = [[2, -4], [6, 1]] (int8)
+    KernelHarness per_row("MatMulInteger", 10);
+    per_row.input(Tensor::from_doubles(DataType::kInt8, {2, 2}, {-3, 5, 7, -1}))
+        .input(Tensor::from_doubles(DataType::kInt8, {2, 2}, {2, -4, 6, 1}))
+        .input(Tensor::from_doubles(DataType::kInt8, {2}, {1, -2}))
+        .input(Tensor::from_doubles(DataType::kInt8, {2}, {3, 0}));
+    expect_close(per_row.run()[0], {2, 2}, {16, 20, -6, -35}, 0, 0);
+    KernelHarness bad("MatMulInteger", 10);
+    bad.input(Tensor::from_doubles(DataType::kInt8, {2, 2}, {1, 2, 3, 4}))
+        .input(Tensor::from_doubles(DataType::kInt8, {2, 2}, {1, 2, 3, 4}))
+        .input(Tensor::from_doubles(DataType::kUInt8, {}, {1}));
+    expect_error([&] { bad.run(); }, "input a_zero_point must have the data type of its operand");
+}
+
 // ---- Gemm ---------------------------------------------------------------------------------------------------
 
 /// alpha * op(A) @ op(B) + beta * C (C broadcast), in double.
