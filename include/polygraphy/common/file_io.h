@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <cstddef>
 
 namespace polygraphy {
 
@@ -17,5 +18,34 @@ void write_file_atomically(const std::string& path, std::string_view contents);
 
 /// Reads a whole file; PolygraphyException naming the path when it cannot be opened or read.
 std::string read_file(const std::string& path);
+
+/// A whole file mapped read-only (or read into memory when it cannot be mapped, e.g. a pipe).
+/// For large inputs: pages are read on demand, and release_before() drops the pages already
+/// consumed from this process's resident memory, so that parsing a file costs little more
+/// memory than what is decoded from it. Throws PolygraphyException naming the path on failure.
+class MappedFile {
+public:
+    explicit MappedFile(const std::string& path);
+    ~MappedFile();
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const char* data() const { return data_; }
+    std::size_t size() const { return size_; }
+    std::string_view view() const { return std::string_view(data_, size_); }
+    const std::string& path() const { return path_; }
+
+    /// Hint that everything before `pointer` will not be read again (MADV_DONTNEED on the whole
+    /// pages before it; they stay readable and come back from the page cache if touched).
+    void release_before(const char* pointer);
+
+private:
+    std::string path_;
+    const char* data_ = "";
+    std::size_t size_ = 0;
+    void* mapping_ = nullptr;
+    std::size_t released_ = 0;  ///< bytes from the start already released
+    std::string fallback_;      ///< contents when the file could not be mapped
+};
 
 }  // namespace polygraphy

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "polygraphy/common/tensor.h"
@@ -45,5 +46,10 @@ using InputList = std::vector<TensorMap>;
 /// Polygraphy's inputs JSON: [{name: ndarray, ...}, ...]. Atomic write.
 void save_inputs(const InputList& inputs, const std::string& path);
 InputList load_inputs(const std::string& path);
+
+/// For tools that take either kind of file (`inspect data`): a top-level list loads as inputs,
+/// anything else as RunResults. Logs nothing (save/load above log Polygraphy's "Saving ... to" /
+/// "Loading ... from" lines). Throws FormatError like the loaders above.
+std::variant<RunResults, InputList> load_run_results_or_inputs(const std::string& path);
 
 }  // namespace polygraphy

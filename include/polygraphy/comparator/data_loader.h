@@ -15,7 +15,8 @@ namespace polygraphy {
 /// Anything that yields feed dicts: called with the iteration index and the metadata of the first
 /// runner's inputs (the seeds' `input_metadata` property, set by the Comparator); returns nullopt
 /// when exhausted. A lambda over a vector of feed dicts is a data loader.
-using DataLoaderFn = std::function<std::optional<TensorMap>(std::size_t iteration, const TensorMetadata& input_metadata)>;
+using DataLoaderFn =
+    std::function<std::optional<TensorMap>(std::size_t iteration, const TensorMetadata& input_metadata)>;
 
 /// Inclusive range of generated values.
 struct ValRange {
@@ -34,8 +35,10 @@ public:
         int64_t seed = 1;
         int64_t iterations = 1;
         /// Per-input ranges; the key "" is the default for inputs not listed (Polygraphy: (0.0, 1.0)).
+        /// Keys may be fnmatch patterns ("ids_*"); an exact key wins over a pattern.
         OrderedMap<ValRange> val_range;
         /// User-provided dtypes/shapes (`--input-shapes`), overriding the model's for generation.
+        /// Keys may be fnmatch patterns, as in Polygraphy; a pattern matching no input only warns.
         TensorMetadata input_metadata;
     };
 
@@ -45,7 +48,10 @@ public:
     int64_t iterations() const { return options_.iterations; }
 
     /// Feed dict of iteration `index` for inputs described by `model_metadata`.
-    /// Dynamic dims without a user shape become 1 (with a warning, once per input).
+    /// Dynamic dims without a user shape become 1 (with a warning, once per input); an unknown rank
+    /// gives a scalar and an unknown dtype float64 (numpy's astype(None)). A static 1-D integer input
+    /// of length N whose user shape has N dims is a shape tensor: it gets the user shape as values.
+    /// float8/int4/string inputs are UnsupportedError (bfloat16 is generated through float32).
     /// Throws UsageError for user metadata or ranges naming inputs the model does not have
     /// (with a did-you-mean hint), PolygraphyException for user shapes that contradict the model.
     TensorMap generate(int64_t index, const TensorMetadata& model_metadata) const;
