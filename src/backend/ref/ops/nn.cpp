@@ -1,5 +1,6 @@
 // Softmax, LogSoftmax, Hardmax and the normalizations: BatchNormalization (inference),
-// LayerNormalization, InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization.
+// LayerNormalization, InstanceNormalization, GroupNormalization, LRN. (MeanVarianceNormalization and
+// LpNormalization live with the elementwise family.)
 // float32 Softmax/LogSoftmax use oneDNN (vectorized exp); statistics accumulate in double.
 #include <algorithm>
 #include <cmath>
@@ -547,85 +548,6 @@ private:
     float bias_ = 1.0f;
 };
 
-// ---- MeanVarianceNormalization --------------------------------------------------------------------------
-
-class MvnKernel final : public Kernel {
-public:
-    explicit MvnKernel(const NodeInfo& node) {
-        axes_ = node.attr_ints("axes", {0, 2, 3});
-        if (axes_.empty()) node.fail("attribute 'axes' must not be empty");
-    }
-
-    void compute(KernelContext& context) const override {
-        const NodeInfo& node = context.node();
-        const Tensor& x = context.required_input(0);
-        require_float(node, x, "input X");
-        const Shape& shape = x.shape();
-        const int64_t rank = x.rank();
-        std::vector<bool> reduced(shape.size(), false);
-        for (int64_t axis : axes_) {
-            const int64_t a = normalize_axis(node, axis, rank, "axes");
-            if (reduced[static_cast<std::size_t>(a)]) node.fail("attribute 'axes' repeats axis " + std::to_string(axis));
-            reduced[static_cast<std::size_t>(a)] = true;
-        }
-        // Map every element to its statistics slot (the index over the kept dims).
-        const int64_t count = x.numel();
-        std::vector<int64_t> slot_stride(shape.size(), 0);
-        int64_t slots = 1;
-        for (std::size_t d = shape.size(); d-- > 0;) {
-            if (!reduced[d]) {
-                slot_stride[d] = slots;
-                slots *= shape[d];
-            }
-        }
-        auto slot_of = [&](int64_t index) {
-            int64_t slot = 0;
-            for (std::size_t d = shape.size(); d-- > 0;) {
-                slot += (index % shape[d]) * slot_stride[d];
-                index /= shape[d];
-            }
-            return slot;
-        };
-        auto run = [&](auto tag, const Tensor& xt, Tensor& yt) {
-            using T = decltype(tag);
-            const T* xp = xt.template data_as<T>();
-            T* yp = yt.template data_as<T>();
-            std::vector<double> sum(static_cast<std::size_t>(slots), 0.0);
-            std::vector<double> sum_sq(static_cast<std::size_t>(slots), 0.0);
-            std::vector<int64_t> n(static_cast<std::size_t>(slots), 0);
-            for (int64_t i = 0; i < count; ++i) {
-                const std::size_t s = static_cast<std::size_t>(slot_of(i));
-                const double v = static_cast<double>(xp[i]);
-                sum[s] += v;
-                sum_sq[s] += v * v;
-                ++n[s];
-            }
-            // The ONNX function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9).
-            std::vector<double> mean(sum.size());
-            std::vector<double> denom(sum.size());
-            for (std::size_t s = 0; s < sum.size(); ++s) {
-                const double count_s = static_cast<double>(std::max<int64_t>(n[s], 1));
-                mean[s] = sum[s] / count_s;
-                const double variance = std::max(sum_sq[s] / count_s - mean[s] * mean[s], 0.0);
-                denom[s] = std::sqrt(variance) + 1e-9;
-            }
-            for (int64_t i = 0; i < count; ++i) {
-                const std::size_t s = static_cast<std::size_t>(slot_of(i));
-                yp[i] = static_cast<T>((static_cast<double>(xp[i]) - mean[s]) / denom[s]);
-            }
-        };
-        if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, x.dtype(), shape);
-            run(double{}, x, y);
-            return;
-        }
-        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) { run(float{}, x32, y32); });
-    }
-
-private:
-    std::vector<int64_t> axes_;
-};
-
 template <SoftmaxKind kKind>
 KernelFactory softmax_factory() {
     return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<SoftmaxKernel>(node, kKind); };
@@ -647,7 +569,6 @@ void register_nn_ops(OpRegistry& registry) {
     registry.add("", "InstanceNormalization", 1, kMaxOpset, group_norm_factory<true>());
     registry.add("", "GroupNormalization", 18, kMaxOpset, group_norm_factory<false>());
     registry.add("", "LRN", 1, kMaxOpset, make_factory<LrnKernel>());
-    registry.add("", "MeanVarianceNormalization", 9, kMaxOpset, make_factory<MvnKernel>());
 }
 
 }  // namespace polygraphy::ref
