@@ -194,7 +194,7 @@ dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
 
 /// nullptr when oneDNN has no implementation for the problem (the reference loop runs instead).
 std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, const Shape& input_shape,
-                                                   bool has_bias) {
+                                                   bool has_bias, const onednn::FusedActivation& activation) {
     using dnnl::memory;
     const Geometry& g = p.geometry;
     if (g.rank() > 3) return nullptr;
@@ -225,13 +225,19 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     memory::dims pad_r;
     for (std::size_t d = 0; d < g.rank(); ++d) pad_r.push_back(g.pad_end[d] - p.output_padding[d]);
     const auto& engine = onednn::cpu_engine();
+    dnnl::primitive_attr attr;
+    if (activation.active()) {
+        dnnl::post_ops ops;
+        activation.append_to(ops);
+        attr.set_post_ops(ops);
+    }
     std::string impl;
     try {
         if (p.transpose) {
             dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                                    src_any, weights_any, bias_desc, dst_any, strides, dilates, pad_l,
                                                    pad_r);
-            dnnl::deconvolution_forward::primitive_desc pd(desc, engine);
+            dnnl::deconvolution_forward::primitive_desc pd(desc, attr, engine);
             plan->src = pd.src_desc();
             plan->weights = pd.weights_desc();
             plan->dst = pd.dst_desc();
@@ -241,7 +247,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
             dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                  src_any, weights_any, bias_desc, dst_any, strides, dilates, pad_l,
                                                  pad_r);
-            dnnl::convolution_forward::primitive_desc pd(desc, engine);
+            dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
             plan->src = pd.src_desc();
             plan->weights = pd.weights_desc();
             plan->dst = pd.dst_desc();
@@ -269,6 +275,7 @@ public:
         attrs_ = window::parse_window_attrs(node, /*kernel_shape_required=*/false, /*has_dilations=*/true,
                                             /*has_ceil_mode=*/false);
         group_ = node.attr_int("group", 1);
+        activation_ = onednn::FusedActivation(node);
         if (group_ < 1) node.fail("attribute 'group' must be >= 1\nNote: group = " + std::to_string(group_));
         if (transpose_) {
             output_padding_ = node.attr_ints("output_padding");
@@ -337,6 +344,7 @@ public:
         if (dtype == DataType::kFloat64) {
             Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
             run_reference<double>(problem, x, w, b, y, threads);
+            activation_.apply_in_place(y, threads);
             return;
         }
         if (dtype == DataType::kFloat32) {
@@ -499,9 +507,10 @@ private:
         key.push_back(b != nullptr ? 1 : 0);
         key.push_back(threads);
         onednn::ThreadScope scope(threads);
-        auto plan = cache_.get(key, [&] { return make_dnnl_plan(context_node, p, x.shape(), b != nullptr); });
+        auto plan = cache_.get(key, [&] { return make_dnnl_plan(context_node, p, x.shape(), b != nullptr, activation_); });
         if (plan == nullptr) {
             run_reference<float>(p, x, w, b, y, threads);
+            activation_.apply_in_place(y, threads);
             return;
         }
         const auto& engine = onednn::cpu_engine();
@@ -535,6 +544,7 @@ private:
     bool transpose_;
     WindowAttrs attrs_;
     int64_t group_ = 1;
+    onednn::FusedActivation activation_;
     std::vector<int64_t> output_padding_;
     std::vector<int64_t> output_shape_attr_;
     Tensor constant_weight_;  ///< float32 value of a constant W (undefined when W is computed)

@@ -1,9 +1,13 @@
 #include "backend/ref/ops/dnnl_util.h"
 
+#include <cmath>
+#include <limits>
+
 #include <cstdlib>
 #include <new>
 #include <string>
 
+#include "backend/ref/ops/families.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref::onednn {
@@ -78,6 +82,59 @@ void fail_dtype(const NodeInfo& node, const std::string& what, DataType dtype, c
 void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const char* what) {
     throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() + "): oneDNN could not " + what + ": " +
                            error.what());
+}
+
+FusedActivation::FusedActivation(const NodeInfo& node) {
+    const std::string name = node.attr_string(kFusedActivationAttr, "");
+    if (name.empty()) return;
+    if (name == "Relu") {
+        kind_ = Kind::kRelu;
+    } else if (name == "Gelu") {
+        kind_ = Kind::kGelu;
+    } else if (name == "Silu") {
+        kind_ = Kind::kSilu;
+    } else if (name == "Clip") {
+        kind_ = Kind::kClip;
+        min_ = node.attr_float(kFusedClipMinAttr, -std::numeric_limits<float>::infinity());
+        max_ = node.attr_float(kFusedClipMaxAttr, std::numeric_limits<float>::infinity());
+    } else {
+        node.fail("attribute '" + std::string(kFusedActivationAttr) + "' has an unknown value '" + name +
+                  "'\nNote: allowed values are Relu, Gelu, Silu, Clip");
+    }
+}
+
+void FusedActivation::append_to(dnnl::post_ops& ops) const {
+    switch (kind_) {
+        case Kind::kRelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f); break;
+        case Kind::kClip: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, min_, max_); break;
+        case Kind::kGelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f); break;
+        case Kind::kSilu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f); break;
+        case Kind::kNone: break;
+    }
+}
+
+double FusedActivation::apply(double x) const {
+    switch (kind_) {
+        case Kind::kRelu: return x > 0.0 || std::isnan(x) ? x : 0.0;
+        case Kind::kClip: return std::isnan(x) ? x : std::min(std::max(x, static_cast<double>(min_)), static_cast<double>(max_));
+        case Kind::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+        case Kind::kSilu: return x / (1.0 + std::exp(-x));
+        case Kind::kNone: break;
+    }
+    return x;
+}
+
+void FusedActivation::apply_in_place(Tensor& tensor, int num_threads) const {
+    if (!active()) return;
+    auto run = [&](auto* data) {
+        using T = std::remove_pointer_t<decltype(data)>;
+        parallel_for(tensor.numel(), num_threads, 8, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) data[i] = static_cast<T>(apply(static_cast<double>(data[i])));
+        });
+    };
+    if (tensor.dtype() == DataType::kFloat64) run(tensor.data_as<double>());
+    else if (tensor.dtype() == DataType::kFloat32) run(tensor.data_as<float>());
+    else throw InternalError("FusedActivation::apply_in_place on " + std::string(dtype_name(tensor.dtype())));
 }
 
 const void* PackedWeights::get(const dnnl::memory::desc& plain_desc, const void* plain_data,

@@ -74,6 +74,29 @@ void* thread_scratch(int slot, std::size_t bytes);
 /// Translates a oneDNN error into UnsupportedError naming the node.
 [[noreturn]] void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const char* what);
 
+/// The activation a graph pass folded into this node (see kFusedActivationAttr in families.h).
+class FusedActivation {
+public:
+    enum class Kind { kNone, kRelu, kClip, kGelu, kSilu };
+
+    FusedActivation() = default;
+    /// Reads and validates the private attributes; fails naming the attribute on an unknown value.
+    explicit FusedActivation(const NodeInfo& node);
+
+    bool active() const { return kind_ != Kind::kNone; }
+    /// Appends the matching eltwise post-op.
+    void append_to(dnnl::post_ops& ops) const;
+    /// The activation of one value (reference paths).
+    double apply(double x) const;
+    /// Applies the activation to every element of a float32/float64 tensor in place.
+    void apply_in_place(Tensor& tensor, int num_threads) const;
+
+private:
+    Kind kind_ = Kind::kNone;
+    float min_ = 0.0f;
+    float max_ = 0.0f;
+};
+
 /// Thread-safe map from a key (typically the input shapes and the thread count) to an immutable
 /// prepared object (primitives for those shapes). Kernels are const during compute(), so the cache
 /// is the only mutable per-kernel state.

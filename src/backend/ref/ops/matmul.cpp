@@ -81,7 +81,7 @@ struct DnnlMatmulPlan {
 /// Returns nullptr when oneDNN refuses the problem.
 std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc& src, const dnnl::memory::desc& weights_plain,
                                                        const dnnl::memory::desc& dst, bool weights_any, float alpha,
-                                                       bool accumulate) {
+                                                       bool accumulate, const onednn::FusedActivation& activation) {
     auto plan = std::make_shared<DnnlMatmulPlan>();
     plan->src = src;
     plan->weights_plain = weights_plain;
@@ -91,9 +91,10 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
                     : weights_plain;
     dnnl::primitive_attr attr;
     if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (accumulate) {
+    if (accumulate || activation.active()) {
         dnnl::post_ops ops;
-        ops.append_sum(1.0f);
+        if (accumulate) ops.append_sum(1.0f);  // y = alpha * A @ B + y (y holds beta * C)
+        activation.append_to(ops);
         attr.set_post_ops(ops);
     }
     try {
@@ -199,7 +200,7 @@ void batched_naive_matmul(const MatMulShapes& s, const T* a, const T* b, T* y, i
 
 class MatMulKernel final : public Kernel {
 public:
-    explicit MatMulKernel(const NodeInfo& node) {
+    explicit MatMulKernel(const NodeInfo& node) : activation_(node) {
         const Tensor* b = node.constant_input(1);
         if (b != nullptr && b->rank() == 2 && b->dtype() == DataType::kFloat32) constant_b_ = *b;
         if (b != nullptr && b->rank() == 2 && is_half_type(b->dtype())) constant_b_ = b->cast(DataType::kFloat32);
@@ -215,6 +216,7 @@ public:
                       std::string(dtype_name(b.dtype())));
         }
         if (!is_supported_type(dtype)) onednn::fail_dtype(node, "input A", dtype, kMatMulTypes);
+        if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
         const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
         const int threads = context.num_threads();
         if (is_half_type(dtype)) {
@@ -226,10 +228,17 @@ public:
             return;
         }
         Tensor& y = context.allocate_output(0, dtype, s.output);
-        if (y.numel() == 0 || s.k == 0) return;  // empty, or a sum over nothing: zeros
+        if (y.numel() == 0) return;
+        if (s.k == 0) {  // a sum over nothing: zeros
+            if (dtype_is_floating(dtype)) activation_.apply_in_place(y, threads);
+            return;
+        }
         switch (dtype) {
             case DataType::kFloat32: run_float(s, a, b, y, threads); break;
-            case DataType::kFloat64: run_naive<double>(s, a, b, y, threads); break;
+            case DataType::kFloat64:
+                run_naive<double>(s, a, b, y, threads);
+                activation_.apply_in_place(y, threads);
+                break;
             case DataType::kInt32: run_naive<int32_t>(s, a, b, y, threads); break;
             case DataType::kInt64: run_naive<int64_t>(s, a, b, y, threads); break;
             case DataType::kUInt32: run_naive<uint32_t>(s, a, b, y, threads); break;
@@ -245,7 +254,11 @@ private:
     }
 
     void run_float(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) const {
-        if (y.numel() == 0 || s.k == 0) return;
+        if (y.numel() == 0) return;
+        if (s.k == 0) {
+            activation_.apply_in_place(y, threads);
+            return;
+        }
         threads = onednn::resolve_threads(threads);
         onednn::ThreadScope scope(threads);
         const bool b_is_matrix = shape_volume(s.b_batch) == 1;
@@ -260,7 +273,7 @@ private:
             const bool packed = constant_b_.defined();
             auto plan = cache_.get(key, [&] {
                 return make_matmul_plan(onednn::plain_desc({rows, s.k}), onednn::plain_desc({s.k, s.n}),
-                                        onednn::plain_desc({rows, s.n}), packed, 1.0f, false);
+                                        onednn::plain_desc({rows, s.n}), packed, 1.0f, false, activation_);
             });
             if (plan != nullptr) {
                 run_matmul_plan(*plan, a.data(), packed ? constant_b_.data() : b.data(), y.data(),
@@ -279,7 +292,7 @@ private:
                 b_dims.insert(b_dims.end(), {s.k, s.n});
                 y_dims.insert(y_dims.end(), {s.m, s.n});
                 return make_matmul_plan(onednn::plain_desc(a_dims), onednn::plain_desc(b_dims), onednn::plain_desc(y_dims),
-                                        false, 1.0f, false);
+                                        false, 1.0f, false, activation_);
             });
             if (plan != nullptr) {
                 run_matmul_plan(*plan, a.data(), b.data(), y.data(), nullptr);
@@ -290,7 +303,7 @@ private:
         Shape key2 = {s.m, s.k, s.n, threads, -2};
         auto plan = cache_.get(key2, [&] {
             return make_matmul_plan(onednn::plain_desc({s.m, s.k}), onednn::plain_desc({s.k, s.n}),
-                                    onednn::plain_desc({s.m, s.n}), false, 1.0f, false);
+                                    onednn::plain_desc({s.m, s.n}), false, 1.0f, false, activation_);
         });
         const int64_t batch = shape_volume(s.batch);
         for (int64_t i = 0; i < batch; ++i) {
@@ -303,8 +316,10 @@ private:
                 naive_matmul<float>(s.m, s.n, s.k, {ap, s.k, 1}, {bp, s.n, 1}, yp, threads);
             }
         }
+        if (plan == nullptr) activation_.apply_in_place(y, threads);
     }
 
+    onednn::FusedActivation activation_;
     Tensor constant_b_;  ///< float32 value of a constant 2-D B
     onednn::PackedWeights packed_b_;
     onednn::PrimitiveCache<DnnlMatmulPlan> cache_;
@@ -378,7 +393,7 @@ public:
 
 class GemmKernel final : public Kernel {
 public:
-    explicit GemmKernel(const NodeInfo& node) {
+    explicit GemmKernel(const NodeInfo& node) : activation_(node) {
         trans_a_ = read_flag(node, "transA");
         trans_b_ = read_flag(node, "transB");
         alpha_ = node.attr_float("alpha", 1.0f);
@@ -418,6 +433,7 @@ public:
                       (c != nullptr ? ", C is " + std::string(dtype_name(c->dtype())) : std::string()));
         }
         if (!is_supported_type(dtype)) onednn::fail_dtype(node, "input A", dtype, kMatMulTypes);
+        if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
         if (a.rank() != 2 || b.rank() != 2) {
             node.fail("inputs A and B must be matrices (rank 2)\nNote: A shape = " + shape_to_string(a.shape()) +
                       ", B shape = " + shape_to_string(b.shape()));
@@ -463,7 +479,10 @@ public:
         if (y.numel() == 0) return;
         switch (dtype) {
             case DataType::kFloat32: run_float(a, b, c, y, m, k, n, threads); break;
-            case DataType::kFloat64: run_naive<double>(a, b, c, y, m, k, n, threads); break;
+            case DataType::kFloat64:
+                run_naive<double>(a, b, c, y, m, k, n, threads);
+                activation_.apply_in_place(y, threads);
+                break;
             case DataType::kInt32: run_naive<int32_t>(a, b, c, y, m, k, n, threads); break;
             case DataType::kInt64: run_naive<int64_t>(a, b, c, y, m, k, n, threads); break;
             case DataType::kUInt32: run_naive<uint32_t>(a, b, c, y, m, k, n, threads); break;
@@ -529,6 +548,7 @@ private:
         if (use_c) fill_with_c<float>(*c, static_cast<double>(beta_), m, n, yp, threads);
         if (k == 0 || alpha_ == 0.0f) {
             if (!use_c) std::fill(yp, yp + m * n, 0.0f);
+            activation_.apply_in_place(y, threads);
             return;
         }
         threads = onednn::resolve_threads(threads);
@@ -538,7 +558,7 @@ private:
         auto plan = cache_.get(key, [&] {
             const auto a_desc = trans_a_ ? strided_desc({m, k}, {1, m}) : strided_desc({m, k}, {k, 1});
             const auto b_desc = trans_b_ ? strided_desc({k, n}, {1, k}) : strided_desc({k, n}, {n, 1});
-            return make_matmul_plan(a_desc, b_desc, onednn::plain_desc({m, n}), packed, alpha_, use_c);
+            return make_matmul_plan(a_desc, b_desc, onednn::plain_desc({m, n}), packed, alpha_, use_c, activation_);
         });
         if (plan != nullptr) {
             run_matmul_plan(*plan, a.data(), packed ? constant_b_.data() : b.data(), yp, packed ? &packed_b_ : nullptr);
@@ -554,6 +574,7 @@ private:
                             product.data_as<float>(), threads);
         const float* pp = product.data_as<float>();
         for (int64_t i = 0; i < m * n; ++i) yp[i] = alpha_ * pp[i] + (use_c ? yp[i] : 0.0f);
+        activation_.apply_in_place(y, threads);
     }
 
     bool trans_a_ = false;
@@ -561,6 +582,7 @@ private:
     float alpha_ = 1.0f;
     float beta_ = 1.0f;
     bool strict_c_ = false;
+    onednn::FusedActivation activation_;
     Tensor constant_b_;
     onednn::PackedWeights packed_b_;
     onednn::PrimitiveCache<DnnlMatmulPlan> cache_;

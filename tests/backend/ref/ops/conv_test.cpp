@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -232,6 +233,39 @@ TEST(ConvOp, Float16ComputesInFloat32) {
     // float32 accumulation of float16 inputs, rounded once to float16 (rel. error ~1e-3).
     run_conv_case(conv_cases()[1], DataType::kFloat16, 2e-3);
     run_conv_case(conv_cases()[5], DataType::kFloat16, 2e-3);
+}
+
+/// The activations a graph pass may fold into a node (families.h kFusedActivationAttr), in double.
+double activation(const std::string& name, double x) {
+    if (name == "Relu") return x > 0 ? x : 0;
+    if (name == "Clip") return std::min(std::max(x, 0.0), 6.0);
+    if (name == "Gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    return x / (1 + std::exp(-x));  // Silu
+}
+
+TEST(ConvOp, FusedActivationMatchesConvThenActivation) {
+    for (const std::string name : {"Relu", "Clip", "Gelu", "Silu"}) {
+        for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+            SCOPED_TRACE(name + " " + std::string(dtype_name(dtype)));
+            const Tensor x = random_tensor({1, 4, 7, 7}, 51, -3, 3), w = random_tensor({5, 4, 3, 3}, 52), b = random_tensor({5}, 53);
+            KernelHarness h("Conv", 17);
+            set_attr(h.node(), "pads", std::vector<int64_t>{1, 1, 1, 1});
+            set_attr(h.node(), std::string(ref::kFusedActivationAttr), name);
+            if (name == "Clip") {
+                set_attr(h.node(), std::string(ref::kFusedClipMinAttr), 0.0f);
+                set_attr(h.node(), std::string(ref::kFusedClipMaxAttr), 6.0f);
+            }
+            h.input(x.cast(dtype)).input(w.cast(dtype), true).input(b.cast(dtype), true);
+            Window win{{1, 1}, {1, 1}, {1, 1}, {1, 1}};
+            const Tensor plain = naive_conv(x, w, &b, 1, win);
+            std::vector<double> expected;
+            for (double v : values_of(plain)) expected.push_back(activation(name, v));
+            expect_close(h.run(2, 2)[0], plain.shape(), expected, 1e-5, 1e-5);
+        }
+    }
+    KernelHarness bad("Conv", 17);
+    set_attr(bad.node(), std::string(ref::kFusedActivationAttr), std::string("Tanh"));
+    expect_error([&] { bad.create(); }, "attribute 'polygraphy.fused_activation' has an unknown value 'Tanh'");
 }
 
 TEST(ConvOp, ZeroBatchGivesEmptyOutput) {

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -254,6 +255,32 @@ TEST(GemmOp, LargeConstantWeightLikeLinear) {
     set_attr(h.node(), "transB", int64_t{1});
     h.input(x).input(w, true).input(b, true);
     expect_close(h.run(2, 3)[0], naive_gemm(x, w, &b, false, true, 1.0, 1.0), 1e-5, 1e-5);
+}
+
+TEST(MatMulAndGemmOps, FusedActivation) {
+    // MatMul + fused Gelu (erf form) and Gemm + C + fused Relu, against the naive product.
+    const Tensor a = random_tensor({2, 5, 16}, 61, -2, 2), b = random_tensor({16, 7}, 62), c = random_tensor({7}, 63);
+    for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+        KernelHarness mm("MatMul", 13);
+        set_attr(mm.node(), std::string(ref::kFusedActivationAttr), std::string("Gelu"));
+        mm.input(a.cast(dtype)).input(b.cast(dtype), true);
+        std::vector<double> gelu;
+        for (double v : values_of(naive_matmul(a, b))) gelu.push_back(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+        expect_close(mm.run()[0], {2, 5, 7}, gelu, 1e-5, 1e-5);
+
+        const Tensor a2 = random_tensor({5, 16}, 64, -2, 2);
+        KernelHarness gemm("Gemm", 13);
+        set_attr(gemm.node(), std::string(ref::kFusedActivationAttr), std::string("Relu"));
+        set_attr(gemm.node(), "beta", 0.5f);
+        gemm.input(a2.cast(dtype)).input(b.cast(dtype), true).input(c.cast(dtype), true);
+        std::vector<double> relu;
+        for (double v : values_of(naive_gemm(a2, b, &c, false, false, 1.0, 0.5))) relu.push_back(v > 0 ? v : 0);
+        expect_close(gemm.run()[0], {5, 7}, relu, 1e-5, 1e-5);
+    }
+    KernelHarness ints("MatMul", 13);
+    set_attr(ints.node(), std::string(ref::kFusedActivationAttr), std::string("Relu"));
+    ints.input(Tensor(DataType::kInt32, {2, 2})).input(Tensor(DataType::kInt32, {2, 2}));
+    expect_error([&] { ints.run(); }, "a fused activation's input has unsupported data type int32");
 }
 
 TEST(GemmOp, IntegerTypesAndEmptyInnerDim) {
