@@ -521,7 +521,7 @@ private:
             src = packed;
         }
         dnnl::memory weights;
-        if (constant_weight_.defined() && constant_weight_.shape() == w.shape()) {
+        if (constant_weight_.defined() && constant_weight_.shape() == w.shape() && plan->weights != plan->weights_plain) {
             weights = onednn::wrap_memory(plan->weights,
                                           packed_weights_.get(plan->weights_plain, constant_weight_.data(), plan->weights));
         } else if (plan->weights != plan->weights_plain) {
@@ -529,7 +529,7 @@ private:
             dnnl::memory plain = onednn::wrap_memory(plan->weights_plain, w.data());
             onednn::execute(dnnl::reorder(plain, weights), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights}});
         } else {
-            weights = onednn::wrap_memory(plan->weights, w.data());
+            weights = onednn::wrap_memory(plan->weights, w.data());  // the plain layout is W itself
         }
         dnnl::memory dst_plain = onednn::wrap_memory(plan->dst_plain, y.data());
         dnnl::memory dst = plan->reorder_dst
