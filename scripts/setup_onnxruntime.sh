@@ -37,6 +37,12 @@ fail() {
 # Last non-empty line of a log, for one-line error messages.
 last_line() { grep -v '^[[:space:]]*$' "$1" | tail -n 1 | tr -d '\r' || true; }
 
+# npm's explanatory error line (skipping its "code ..."/"errno ..." and stack lines).
+npm_error() {
+  grep -E '^npm (error|ERR!) ' "$1" | grep -vE '^npm (error|ERR!) +((code|errno|syscall|path) |at |[{}]|$)' |
+    head -n 1 | sed -E 's/^npm (error|ERR!) +//' | tr -d '\r' || true
+}
+
 install_library() {
   if [[ ${force} -eq 0 && -f "${lib}" && "$(cat "${lib_stamp}" 2>/dev/null)" == "${ORT_VERSION}" ]]; then
     echo "setup_onnxruntime: ${lib} (ONNX-Runtime ${ORT_VERSION}) already installed"
@@ -50,8 +56,8 @@ install_library() {
   esac
   command -v npm >/dev/null || fail "npm is not installed (apt-get install npm), needed to fetch onnxruntime-node@${ORT_VERSION}"
   # `npm pack` only downloads the tarball: no install scripts run, no node_modules.
-  if ! (cd "${work}" && npm pack --silent --ignore-scripts "onnxruntime-node@${ORT_VERSION}" >npm.log 2>&1); then
-    fail "npm pack onnxruntime-node@${ORT_VERSION} failed: $(last_line "${work}/npm.log")"
+  if ! (cd "${work}" && npm pack --loglevel=error --ignore-scripts "onnxruntime-node@${ORT_VERSION}" >npm.log 2>&1); then
+    fail "npm pack onnxruntime-node@${ORT_VERSION} failed: $(npm_error "${work}/npm.log")"
   fi
   local tarball member="package/bin/napi-v6/linux/${arch}/libonnxruntime.so.1"
   tarball="$(ls "${work}"/onnxruntime-node-*.tgz 2>/dev/null | head -n 1)"
@@ -108,8 +114,11 @@ install_header() {
     fail "onnxruntime_c_api.h in ${deb##*/} includes project headers this script does not copy"
   fi
   mkdir -p "${dest}/include"
-  install -m 0644 "${source_header}" "${header}.tmp"
-  mv -f "${header}.tmp" "${header}"
+  # An unchanged header keeps its timestamp, so a forced re-run does not trigger a rebuild.
+  if ! cmp -s "${source_header}" "${header}"; then
+    install -m 0644 "${source_header}" "${header}.tmp"
+    mv -f "${header}.tmp" "${header}"
+  fi
   basename "${deb}" .deb >"${header_stamp}"
   echo "setup_onnxruntime: installed ${header} (from $(cat "${header_stamp}"))"
 }
