@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "backend/onnxrt/python_list.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/exception.h"
 
@@ -13,13 +14,13 @@ std::string lower(std::string text) {
     return text;
 }
 
-std::string python_list(const std::vector<std::string>& items) {
+}  // namespace
+
+std::string detail::python_list(const std::vector<std::string>& items) {
     std::string text = "[";
     for (std::size_t i = 0; i < items.size(); ++i) text += (i ? ", '" : "'") + items[i] + "'";
     return text + "]";
 }
-
-}  // namespace
 
 std::vector<std::string> resolve_providers(const std::vector<std::string>& requested,
                                            const std::vector<std::string>& available) {
@@ -36,7 +37,7 @@ std::vector<std::string> resolve_providers(const std::vector<std::string>& reque
         if (!match)
             throw PolygraphyException("Could not find specified ONNX-Runtime execution provider.\nNote: Requested "
                                       "provider was: " + name + ", but available providers are: " +
-                                      python_list(available));
+                                      detail::python_list(available));
         // The same provider twice would make ORT fail with a less clear message.
         if (std::find(resolved.begin(), resolved.end(), *match) == resolved.end()) resolved.push_back(*match);
     }

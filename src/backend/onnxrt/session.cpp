@@ -6,6 +6,7 @@
 #include <map>
 
 #include "backend/onnxrt/ort_api.h"
+#include "backend/onnxrt/python_list.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -25,13 +26,6 @@ struct Session::Impl {
 };
 
 namespace {
-
-// A python-style list of strings: ['CPUExecutionProvider', 'CUDAExecutionProvider'].
-std::string python_list(const std::vector<std::string>& items) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) text += (i ? ", '" : "'") + items[i] + "'";
-    return text + "]";
-}
 
 // Copies a string allocated by ORT and frees it.
 std::string take_string(OrtAllocator* allocator, char* raw) {
