@@ -1,5 +1,7 @@
 #include "polygraphy/common/tensor_metadata.h"
 
+#include <vector>
+
 namespace polygraphy {
 
 DynShape to_dyn_shape(const Shape& shape) {
@@ -50,8 +52,13 @@ std::string TensorMetadata::to_string() const {
     for (const auto& [name, entry] : *this) {
         if (!first) text += ",\n ";
         first = false;
-        text += name + " [dtype=" + (entry.dtype ? std::string(dtype_name(*entry.dtype)) : std::string("None")) +
-                ", shape=" + (entry.shape ? dyn_shape_to_string(*entry.shape) : std::string("None")) + "]";
+        // Like Polygraphy, unknown fields are left out: `{x [shape=(2, 5)]}`.
+        std::vector<std::string> fields;
+        if (entry.dtype) fields.push_back("dtype=" + std::string(dtype_name(*entry.dtype)));
+        if (entry.shape) fields.push_back("shape=" + dyn_shape_to_string(*entry.shape));
+        text += name + " [";
+        for (std::size_t i = 0; i < fields.size(); ++i) text += (i ? ", " : "") + fields[i];
+        text += "]";
     }
     return text + "}";
 }

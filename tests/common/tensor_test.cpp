@@ -102,6 +102,9 @@ TEST(TensorMetadata, PrintsLikePolygraphy) {
     EXPECT_EQ(metadata.to_string(), "{x [dtype=float32, shape=(1, 1, 2, 2)]}");
     metadata.add("ids", DataType::kInt64, DynShape{Dim::named("batch"), Dim::unknown()});
     EXPECT_EQ(metadata.to_string(), "{x [dtype=float32, shape=(1, 1, 2, 2)],\n ids [dtype=int64, shape=('batch', -1)]}");
+    TensorMetadata partial;
+    partial.add("z", std::nullopt, to_dyn_shape({2, 5}));
+    EXPECT_EQ(partial.to_string(), "{z [shape=(2, 5)]}");
     EXPECT_EQ(shape_to_string({4}), "(4,)");
     EXPECT_EQ(shape_to_string({}), "()");
     EXPECT_TRUE(shape_matches({5, 3}, DynShape{Dim::named("n"), Dim::fixed(3)}));
