@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "polygraphy/tools/args/backend/onnx/loader.h"
+#include "polygraphy/tools/args/backend/onnxrt_args.h"
 #include "polygraphy/tools/args/backend/ref/runner.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
 #include "polygraphy/tools/run/run.h"
@@ -29,6 +31,17 @@ std::vector<std::unique_ptr<Tool>> make_tools() {
 std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<RefRunnerArgs>());
+
+    // --onnxrt runs the ONNX loader chain of the tool's OnnxLoadArgs (so --onnx-outputs etc. apply).
+    auto onnxrt = std::make_unique<OnnxrtRunnerArgs>();
+    const OnnxrtRunnerArgs* onnxrt_group = onnxrt.get();
+    onnxrt->set_model_loader_hook([onnxrt_group] {
+        const ArgGroups* siblings = onnxrt_group->arg_groups();
+        const OnnxLoadArgs* onnx = siblings ? siblings->get<OnnxLoadArgs>() : nullptr;
+        if (!onnx) throw InternalError("--onnxrt needs a tool with the ONNX Model Loading group");
+        return onnx->onnx_loader();
+    });
+    groups.push_back(std::move(onnxrt));
     // Backends this build does not have: their selection flags fail with a clear message.
     groups.push_back(make_trt_runner_args());
     groups.push_back(make_tf_runner_args());
