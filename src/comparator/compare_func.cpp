@@ -120,14 +120,9 @@ private:
 
 // comparator/util.py cast_up: float16 -> float32, small ints -> int32, uint32 -> int64.
 DataType cast_up(DataType dtype) {
+    // Every float narrower than float64 (float16, bfloat16, the float8s) computes in float32.
+    if (dtype_is_floating(dtype)) return dtype == DataType::kFloat64 ? DataType::kFloat64 : DataType::kFloat32;
     switch (dtype) {
-        case DataType::kFloat16:
-        case DataType::kBFloat16:
-        case DataType::kFloat8E4M3FN:
-        case DataType::kFloat8E4M3FNUZ:
-        case DataType::kFloat8E5M2:
-        case DataType::kFloat8E5M2FNUZ:
-            return DataType::kFloat32;
         case DataType::kInt8:
         case DataType::kUInt8:
         case DataType::kInt16:
