@@ -38,9 +38,7 @@ public:
                 read_lst(results);
                 have_lst = true;
             } else if (*key == "polygraphy_class") {
-                cursor_.peek();  // skip whitespace: report the string itself
-                class_offset = cursor_.offset();
-                polygraphy_class = cursor_.read_string();
+                read_polygraphy_class(polygraphy_class, class_offset);
             } else {
                 cursor_.skip_value();
             }
@@ -78,6 +76,13 @@ public:
     }
 
 private:
+    // The value of a "polygraphy_class" key, and where its string starts (errors point at it).
+    void read_polygraphy_class(std::optional<std::string>& polygraphy_class, std::size_t& class_offset) {
+        cursor_.peek();  // skip whitespace: report the string itself
+        class_offset = cursor_.offset();
+        polygraphy_class = cursor_.read_string();
+    }
+
     void read_lst(RunResults& results) {
         if (cursor_.peek() != json::Cursor::Type::kArray)
             cursor_.fail(fmt::format("\"lst\" must be a list of [runner_name, iterations] pairs but is {}",
@@ -139,9 +144,7 @@ private:
             } else if (*key == "runner_name") {
                 name = cursor_.read_string();
             } else if (*key == "polygraphy_class") {
-                cursor_.peek();  // skip whitespace: report the string itself
-                class_offset = cursor_.offset();
-                polygraphy_class = cursor_.read_string();
+                read_polygraphy_class(polygraphy_class, class_offset);
             } else {
                 cursor_.skip_value();
             }
@@ -173,9 +176,7 @@ private:
             } else if (*key == "values" && depth == 0) {
                 values = read_array(what, depth + 1);
             } else if (*key == "polygraphy_class") {
-                cursor_.peek();  // skip whitespace: report the string itself
-                class_offset = cursor_.offset();
-                polygraphy_class = cursor_.read_string();
+                read_polygraphy_class(polygraphy_class, class_offset);
             } else {
                 cursor_.skip_value();
             }

@@ -16,6 +16,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/comparator.h"
+#include "polygraphy/comparator/data_loader.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy {
@@ -120,14 +121,9 @@ private:
 
 // comparator/util.py cast_up: float16 -> float32, small ints -> int32, uint32 -> int64.
 DataType cast_up(DataType dtype) {
+    // Every float narrower than float64 (float16, bfloat16, the float8s) computes in float32.
+    if (dtype_is_floating(dtype)) return dtype == DataType::kFloat64 ? DataType::kFloat64 : DataType::kFloat32;
     switch (dtype) {
-        case DataType::kFloat16:
-        case DataType::kBFloat16:
-        case DataType::kFloat8E4M3FN:
-        case DataType::kFloat8E4M3FNUZ:
-        case DataType::kFloat8E5M2:
-        case DataType::kFloat8E5M2FNUZ:
-            return DataType::kFloat32;
         case DataType::kInt8:
         case DataType::kUInt8:
         case DataType::kInt16:
@@ -376,92 +372,6 @@ double python_max(double a, double b) {
     return b > a ? b : a;
 }
 
-// ---- try_match_shape (util.py): reshape or permute the second output to the first's shape ----
-// A transposed copy; `perm` is a permutation of the axes (numpy.transpose).
-Tensor transposed(const Tensor& tensor, const std::vector<int64_t>& perm) {
-    const Shape& shape = tensor.shape();
-    const int rank = static_cast<int>(shape.size());
-    Shape out_shape(shape.size()), strides(shape.size()), index(shape.size(), 0);
-    int64_t stride = 1;
-    for (int axis = rank - 1; axis >= 0; --axis) {
-        strides[static_cast<std::size_t>(axis)] = stride;
-        stride *= shape[static_cast<std::size_t>(axis)];
-    }
-    Shape moved_strides(shape.size());  // input stride of each output axis
-    for (int axis = 0; axis < rank; ++axis) {
-        out_shape[static_cast<std::size_t>(axis)] =
-            shape[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
-        moved_strides[static_cast<std::size_t>(axis)] =
-            strides[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
-    }
-    Tensor out(tensor.dtype(), out_shape);
-    const std::size_t element = dtype_size(tensor.dtype());
-    const auto* src = static_cast<const unsigned char*>(tensor.data());
-    auto* dst = static_cast<unsigned char*>(out.data());
-    for (int64_t flat = 0; flat < out.numel(); ++flat) {
-        int64_t offset = 0;
-        for (int axis = 0; axis < rank; ++axis)
-            offset += index[static_cast<std::size_t>(axis)] * moved_strides[static_cast<std::size_t>(axis)];
-        std::memcpy(dst + static_cast<std::size_t>(flat) * element, src + static_cast<std::size_t>(offset) * element,
-                    element);
-        for (int axis = rank - 1; axis >= 0; --axis) {
-            if (++index[static_cast<std::size_t>(axis)] < out_shape[static_cast<std::size_t>(axis)]) break;
-            index[static_cast<std::size_t>(axis)] = 0;
-        }
-    }
-    return out;
-}
-
-std::string list_string(const std::vector<int64_t>& values) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
-    return text + "]";
-}
-
-Tensor try_reshape(const Tensor& tensor, const Shape& shape) {
-    if (tensor.shape() == shape) return tensor;
-    if (shape_volume(shape) != tensor.numel()) {
-        logger().warning("Could not reshape array from shape: " + shape_to_string(tensor.shape()) + " to " +
-                         shape_to_string(shape) + ". Skipping reshape.");
-        return tensor;
-    }
-    logger().info("Reshaped array from shape: " + shape_to_string(tensor.shape()) + " to: " + shape_to_string(shape));
-    return tensor.reshaped(shape);
-}
-
-Tensor try_permute(const Tensor& tensor, const Shape& shape) {
-    Shape sorted_have = tensor.shape(), sorted_want = shape;
-    std::sort(sorted_have.begin(), sorted_have.end());
-    std::sort(sorted_want.begin(), sorted_want.end());
-    if (sorted_have != sorted_want) {
-        logger().extra_verbose("Array of shape: " + shape_to_string(tensor.shape()) +
-                               " cannot be permuted to: " + shape_to_string(shape));
-        return tensor;
-    }
-    std::vector<bool> used(tensor.shape().size(), false);
-    std::vector<int64_t> perm;
-    for (int64_t length : shape)
-        for (std::size_t axis = 0; axis < used.size(); ++axis)
-            if (!used[axis] && tensor.shape()[axis] == length) {
-                used[axis] = true;
-                perm.push_back(static_cast<int64_t>(axis));
-                break;
-            }
-    Tensor result = transposed(tensor, perm);
-    if (result.shape() != tensor.shape())
-        logger().info("Permuted array of shape: " + shape_to_string(tensor.shape()) +
-                      " to: " + shape_to_string(result.shape()) + " using permutation " + list_string(perm));
-    return result;
-}
-
-Tensor try_match_shape(const Tensor& tensor, const Shape& shape) {
-    if (tensor.shape() == shape) return tensor;
-    Tensor result = tensor;
-    if (result.shape().size() != shape.size()) result = try_reshape(result, shape);
-    if (result.shape().size() == shape.size()) result = try_permute(result, shape);
-    return try_reshape(result, shape);
-}
-
 // A 1-D tensor of the elements of `tensor` at `indices` (numpy `out[mismatches]`).
 Tensor gather(const Tensor& tensor, const std::vector<int64_t>& indices) {
     Tensor out(tensor.dtype(), Shape{static_cast<int64_t>(indices.size())});
@@ -617,7 +527,12 @@ private:
             return result;
         }
 
-        const Tensor matched1 = try_match_shape(output1, output0.shape());
+        const Tensor matched1 = try_match_shape(output1, to_dyn_shape(output0.shape()), [](const DynShape& shape) {
+            // Array shapes print as tuples (Polygraphy passes output0.shape here).
+            Shape dims;
+            for (const Dim& dim : shape) dims.push_back(dim.value);
+            return shape_to_string(dims);
+        });
         if (matched1.numel() != output0.numel()) {
             result.error = "Could not match the shape of '" + name1 + "' " + shape_to_string(output1.shape()) +
                            " to the shape of '" + name0 + "' " + shape_to_string(output0.shape());

@@ -666,10 +666,12 @@ bool all_static(const DynShape& shape) {
     return !is_shape_dynamic(shape);
 }
 
-Tensor try_reshape(const Tensor& tensor, const DynShape& shape) {
+// The steps of util.try_match_shape; `shape_text` formats the target shape the way the caller's
+// Python counterpart prints it (a list for metadata shapes, a tuple for array shapes).
+Tensor try_reshape(const Tensor& tensor, const DynShape& shape, const ShapeText& shape_text) {
     if (!all_static(shape)) {
         logger().warning("Could not reshape array from shape: " + shape_to_string(tensor.shape()) + " to " +
-                         py_list(shape) + ". Skipping reshape.");
+                         shape_text(shape) + ". Skipping reshape.");
         return tensor;
     }
     const Shape target = concrete_dims(shape);
@@ -678,21 +680,26 @@ Tensor try_reshape(const Tensor& tensor, const DynShape& shape) {
     for (int64_t dim : target) volume *= dim;
     if (volume != tensor.numel()) {
         logger().warning("Could not reshape array from shape: " + shape_to_string(tensor.shape()) + " to " +
-                         py_list(target) + ". Skipping reshape.");
+                         shape_text(shape) + ". Skipping reshape.");
         return tensor;
     }
     logger().info("Reshaped array from shape: " + shape_to_string(tensor.shape()) + " to: " + shape_to_string(target));
     return tensor.reshaped(target);
 }
 
-Tensor try_permute(const Tensor& tensor, const DynShape& shape) {
+Tensor try_permute(const Tensor& tensor, const DynShape& shape, const ShapeText& shape_text) {
     if (!all_static(shape)) return tensor;
     const Shape target = concrete_dims(shape);
     Shape sorted_have = tensor.shape();
     Shape sorted_want = target;
     std::sort(sorted_have.begin(), sorted_have.end());
     std::sort(sorted_want.begin(), sorted_want.end());
-    if (sorted_have != sorted_want || target == tensor.shape()) return tensor;
+    if (sorted_have != sorted_want) {
+        logger().extra_verbose("Array of shape: " + shape_to_string(tensor.shape()) +
+                               " cannot be permuted to: " + shape_text(shape));
+        return tensor;
+    }
+    if (target == tensor.shape()) return tensor;
 
     // For each wanted dim, the first unused input axis of that length.
     std::vector<bool> used(target.size(), false);
@@ -714,8 +721,12 @@ Tensor try_permute(const Tensor& tensor, const DynShape& shape) {
     return result;
 }
 
-/// Polygraphy's util.try_match_shape: freeze dynamic dims from the array, then reshape/permute.
-Tensor try_match_shape(const Tensor& tensor, DynShape shape) {
+}  // namespace
+
+Tensor try_match_shape(const Tensor& tensor, DynShape shape, const ShapeText& shape_text) {
+    if (all_static(shape) && concrete_dims(shape) == tensor.shape()) return tensor;
+    // Freeze dynamic dims from the array: one dynamic dim takes the remaining volume; several take
+    // the array's dims when the ranks agree.
     std::size_t dynamic = 0;
     for (const Dim& dim : shape) dynamic += dim.is_dynamic();
     if (dynamic == 1) {
@@ -733,12 +744,10 @@ Tensor try_match_shape(const Tensor& tensor, DynShape shape) {
         }
     }
     Tensor result = tensor;
-    if (result.shape().size() != shape.size()) result = try_reshape(result, shape);
-    if (result.shape().size() == shape.size()) result = try_permute(result, shape);
-    return try_reshape(result, shape);
+    if (result.shape().size() != shape.size()) result = try_reshape(result, shape, shape_text);
+    if (result.shape().size() == shape.size()) result = try_permute(result, shape, shape_text);
+    return try_reshape(result, shape, shape_text);
 }
-
-}  // namespace
 
 TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
     const std::vector<std::string> names = feed.keys();
@@ -781,7 +790,7 @@ TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
             logger().warning("Input tensor: " + name + " | Buffer shape (" + shape_to_string(buffer.shape()) +
                              ") does not match expected input shape (" + wanted_shape +
                              "). Attempting to transpose/reshape. ");
-            buffer = try_match_shape(buffer, *entry.shape);
+            buffer = try_match_shape(buffer, *entry.shape, [](const DynShape& shape) { return py_list(shape); });
         }
         if ((entry.dtype && buffer.dtype() != *entry.dtype) ||
             (entry.shape && !shape_matches(buffer.shape(), *entry.shape))) {

@@ -11,6 +11,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/comparator.h"
+#include "test_helpers.h"
 
 namespace polygraphy {
 namespace {
@@ -18,8 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using testing::kInf;
+using testing::kNaN;
 
 // y = x * scale, written into the same buffer every time (as real backends may do).
 class ScaleRunner : public BaseRunner {

@@ -10,6 +10,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/comparator.h"
+#include "test_helpers.h"
 
 namespace polygraphy {
 namespace {
@@ -17,8 +18,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using testing::kInf;
+using testing::kNaN;
 
 IterationResult iteration(const std::string& runner, std::initializer_list<std::pair<std::string, Tensor>> outputs) {
     IterationResult result;

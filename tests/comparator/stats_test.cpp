@@ -9,12 +9,13 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/comparator/stats.h"
+#include "test_helpers.h"
 
 namespace polygraphy::stats {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using testing::kInf;
+using testing::kNaN;
 
 template <typename T>
 Tensor tensor_of(DataType dtype, const std::vector<T>& values) {

@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "polygraphy/common/tensor.h"
 
 namespace polygraphy::testing {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Runs `action`, which must throw E, and returns the message (a test failure otherwise).
 /// Use with HasSubstr to check messages: EXPECT_THAT(error_message<FormatError>([&] { ... }), HasSubstr("..."));

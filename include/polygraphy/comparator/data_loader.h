@@ -71,6 +71,14 @@ DataLoaderFn data_loader_from_list(InputList feeds);
 /// with a warning; a shape that contradicts the metadata is an InputError naming the input.
 TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata);
 
+/// Formats a target shape for the log lines of try_match_shape.
+using ShapeText = std::function<std::string(const DynShape& shape)>;
+
+/// Polygraphy's util.try_match_shape: freezes dynamic dims of `shape` from the tensor, then tries
+/// to reshape and/or transpose `tensor` to it, logging each step (the target shape is printed with
+/// `shape_text`). Returns the tensor unchanged where no step applies; never throws for a mismatch.
+Tensor try_match_shape(const Tensor& tensor, DynShape shape, const ShapeText& shape_text);
+
 /// Polygraphy's `find_str_in_iterable`: exact match, then case-insensitive substring, then the
 /// item at `index` if given. Returns the matched name or nullopt.
 std::optional<std::string> find_str_in_list(const std::string& name, const std::vector<std::string>& candidates,

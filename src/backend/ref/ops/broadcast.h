@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/ref/ops/kernel_util.h"
 #include "polygraphy/backend/ref/kernel.h"
 
 namespace polygraphy::ref {
@@ -225,7 +226,7 @@ inline void strided_copy(const Tensor& src, int64_t src_offset, const Shape& sha
     const auto* in = static_cast<const uint8_t*>(src.data());
     auto* out = static_cast<uint8_t*>(dst.data());
     auto typed = [&](auto tag) {
-        using T = decltype(tag);
+        using T = typename decltype(tag)::type;
         const T* typed_in = reinterpret_cast<const T*>(in) + src_offset;
         T* typed_out = reinterpret_cast<T*>(out) + dst_offset;
         loop.for_each_row(
@@ -242,26 +243,13 @@ inline void strided_copy(const Tensor& src, int64_t src_offset, const Shape& sha
             },
             threads);
     };
-    switch (size) {
-        case 1:
-            typed(uint8_t{});
-            break;
-        case 2:
-            typed(uint16_t{});
-            break;
-        case 4:
-            typed(uint32_t{});
-            break;
-        case 8:
-            typed(uint64_t{});
-            break;
-        default:
-            // Wide types (complex128): byte-wise, one element at a time.
-            loop.for_each_row([&](const auto& offsets, int64_t out_offset, int64_t count, const auto& strides) {
-                for (int64_t i = 0; i < count; ++i)
-                    std::memcpy(out + (dst_offset + out_offset + i) * size,
-                                in + (src_offset + offsets[0] + i * strides[0]) * size, size);
-            });
+    if (!dispatch_size(size, typed)) {
+        // Wide types (complex128): byte-wise, one element at a time.
+        loop.for_each_row([&](const auto& offsets, int64_t out_offset, int64_t count, const auto& strides) {
+            for (int64_t i = 0; i < count; ++i)
+                std::memcpy(out + (dst_offset + out_offset + i) * size,
+                            in + (src_offset + offsets[0] + i * strides[0]) * size, size);
+        });
     }
 }
 

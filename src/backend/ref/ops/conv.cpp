@@ -57,15 +57,24 @@ std::vector<std::vector<int64_t>> kernel_taps(const std::vector<int64_t>& kernel
     return taps;
 }
 
+/// What both reference loops derive from a problem.
+struct LoopSizes {
+    explicit LoopSizes(const ConvProblem& p)
+        : rank(p.geometry.rank()),
+          in_size(product(p.geometry.input)),
+          out_size(product(p.geometry.output)),
+          taps_count(product(p.geometry.kernel)),
+          cg(p.in_channels / p.group),
+          mg(p.out_channels / p.group) {}
+    std::size_t rank;
+    int64_t in_size, out_size, taps_count;
+    int64_t cg, mg;  // input / output channels per group
+};
+
 template <typename T>
 void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
     const Geometry& g = p.geometry;
-    const std::size_t rank = g.rank();
-    const int64_t in_size = product(g.input);
-    const int64_t out_size = product(g.output);
-    const int64_t taps_count = product(g.kernel);
-    const int64_t cg = p.in_channels / p.group;
-    const int64_t mg = p.out_channels / p.group;
+    const auto [rank, in_size, out_size, taps_count, cg, mg] = LoopSizes(p);
     const auto taps = kernel_taps(g.kernel);
     onednn::parallel_for(p.batch * p.out_channels, num_threads, out_size * cg * taps_count, [&](int64_t begin, int64_t end) {
         std::vector<int64_t> out_index(rank);
@@ -106,12 +115,7 @@ void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias,
 template <typename T>
 void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
     const Geometry& g = p.geometry;
-    const std::size_t rank = g.rank();
-    const int64_t in_size = product(g.input);
-    const int64_t out_size = product(g.output);
-    const int64_t taps_count = product(g.kernel);
-    const int64_t cg = p.in_channels / p.group;
-    const int64_t mg = p.out_channels / p.group;
+    const auto [rank, in_size, out_size, taps_count, cg, mg] = LoopSizes(p);
     const auto taps = kernel_taps(g.kernel);
     onednn::parallel_for(p.batch * p.out_channels, num_threads, in_size * cg * taps_count, [&](int64_t begin, int64_t end) {
         std::vector<int64_t> in_index(rank);

@@ -65,6 +65,23 @@ std::shared_ptr<void> aligned_buffer(std::size_t bytes);
 /// requested again on the same thread.
 void* thread_scratch(int slot, std::size_t bytes);
 
+/// The numeric dtypes MatMul and the Reduce ops compute (float16/bfloat16 through float32), and
+/// their list for error messages.
+inline constexpr const char* kNumericTypes = "float32, float64, float16, bfloat16, int32, int64, uint32, uint64";
+inline bool is_numeric_dtype(DataType dtype) {
+    switch (dtype) {
+        case DataType::kFloat32:
+        case DataType::kFloat64:
+        case DataType::kFloat16:
+        case DataType::kBFloat16:
+        case DataType::kInt32:
+        case DataType::kInt64:
+        case DataType::kUInt32:
+        case DataType::kUInt64: return true;
+        default: return false;
+    }
+}
+
 /// Throws UnsupportedError: "Node '<name>' (<op>): <what> has unsupported data type <dtype>" with a
 /// note listing `allowed`.
 [[noreturn]] void fail_dtype(const NodeInfo& node, const std::string& what, DataType dtype, const std::string& allowed);

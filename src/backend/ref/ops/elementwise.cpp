@@ -690,31 +690,12 @@ public:
                 },
                 threads);
         };
-        if (x.dtype() == DataType::kString) {
-            select(x.strings().data(), y.strings().data(), result.strings().data(), 1);
-        } else {
-            auto typed = [&](auto tag) {
-                using T = decltype(tag);
-                select(static_cast<const T*>(x.data()), static_cast<const T*>(y.data()), static_cast<T*>(result.data()),
-                       ctx.num_threads());
-            };
-            switch (dtype_size(x.dtype())) {
-                case 1:
-                    typed(uint8_t{});
-                    break;
-                case 2:
-                    typed(uint16_t{});
-                    break;
-                case 4:
-                    typed(uint32_t{});
-                    break;
-                case 8:
-                    typed(uint64_t{});
-                    break;
-                default:
-                    unsupported_dtype(node, x.dtype());
-            }
-        }
+        dispatch_storage(node, x.dtype(), [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            // Strings are copied single-threaded.
+            select(storage<T>(x), storage<T>(y), storage<T>(result),
+                   std::is_same_v<T, std::string> ? 1 : ctx.num_threads());
+        });
         ctx.set_output(0, std::move(result));
     }
 };

@@ -114,6 +114,28 @@ constexpr DataType dtype_of() {
         static_assert(sizeof(T) == 0, "no DataType for this type");
 }
 
+/// Calls fn(TypeTag<T>{}) with the unsigned integer type of `size` bytes (uint8_t ... uint64_t);
+/// returns false, calling nothing, for other sizes (complex128).
+template <typename Fn>
+bool dispatch_size(std::size_t size, Fn&& fn) {
+    switch (size) {
+        case 1:
+            fn(TypeTag<uint8_t>{});
+            return true;
+        case 2:
+            fn(TypeTag<uint16_t>{});
+            return true;
+        case 4:
+            fn(TypeTag<uint32_t>{});
+            return true;
+        case 8:
+            fn(TypeTag<uint64_t>{});
+            return true;
+        default:
+            return false;
+    }
+}
+
 /// For data movement: calls fn(TypeTag<T>{}) with a type of the dtype's element size (uint8_t,
 /// uint16_t, uint32_t, uint64_t) or std::string. Use storage<T>() to reach the elements.
 template <typename Fn>
@@ -122,22 +144,7 @@ void dispatch_storage(const NodeInfo& node, DataType dtype, Fn&& fn) {
         fn(TypeTag<std::string>{});
         return;
     }
-    switch (dtype_size(dtype)) {
-        case 1:
-            fn(TypeTag<uint8_t>{});
-            return;
-        case 2:
-            fn(TypeTag<uint16_t>{});
-            return;
-        case 4:
-            fn(TypeTag<uint32_t>{});
-            return;
-        case 8:
-            fn(TypeTag<uint64_t>{});
-            return;
-        default:
-            unsupported_dtype(node, dtype);
-    }
+    if (!dispatch_size(dtype_size(dtype), fn)) unsupported_dtype(node, dtype);
 }
 
 template <typename T>

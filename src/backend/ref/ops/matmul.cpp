@@ -14,23 +14,8 @@
 namespace polygraphy::ref {
 namespace {
 
-const char* const kMatMulTypes = "float32, float64, float16, bfloat16, int32, int64, uint32, uint64";
 
 bool is_half_type(DataType dtype) { return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16; }
-
-bool is_supported_type(DataType dtype) {
-    switch (dtype) {
-        case DataType::kFloat32:
-        case DataType::kFloat64:
-        case DataType::kFloat16:
-        case DataType::kBFloat16:
-        case DataType::kInt32:
-        case DataType::kInt64:
-        case DataType::kUInt32:
-        case DataType::kUInt64: return true;
-        default: return false;
-    }
-}
 
 /// Accumulator of a product: integers wrap (numpy semantics) through their unsigned twin, which
 /// keeps the overflow defined.
@@ -215,7 +200,7 @@ public:
             node.fail("inputs must share one data type\nNote: A is " + std::string(dtype_name(dtype)) + ", B is " +
                       std::string(dtype_name(b.dtype())));
         }
-        if (!is_supported_type(dtype)) onednn::fail_dtype(node, "input A", dtype, kMatMulTypes);
+        if (!onednn::is_numeric_dtype(dtype)) onednn::fail_dtype(node, "input A", dtype, onednn::kNumericTypes);
         if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
         const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
         const int threads = context.num_threads();
@@ -432,7 +417,7 @@ public:
                       std::string(dtype_name(b.dtype())) +
                       (c != nullptr ? ", C is " + std::string(dtype_name(c->dtype())) : std::string()));
         }
-        if (!is_supported_type(dtype)) onednn::fail_dtype(node, "input A", dtype, kMatMulTypes);
+        if (!onednn::is_numeric_dtype(dtype)) onednn::fail_dtype(node, "input A", dtype, onednn::kNumericTypes);
         if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
         if (a.rank() != 2 || b.rank() != 2) {
             node.fail("inputs A and B must be matrices (rank 2)\nNote: A shape = " + shape_to_string(a.shape()) +

@@ -317,16 +317,21 @@ std::vector<double> broadcast_param(const NodeInfo& node, const Tensor& param, c
     return out;
 }
 
+/// The normalizations compute in float32 only: any other 'stash_type' is unsupported.
+void require_float32_stash(const NodeInfo& node) {
+    const int64_t stash = node.attr_int("stash_type", 1);
+    if (stash != 1) {
+        throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() +
+                               "): attribute 'stash_type' must be 1 (float32)\nNote: stash_type = " + std::to_string(stash));
+    }
+}
+
 class LayerNormKernel final : public Kernel {
 public:
     explicit LayerNormKernel(const NodeInfo& node) {
         axis_ = node.attr_int("axis", -1);
         epsilon_ = node.attr_float("epsilon", 1e-5f);
-        const int64_t stash = node.attr_int("stash_type", 1);
-        if (stash != 1) {
-            throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() +
-                                   "): attribute 'stash_type' must be 1 (float32)\nNote: stash_type = " + std::to_string(stash));
-        }
+        require_float32_stash(node);
     }
 
     void compute(KernelContext& context) const override {
@@ -425,11 +430,7 @@ public:
             if (!node.has_attr("num_groups")) node.fail("attribute 'num_groups' is required");
             num_groups_ = node.attr_int("num_groups", 1);
             if (num_groups_ < 1) node.fail("attribute 'num_groups' must be >= 1\nNote: num_groups = " + std::to_string(num_groups_));
-            const int64_t stash = node.attr_int("stash_type", 1);
-            if (stash != 1) {
-                throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() +
-                                       "): attribute 'stash_type' must be 1 (float32)\nNote: stash_type = " + std::to_string(stash));
-            }
+            require_float32_stash(node);
         }
     }
 

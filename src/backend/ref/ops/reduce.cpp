@@ -234,15 +234,8 @@ void run_reduce(ReduceOp op, const ReducePlan& plan, const T* x, T* y, int threa
 }
 
 bool reduce_type_ok(ReduceOp op, DataType dtype) {
+    if (onednn::is_numeric_dtype(dtype)) return true;
     switch (dtype) {
-        case DataType::kFloat32:
-        case DataType::kFloat64:
-        case DataType::kFloat16:
-        case DataType::kBFloat16:
-        case DataType::kInt32:
-        case DataType::kInt64:
-        case DataType::kUInt32:
-        case DataType::kUInt64: return true;
         case DataType::kInt8:
         case DataType::kUInt8:
         case DataType::kBool: return op == ReduceOp::kMax || op == ReduceOp::kMin;
@@ -293,8 +286,8 @@ public:
         if (!reduce_type_ok(op_, dtype)) {
             onednn::fail_dtype(node, "input data", dtype,
                                op_ == ReduceOp::kMax || op_ == ReduceOp::kMin
-                                   ? "float32, float64, float16, bfloat16, int32, int64, uint32, uint64, int8, uint8, bool"
-                                   : "float32, float64, float16, bfloat16, int32, int64, uint32, uint64");
+                                   ? std::string(onednn::kNumericTypes) + ", int8, uint8, bool"
+                                   : std::string(onednn::kNumericTypes));
         }
         std::vector<int64_t> axes = axes_;
         if (axes_from_input_) {

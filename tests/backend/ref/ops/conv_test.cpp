@@ -10,22 +10,6 @@
 namespace polygraphy::testing {
 namespace {
 
-int64_t volume(const std::vector<int64_t>& dims) {
-    int64_t v = 1;
-    for (int64_t d : dims) v *= d;
-    return v;
-}
-
-/// Row-major multi-index of `flat` within `dims`.
-std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& dims) {
-    std::vector<int64_t> index(dims.size());
-    for (std::size_t d = dims.size(); d-- > 0;) {
-        index[d] = flat % dims[d];
-        flat /= dims[d];
-    }
-    return index;
-}
-
 struct Window {
     std::vector<int64_t> strides, dilations, pad_begin, pad_end;
 };
@@ -43,8 +27,8 @@ Tensor naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, int64_t gro
     }
     Shape ys = {n_count, m_count};
     ys.insert(ys.end(), out.begin(), out.end());
-    std::vector<double> y(static_cast<std::size_t>(volume(ys)));
-    const int64_t in_size = volume(in), out_size = volume(out), k_size = volume(kernel);
+    std::vector<double> y(static_cast<std::size_t>(shape_volume(ys)));
+    const int64_t in_size = shape_volume(in), out_size = shape_volume(out), k_size = shape_volume(kernel);
     for (int64_t n = 0; n < n_count; ++n) {
         for (int64_t m = 0; m < m_count; ++m) {
             const int64_t g = m / mg;
@@ -84,8 +68,8 @@ Tensor naive_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* b, i
     std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
     Shape ys = {n_count, m_count};
     ys.insert(ys.end(), out.begin(), out.end());
-    const int64_t in_size = volume(in), out_size = volume(out), k_size = volume(kernel);
-    std::vector<double> y(static_cast<std::size_t>(volume(ys)), 0.0);
+    const int64_t in_size = shape_volume(in), out_size = shape_volume(out), k_size = shape_volume(kernel);
+    std::vector<double> y(static_cast<std::size_t>(shape_volume(ys)), 0.0);
     for (int64_t n = 0; n < n_count; ++n) {
         for (int64_t m = 0; m < m_count; ++m) {
             for (int64_t o = 0; o < out_size; ++o) {

@@ -5,6 +5,7 @@
 
 #include "../ref_test_util.h"
 #include "polygraphy/common/float16.h"
+#include "test_helpers.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -19,8 +20,8 @@ using testing::OpTester;
 using testing::strings;
 using testing::tensors_near;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using polygraphy::testing::kInf;
+using polygraphy::testing::kNaN;
 
 Tensor unary(const std::string& op, const Tensor& x, int64_t opset = 17) {
     return OpTester(op, opset).input(x).run();

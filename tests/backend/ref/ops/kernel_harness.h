@@ -159,4 +159,14 @@ void expect_error(Fn&& fn, const std::string& fragment) {
     }
 }
 
+/// Row-major multi-index of `flat` within `dims`.
+inline std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& dims) {
+    std::vector<int64_t> index(dims.size());
+    for (std::size_t d = dims.size(); d-- > 0;) {
+        index[d] = flat % dims[d];
+        flat /= dims[d];
+    }
+    return index;
+}
+
 }  // namespace polygraphy::testing

@@ -131,21 +131,6 @@ struct PoolCase {
     bool ceil_mode = false;
 };
 
-std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& dims) {
-    std::vector<int64_t> index(dims.size());
-    for (std::size_t d = dims.size(); d-- > 0;) {
-        index[d] = flat % dims[d];
-        flat /= dims[d];
-    }
-    return index;
-}
-
-int64_t volume(const std::vector<int64_t>& dims) {
-    int64_t v = 1;
-    for (int64_t d : dims) v *= d;
-    return v;
-}
-
 /// Window geometry per the ONNX spec (written out independently of the kernel's helper).
 struct RefGeometry {
     std::vector<int64_t> in, out, kernel, strides, dilations, pad_begin, pad_end;
@@ -187,7 +172,7 @@ enum class RefKind { kMax, kAvgExclude, kAvgInclude };
 /// Max (value and row-major flat index) or average over each window, straight from the definition.
 void ref_pool(const Tensor& x, const RefGeometry& g, RefKind kind, std::vector<double>& values, std::vector<double>& indices) {
     const int64_t planes = x.shape()[0] * x.shape()[1];
-    const int64_t in_size = volume(g.in), out_size = volume(g.out), taps = volume(g.kernel);
+    const int64_t in_size = shape_volume(g.in), out_size = shape_volume(g.out), taps = shape_volume(g.kernel);
     for (int64_t p = 0; p < planes; ++p) {
         for (int64_t o = 0; o < out_size; ++o) {
             const auto oi = unravel(o, g.out);
