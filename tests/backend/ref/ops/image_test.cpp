@@ -12,16 +12,25 @@ using testing::tensors_near;
 Tensor image() { return f32({1, 1, 2, 2}, {1, 2, 3, 4}); }
 
 TEST(ImageOps, ResizeNearestAsymmetricRepeats) {
-    // x.repeat(2, axis=2).repeat(3, axis=3)
+    // nearest_mode floor: x.repeat(2, axis=2).repeat(3, axis=3)
     const Tensor y = OpTester("Resize", 13)
                          .input(image())
                          .omit()
                          .constant(f32({4}, {1, 1, 2, 3}))
                          .attr("mode", "nearest")
+                         .attr("nearest_mode", "floor")
                          .attr("coordinate_transformation_mode", "asymmetric")
                          .run();
     EXPECT_TRUE(tensors_near(y, f32({1, 1, 4, 6}, {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2,  //
                                                    3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4})));
+    // round_prefer_floor (default): column o reads np.floor(o / 3 + 0.5) clamped to 1 -> [0, 0, 1, 1, 1, 1]
+    const Tensor rounded = OpTester("Resize", 13)
+                               .input(f32({1, 1, 1, 2}, {1, 2}))
+                               .omit()
+                               .constant(f32({4}, {1, 1, 1, 3}))
+                               .attr("coordinate_transformation_mode", "asymmetric")
+                               .run();
+    EXPECT_TRUE(tensors_near(rounded, f32({1, 1, 1, 6}, {1, 1, 2, 2, 2, 2})));
 }
 
 TEST(ImageOps, ResizeLinearHalfPixelAndAlignCorners) {

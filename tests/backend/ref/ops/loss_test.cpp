@@ -71,7 +71,7 @@ TEST(LossOps, RejectsBadReductionAndLabels) {
         OpTester("SoftmaxCrossEntropyLoss", 13).input(scores()).input(i64({2, 2}, {3, 0, 1, 1})).run(), ModelError,
         "target value 3 is out of range for 3 classes");
     EXPECT_THROW_MESSAGE(OpTester("NegativeLogLikelihoodLoss", 13).input(scores()).input(i64({2}, {0, 1})).run(),
-                         ModelError, "target must have shape (2, 2), but it has shape (2)");
+                         ModelError, "target must have shape (2, 2), but it has shape (2,)");
 }
 
 }  // namespace
