@@ -136,7 +136,12 @@ public:
                     for (int64_t i = 0; i < split.inner; ++i) values.push_back(in[(o * split.length + s) * split.inner + i]);
                 return values;
             };
-            std::map<std::vector<T>, int64_t> first_of;  // slice -> unique id in first-occurrence order
+            // Element-wise comparison (vector's operator< takes a memcmp path GCC 12 warns about falsely).
+            auto less = [](const std::vector<T>& a, const std::vector<T>& b) {
+                return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
+                                                    [](const T& p, const T& q) { return p < q; });
+            };
+            std::map<std::vector<T>, int64_t, decltype(less)> first_of(less);  // slice -> unique id in first-occurrence order
             std::vector<int64_t> firsts, counts, inverse;
             std::vector<std::vector<T>> uniques;
             for (int64_t s = 0; s < split.length; ++s) {
@@ -155,7 +160,9 @@ public:
             std::iota(order.begin(), order.end(), 0);
             if (sorted_)
                 std::sort(order.begin(), order.end(),
-                          [&](int64_t a, int64_t b) { return uniques[static_cast<std::size_t>(a)] < uniques[static_cast<std::size_t>(b)]; });
+                          [&](int64_t a, int64_t b) {
+                              return less(uniques[static_cast<std::size_t>(a)], uniques[static_cast<std::size_t>(b)]);
+                          });
             std::vector<int64_t> rank_of(order.size());
             for (std::size_t r = 0; r < order.size(); ++r) rank_of[static_cast<std::size_t>(order[r])] = static_cast<int64_t>(r);
 
