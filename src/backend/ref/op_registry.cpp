@@ -50,6 +50,10 @@ const OpRegistry& OpRegistry::builtin() {
         register_conv_ops(result);
         register_pool_ops(result);
         register_matmul_ops(result);
+        register_loss_ops(result);
+        register_image_ops(result);
+        register_sort_ops(result);
+        register_extra_ops(result);
         return result;
     }();
     return registry;

@@ -25,5 +25,9 @@ void register_nn_ops(OpRegistry& registry);           // ops/nn.cpp: Softmax, no
 void register_conv_ops(OpRegistry& registry);         // ops/conv.cpp: Conv, ConvTranspose (oneDNN)
 void register_pool_ops(OpRegistry& registry);         // ops/pool.cpp: MaxPool, AveragePool, Global* (oneDNN)
 void register_matmul_ops(OpRegistry& registry);       // ops/matmul.cpp: MatMul, Gemm (oneDNN)
+void register_loss_ops(OpRegistry& registry);         // ops/loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_image_ops(OpRegistry& registry);        // ops/image.cpp: Resize, Upsample
+void register_sort_ops(OpRegistry& registry);         // ops/sort.cpp: TopK, Unique, CumSum, Shrink
+void register_extra_ops(OpRegistry& registry);        // ops/extra.cpp: Bitwise*, Gelu, Mish, Celu, ThresholdedRelu, windows, EyeLike, Compress, ReverseSequence, CenterCropPad
 
 }  // namespace polygraphy::ref

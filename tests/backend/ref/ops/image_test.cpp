@@ -1,0 +1,85 @@
+// Image operators (src/backend/ref/ops/image.cpp). x = np.array([[1, 2], [3, 4]], np.float32)[None, None].
+#include "../ref_test_util.h"
+
+namespace polygraphy::ref {
+namespace {
+
+using testing::f32;
+using testing::i64;
+using testing::OpTester;
+using testing::tensors_near;
+
+Tensor image() { return f32({1, 1, 2, 2}, {1, 2, 3, 4}); }
+
+TEST(ImageOps, ResizeNearestAsymmetricRepeats) {
+    // nearest_mode floor: x.repeat(2, axis=2).repeat(3, axis=3)
+    const Tensor y = OpTester("Resize", 13)
+                         .input(image())
+                         .omit()
+                         .constant(f32({4}, {1, 1, 2, 3}))
+                         .attr("mode", "nearest")
+                         .attr("nearest_mode", "floor")
+                         .attr("coordinate_transformation_mode", "asymmetric")
+                         .run();
+    EXPECT_TRUE(tensors_near(y, f32({1, 1, 4, 6}, {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2,  //
+                                                   3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4})));
+    // round_prefer_floor (default): column o reads np.floor(o / 3 + 0.5) clamped to 1 -> [0, 0, 1, 1, 1, 1]
+    const Tensor rounded = OpTester("Resize", 13)
+                               .input(f32({1, 1, 1, 2}, {1, 2}))
+                               .omit()
+                               .constant(f32({4}, {1, 1, 1, 3}))
+                               .attr("coordinate_transformation_mode", "asymmetric")
+                               .run();
+    EXPECT_TRUE(tensors_near(rounded, f32({1, 1, 1, 6}, {1, 1, 2, 2, 2, 2})));
+}
+
+TEST(ImageOps, ResizeLinearHalfPixelAndAlignCorners) {
+    // half_pixel, scale 2: w = np.array([1, .75, .25, 0]) per axis (edge-clamped bilinear), as torch
+    // F.interpolate(x, scale_factor=2, mode='bilinear', align_corners=False)
+    const Tensor half = OpTester("Resize", 13).input(image()).omit().constant(f32({4}, {1, 1, 2, 2})).attr("mode", "linear").run();
+    EXPECT_TRUE(tensors_near(half, f32({1, 1, 4, 4}, {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5,  //
+                                                      2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4})));
+    // align_corners to sizes 3x3: np.linspace interpolation, [[1, 1.5, 2], [2, 2.5, 3], [3, 3.5, 4]]
+    const Tensor corners = OpTester("Resize", 13)
+                               .input(image())
+                               .omit()
+                               .omit()
+                               .constant(i64({4}, {1, 1, 3, 3}))
+                               .attr("mode", "linear")
+                               .attr("coordinate_transformation_mode", "align_corners")
+                               .run();
+    EXPECT_TRUE(tensors_near(corners, f32({1, 1, 3, 3}, {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4})));
+}
+
+TEST(ImageOps, ResizeAxesAndAspectRatio) {
+    // axes [3], sizes [4], not_larger from (2, 2): scale 2 on axis 3 only -> x.repeat(2, axis=3)
+    const Tensor y = OpTester("Resize", 18)
+                         .input(image())
+                         .omit()
+                         .omit()
+                         .constant(i64({1}, {4}))
+                         .ints("axes", {3})
+                         .attr("keep_aspect_ratio_policy", "not_larger")
+                         .attr("coordinate_transformation_mode", "asymmetric")
+                         .run();
+    EXPECT_TRUE(tensors_near(y, f32({1, 1, 2, 4}, {1, 1, 2, 2, 3, 3, 4, 4})));
+}
+
+TEST(ImageOps, UpsampleNearest) {
+    // Upsample-9: x.repeat(2, axis=2).repeat(2, axis=3)
+    const Tensor y = OpTester("Upsample", 9).input(image()).constant(f32({4}, {1, 1, 2, 2})).run();
+    EXPECT_TRUE(tensors_near(y, f32({1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4})));
+}
+
+TEST(ImageOps, ResizeRejectsBadAttributesAndInputs) {
+    EXPECT_THROW_MESSAGE(
+        OpTester("Resize", 13).input(image()).omit().constant(f32({4}, {1, 1, 2, 2})).attr("mode", "area").run(),
+        ModelError, "attribute 'mode' must be 'nearest', 'linear' or 'cubic', but it is 'area'");
+    EXPECT_THROW_MESSAGE(OpTester("Resize", 13).input(image()).omit().constant(f32({2}, {2, 2})).run(), ModelError,
+                         "scales must have 4 elements, but it has 2");
+    EXPECT_THROW_MESSAGE(OpTester("Resize", 13).input(image()).omit().omit().omit().run(), ModelError,
+                         "exactly one of 'scales' and 'sizes' must be given");
+}
+
+}  // namespace
+}  // namespace polygraphy::ref
