@@ -1,7 +1,23 @@
-// Placeholder until the CLI lands: the tool dispatch lives in src/tools.
+// The `polygraphy` command: a thin main over the library (see polygraphy/tools/cli.h).
 #include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
 
-int main() {
-    std::puts("[!] polygraphy: no tools are built yet");
+#include "polygraphy/tools/cli.h"
+
+int main(int argc, char** argv) {
+    try {
+        std::vector<std::string> args(argv, argv + argc);
+        const int status = polygraphy::tools::cli_main(args, std::cout, std::cerr);
+        std::cout.flush();
+        return status;
+    } catch (const std::exception& e) {
+        // cli_main reports its own errors; this only catches failures of the reporting itself.
+        std::fprintf(stdout, "[!] %s\n", e.what());
+    } catch (...) {
+        std::fputs("[!] Unexpected error of unknown type\n", stdout);
+    }
     return 1;
 }

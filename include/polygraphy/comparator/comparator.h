@@ -32,20 +32,21 @@ std::string error_stat_name(ErrorStat stat);
 
 /// Options of CompareFunc::simple, with Polygraphy's defaults.
 struct SimpleCompareOptions {
-    bool check_shapes = true;                 ///< false: `--no-shape-check`
-    PerOutput<double> rtol;                   ///< default 1e-5
-    PerOutput<double> atol;                   ///< default 1e-5
-    PerOutput<ErrorStat> check_error_stat;    ///< default elemwise
-    PerOutput<double> error_quantile;         ///< default 0.99
+    bool check_shapes = true;               ///< false: `--no-shape-check`
+    PerOutput<double> rtol;                 ///< default 1e-5
+    PerOutput<double> atol;                 ///< default 1e-5
+    PerOutput<ErrorStat> check_error_stat;  ///< default elemwise
+    PerOutput<double> error_quantile;       ///< default 0.99
     bool infinities_compare_equal = false;
     bool fail_fast = false;
 };
 
 /// Figures of one output comparison (what the report prints and `--report` files record).
+/// The quantile figures are for the output's error_quantile (0.99 by default), whatever the statistic.
 struct OutputCompareResult {
     bool passed = false;
-    std::string output_name;       ///< name in the first result
-    std::string other_name;        ///< matched name in the second result
+    std::string output_name;  ///< name in the first result
+    std::string other_name;   ///< matched name in the second result
     double max_absdiff = 0, max_reldiff = 0;
     double mean_absdiff = 0, mean_reldiff = 0;
     double median_absdiff = 0, median_reldiff = 0;
@@ -62,7 +63,18 @@ using CompareFunc = std::function<IterationCompareResult(const IterationResult& 
 
 namespace compare_func {
 /// Polygraphy's CompareFunc.simple: absolute/relative tolerances with an error statistic.
+/// Logs Polygraphy's report (stats of both outputs and of the differences; values and histograms at INFO
+/// when an output fails, VERBOSE otherwise). Outputs that cannot be compared (shape mismatch with
+/// check_shapes, strings, unmatched volumes) fail with `error` set. Throws PolygraphyException when no
+/// output of the first result has a counterpart in the second, UsageError for a quantile outside [0, 1]
+/// with the "quantile" statistic.
 CompareFunc simple(SimpleCompareOptions options = {});
+
+/// Polygraphy's CompareFunc.indices (`--compare indices`, `--index-tolerance`): for outputs such as Top-K
+/// indices, each value along the last axis must appear in the other output at most `index_tolerance`
+/// positions away (the last `index_tolerance` values of each batch are not checked). Per-output
+/// tolerances use the key "" as default (0). Negative tolerances are a UsageError.
+CompareFunc indices(PerOutput<int64_t> index_tolerance = {}, bool fail_fast = false);
 }  // namespace compare_func
 
 /// Outcome of Comparator::compare_accuracy: for each compared runner pair, one entry per iteration.
@@ -75,9 +87,10 @@ public:
         std::size_t passed_iterations() const;
     };
 
-    /// True when every output of every iteration of every pair passed.
+    /// True when every output of every iteration of every pair passed (vacuously true when empty).
     explicit operator bool() const;
-    /// Percentage of passing iterations of pair `index`.
+    /// Fraction in [0, 1] of the passing iterations of pair `index`, like Polygraphy's percentage():
+    /// 1.0 when there are no pairs or no iterations. Throws PolygraphyException for an index out of range.
     double percentage(std::size_t index = 0) const;
 
     std::vector<PairResult> pairs;
@@ -86,7 +99,7 @@ public:
 class Comparator {
 public:
     struct RunOptions {
-        int warm_up = 0;                             ///< untimed runs before the timed ones
+        int warm_up = 0;                              ///< untimed runs before the timed ones
         std::optional<std::string> save_inputs_path;  ///< `--save-inputs`
     };
 
@@ -99,9 +112,11 @@ public:
         return run(runners, DataLoader().as_function(), RunOptions{});
     }
 
-    /// Compares consecutive results (0 vs 1, 1 vs 2, ...) iteration by iteration; outputs are matched
-    /// by name (exact, case-insensitive substring, then position with a warning). Logs the report
-    /// and an accuracy summary per pair.
+    /// Compares consecutive results (0 vs 1, 1 vs 2, ...) iteration by iteration (up to the shorter
+    /// one's count); outputs are matched by name (exact, case-insensitive substring, then position with
+    /// a warning). Logs the report and an accuracy summary per pair. With `fail_fast`, returns at the
+    /// first failing iteration (no summary). Iterations without a runner_name are reported under their
+    /// entry's name.
     static AccuracyResult compare_accuracy(const RunResults& results, const CompareFunc& compare_func,
                                            bool fail_fast = false);
     static AccuracyResult compare_accuracy(const RunResults& results) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "polygraphy/backend/base/runner.h"
 #include "polygraphy/backend/onnx/loader.h"
@@ -14,13 +15,21 @@ class Session;
 
 /// Options of the built-in runtime.
 struct SessionOptions {
-    int num_threads = 0;  ///< 0: the cores available
+    int num_threads = 0;  ///< 0: the cores available; negative values are rejected
+};
+
+/// Counters of one Session::run (for tests and diagnostics).
+struct RunStats {
+    std::size_t nodes_executed = 0;
+    /// Most node outputs alive at once: intermediates are released right after their last consumer.
+    std::size_t peak_live_intermediates = 0;
 };
 
 /// A prepared graph: topologically ordered nodes with their kernels, initializers as tensors, and
 /// the point after which each intermediate buffer is released. Preparing checks the whole model
 /// first: cycles, node inputs that nothing produces, and every unsupported operator (reported by
-/// node name, op type, domain and opset) before anything runs.
+/// node name, op type, domain and opset) before anything runs. Constant nodes are evaluated while
+/// preparing. The session copies what it needs: `model` may be destroyed afterwards.
 class Session {
 public:
     explicit Session(const onnx::ModelProto& model, SessionOptions options = {});
@@ -28,11 +37,23 @@ public:
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
+    /// Graph inputs that are not initializers (initializers listed as inputs are defaults the feed
+    /// may override), with their declared dtypes and shapes.
     const TensorMetadata& input_metadata() const;
     const TensorMetadata& output_metadata() const;
-    /// Runs the graph; returns the graph outputs in graph order. Inputs are not validated here
-    /// (BaseRunner::infer does that).
+    /// Runs the graph; returns the graph outputs in graph order (outputs that are graph inputs or
+    /// initializers included). Dtypes and shapes of the feed are not validated here
+    /// (BaseRunner::infer does that); an input missing from the feed is an InputError, a kernel
+    /// failure a ModelError "Node '<name>' (<op>): ...". Safe to call from several threads at once.
     TensorMap run(const TensorMap& feed) const;
+    /// Same, and fills `stats` (when not null).
+    TensorMap run(const TensorMap& feed, RunStats* stats) const;
+
+    /// Display names of the nodes that run, in execution order (Constant nodes are folded at
+    /// preparation and do not appear).
+    const std::vector<std::string>& execution_order() const;
+    /// Threads kernels use (SessionOptions::num_threads, or the cores available when it is 0).
+    int num_threads() const;
 
 private:
     struct Impl;

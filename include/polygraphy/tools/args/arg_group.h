@@ -8,35 +8,104 @@
 #include <optional>
 #include <string>
 #include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 #include "polygraphy/backend/base/runner.h"
+#include "polygraphy/common/exception.h"
 
 namespace polygraphy::tools {
 
 /// How an option consumes command-line tokens (argparse's action/nargs).
 enum class OptionKind {
     kFlag,           ///< store_true: `--validate`
-    kCount,          ///< count: `-v -v`
-    kValue,          ///< exactly one value: `--seed 1`
+    kCount,          ///< count: `-v -v` (or `-vv`)
+    kValue,          ///< exactly one value: `--seed 1`, `--seed=1`
     kOptionalValue,  ///< nargs='?': `--save-external-data [PATH]` (the option's const_value when bare)
     kValues,         ///< nargs='+': `--atol 1e-4 out0:1e-2`, at least one value
     kAnyValues,      ///< nargs='*'
     kRemainder,      ///< argparse.REMAINDER: everything after it (`--check CMD ...`)
 };
 
+/// argparse's `type=`: values are checked when they are consumed; a bad one is a usage error
+/// (`argument --seed: invalid int value: 'x'`, exit status 2).
+enum class ValueType { kString, kInt, kFloat };
+
 /// One option, declared as data (flags, help, metavar, choices), like LLVM's option tables.
+///
+/// Values are kept as the strings that were given (after the type check); groups convert them.
+/// Values are taken from the following tokens until one looks like an option (`-x`, `--x`);
+/// negative numbers (`-1`, `-.5`) are values. Options sharing a non-empty `exclusive_group` are
+/// mutually exclusive (argparse's add_mutually_exclusive_group).
 struct OptionSpec {
-    std::vector<std::string> flags;     ///< first is canonical: {"--atol", "--abs-tol"}; positional: {"model_file"}
-    std::string dest;                   ///< key in ParsedArgs; derived from the first flag when empty
+    std::vector<std::string> flags;  ///< first is canonical: {"--atol", "--abs-tol"}; positional: {"model_file"}
+    std::string dest;                ///< key in ParsedArgs; derived from the first long flag when empty
     OptionKind kind = OptionKind::kValue;
     std::string help;
-    std::string metavar;
-    std::vector<std::string> choices;   ///< allowed values (usage error listing them otherwise)
+    std::string metavar;                     ///< help/usage placeholder; dest upper-cased (or {choices}) when empty
+    std::vector<std::string> choices;        ///< allowed values (usage error listing them otherwise)
     std::optional<std::string> const_value;  ///< for kOptionalValue given without a value
     bool required = false;
     bool positional = false;
+    ValueType type = ValueType::kString;
+    std::string exclusive_group;
 };
+
+/// Fluent construction of an OptionSpec:
+///     Option({"--seed"}).metavar("SEED").type(ValueType::kInt).help("Seed to use for random inputs")
+class Option {
+public:
+    explicit Option(std::vector<std::string> flags) { spec_.flags = std::move(flags); }
+    Option& dest(std::string value) {
+        spec_.dest = std::move(value);
+        return *this;
+    }
+    Option& kind(OptionKind value) {
+        spec_.kind = value;
+        return *this;
+    }
+    Option& help(std::string value) {
+        spec_.help = std::move(value);
+        return *this;
+    }
+    Option& metavar(std::string value) {
+        spec_.metavar = std::move(value);
+        return *this;
+    }
+    Option& choices(std::vector<std::string> value) {
+        spec_.choices = std::move(value);
+        return *this;
+    }
+    Option& const_value(std::string value) {
+        spec_.const_value = std::move(value);
+        return *this;
+    }
+    Option& required(bool value = true) {
+        spec_.required = value;
+        return *this;
+    }
+    Option& positional(bool value = true) {
+        spec_.positional = value;
+        return *this;
+    }
+    Option& type(ValueType value) {
+        spec_.type = value;
+        return *this;
+    }
+    Option& exclusive_group(std::string value) {
+        spec_.exclusive_group = std::move(value);
+        return *this;
+    }
+    operator OptionSpec() const { return spec_; }  // NOLINT: implicit by design, for option tables
+    const OptionSpec& spec() const { return spec_; }
+
+private:
+    OptionSpec spec_;
+};
+
+/// The ParsedArgs key of `spec`: `dest`, else the first `--long` flag (else the first flag) without
+/// leading dashes and with '-' turned into '_' (argparse's rule).
+std::string option_dest(const OptionSpec& spec);
 
 /// Parsed command line: values by dest, in the order they appeared.
 class ParsedArgs {
@@ -44,6 +113,7 @@ public:
     struct Occurrence {
         std::size_t position;             ///< index in argv (keeps `--ref --onnxrt` order)
         std::vector<std::string> values;  ///< empty for flags
+        std::string flag;                 ///< the option string as matched (`--abs-tol`), the dest for positionals
     };
 
     bool has(const std::string& dest) const;
@@ -54,7 +124,7 @@ public:
     std::optional<std::string> value(const std::string& dest) const;
     /// Values of the last occurrence (argparse semantics for nargs='+').
     std::vector<std::string> values(const std::string& dest) const;
-    /// Every occurrence in argv order.
+    /// Every occurrence in argv order (empty when the option was not given).
     const std::vector<Occurrence>& occurrences(const std::string& dest) const;
 
     void add(const std::string& dest, Occurrence occurrence);
@@ -68,31 +138,44 @@ private:
 
 class ArgGroups;
 
-/// Base of every argument group. The tool calls, in this fixed order: register_group() (when the
-/// group joins a tool), add_options() (declares flags under the group's title), parse() (validates
-/// and stores typed values; throws UsageError with a one-line message). Groups find each other by
-/// type through ArgGroups; depends_on() lists the types that must be present.
+/// Base of every argument group. A tool creates its groups (logger group first), hands each the
+/// tool's ArgGroups (set_groups), then asks every group for options() — so a group may declare
+/// options that depend on which other groups are present — and, after the command line is parsed,
+/// calls parse() on each group in subscription order. parse() validates and stores typed values
+/// and throws PolygraphyException (usually UsageError or UnsupportedError) with a one-line message
+/// naming the option; the tool prints it as `[!] <message>` and exits with status 1, as Polygraphy
+/// does for errors found after argparse. Groups find each other by type through ArgGroups;
+/// depends_on() lists the types that must be present (checked when the tool is set up).
 class ArgGroup {
 public:
     virtual ~ArgGroup() = default;
 
     /// Help section heading, e.g. "Comparator Inference".
     virtual std::string title() const = 0;
-    /// One line shown under the heading.
+    /// One line shown under the heading, e.g. "Options related to running inference via Comparator.run()".
     virtual std::string description() const = 0;
     virtual std::vector<std::type_index> depends_on() const { return {}; }
+    /// Whether unambiguous prefixes of this group's long flags are accepted (argparse allow_abbrev);
+    /// a group with a kRemainder option should return false. One false disables it for the tool.
+    virtual bool allows_abbreviation() const { return true; }
 
-    /// Declares this group's options.
+    /// Declares this group's options. Called after set_groups().
     virtual std::vector<OptionSpec> options() const = 0;
-    /// Reads this group's values from `args`; throws UsageError (or PolygraphyException) when invalid.
+    /// Reads this group's values from `args`; throws PolygraphyException when invalid.
     virtual void parse(const ParsedArgs& args) = 0;
 
     void set_groups(ArgGroups* groups) { groups_ = groups; }
+    /// All groups of the tool (nullptr before set_groups()). Public so that code wiring a group
+    /// into a tool can reach its siblings, e.g. `g->arg_groups()->get<OnnxLoadArgs>()`.
+    const ArgGroups* arg_groups() const { return groups_; }
 
 protected:
     /// The group of type G in the same tool, or nullptr.
     template <typename G>
     G* group() const;
+    /// The group of type G in the same tool; InternalError naming both groups when absent.
+    template <typename G>
+    G& required_group() const;
 
 private:
     ArgGroups* groups_ = nullptr;
@@ -123,15 +206,31 @@ G* ArgGroup::group() const {
     return groups_ ? groups_->get<G>() : nullptr;
 }
 
+template <typename G>
+G& ArgGroup::required_group() const {
+    G* found = group<G>();
+    if (!found)
+        throw InternalError("argument group '" + title() + "' needs a group of type " + typeid(G).name() +
+                            " that its tool does not subscribe to");
+    return *found;
+}
+
 /// A group that contributes a runner to `polygraphy run`. The runner-selection group asks every
 /// RunnerArgGroup for its selection flag (`--ref`, `--onnxrt`, `--res-des`...) so adding a backend
-/// never touches the selector. Runners are created in the order their flags appear.
+/// never touches the selector. Runners are created in the order their flags appear, one per
+/// occurrence (`--ref --ref` makes two runners).
 class RunnerArgGroup : public ArgGroup {
 public:
     /// Display name ("ONNX-Runtime") and selection flag ("--onnxrt").
     virtual std::string runner_display_name() const = 0;
     virtual std::string runner_flag() const = 0;
-    /// Creates a new runner from the parsed options (called once per occurrence of the flag).
+    /// Appended to the selection flag's help ("Run inference using <name>. <extra>").
+    virtual std::string runner_extra_help() const { return {}; }
+    /// Set for backends this build cannot run (TensorRT, TensorFlow): selecting the runner then
+    /// fails while parsing with this message, e.g. "TensorRT is not available in this build".
+    virtual std::optional<std::string> unavailable_reason() const { return std::nullopt; }
+    /// Creates a new runner from the parsed options (called once per occurrence of the flag,
+    /// after every group has been parsed).
     virtual std::unique_ptr<BaseRunner> make_runner() = 0;
 };
 

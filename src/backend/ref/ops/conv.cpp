@@ -1,7 +1,572 @@
+// Conv and ConvTranspose. float32 (and float16/bfloat16, computed in float32) run on oneDNN with the
+// weights in the layout oneDNN prefers (constant weights are packed once per layout); src and dst
+// are reordered from/to the plain NCHW tensors when the chosen implementation wants another layout.
+// float64, more than 3 spatial dims and shapes oneDNN refuses take a plain reference loop.
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/window_util.h"
+#include "polygraphy/common/logger.h"
 
 namespace polygraphy::ref {
+namespace {
 
-void register_conv_ops(OpRegistry& /*registry*/) {}
+using window::Geometry;
+using window::ints_to_string;
+using window::WindowAttrs;
+
+const char* const kConvTypes = "float32, float64, float16, bfloat16";
+
+int64_t product(const std::vector<int64_t>& values) {
+    int64_t result = 1;
+    for (int64_t v : values) result *= v;
+    return result;
+}
+
+/// Everything a convolution needs besides the data, for one input shape.
+struct ConvProblem {
+    bool transpose = false;
+    int64_t batch = 0;
+    int64_t in_channels = 0;   ///< C
+    int64_t out_channels = 0;  ///< M
+    int64_t group = 1;
+    Geometry geometry;
+    std::vector<int64_t> output_padding;  ///< ConvTranspose only (all zero for Conv)
+    Shape output_shape;
+};
+
+// ---- reference loops (float64, fallbacks) ---------------------------------------------------------
+
+/// Offsets of every kernel tap: taps[t][d] is the tap's index along spatial dim d.
+std::vector<std::vector<int64_t>> kernel_taps(const std::vector<int64_t>& kernel) {
+    std::vector<std::vector<int64_t>> taps;
+    std::vector<int64_t> index(kernel.size(), 0);
+    const int64_t count = product(kernel);
+    for (int64_t t = 0; t < count; ++t) {
+        taps.push_back(index);
+        for (std::size_t d = kernel.size(); d-- > 0;) {
+            if (++index[d] < kernel[d]) break;
+            index[d] = 0;
+        }
+    }
+    return taps;
+}
+
+template <typename T>
+void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
+    const Geometry& g = p.geometry;
+    const std::size_t rank = g.rank();
+    const int64_t in_size = product(g.input);
+    const int64_t out_size = product(g.output);
+    const int64_t taps_count = product(g.kernel);
+    const int64_t cg = p.in_channels / p.group;
+    const int64_t mg = p.out_channels / p.group;
+    const auto taps = kernel_taps(g.kernel);
+    onednn::parallel_for(p.batch * p.out_channels, num_threads, out_size * cg * taps_count, [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> out_index(rank);
+        std::vector<int64_t> in_index(rank);
+        for (int64_t nm = begin; nm < end; ++nm) {
+            const int64_t n = nm / p.out_channels;
+            const int64_t m = nm % p.out_channels;
+            const int64_t group = m / mg;
+            T* y_plane = y + nm * out_size;
+            for (int64_t o = 0; o < out_size; ++o) {
+                int64_t rest = o;
+                for (std::size_t d = rank; d-- > 0;) {
+                    out_index[d] = rest % g.output[d];
+                    rest /= g.output[d];
+                }
+                double acc = bias != nullptr ? static_cast<double>(bias[m]) : 0.0;
+                for (int64_t t = 0; t < taps_count; ++t) {
+                    int64_t offset = 0;
+                    bool inside = true;
+                    for (std::size_t d = 0; d < rank && inside; ++d) {
+                        in_index[d] = out_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
+                        inside = in_index[d] >= 0 && in_index[d] < g.input[d];
+                        offset = offset * g.input[d] + in_index[d];
+                    }
+                    if (!inside) continue;
+                    for (int64_t c = 0; c < cg; ++c) {
+                        const T xv = x[((n * p.in_channels) + group * cg + c) * in_size + offset];
+                        const T wv = w[(m * cg + c) * taps_count + t];
+                        acc += static_cast<double>(xv) * static_cast<double>(wv);
+                    }
+                }
+                y_plane[o] = static_cast<T>(acc);
+            }
+        }
+    });
+}
+
+template <typename T>
+void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
+    const Geometry& g = p.geometry;
+    const std::size_t rank = g.rank();
+    const int64_t in_size = product(g.input);
+    const int64_t out_size = product(g.output);
+    const int64_t taps_count = product(g.kernel);
+    const int64_t cg = p.in_channels / p.group;
+    const int64_t mg = p.out_channels / p.group;
+    const auto taps = kernel_taps(g.kernel);
+    onednn::parallel_for(p.batch * p.out_channels, num_threads, in_size * cg * taps_count, [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> in_index(rank);
+        std::vector<double> acc(static_cast<std::size_t>(out_size));
+        for (int64_t nm = begin; nm < end; ++nm) {
+            const int64_t n = nm / p.out_channels;
+            const int64_t m = nm % p.out_channels;
+            const int64_t group = m / mg;
+            const int64_t m_in_group = m % mg;
+            std::fill(acc.begin(), acc.end(), bias != nullptr ? static_cast<double>(bias[m]) : 0.0);
+            for (int64_t c = 0; c < cg; ++c) {
+                const int64_t channel = group * cg + c;
+                const T* x_plane = x + (n * p.in_channels + channel) * in_size;
+                const T* w_taps = w + (channel * mg + m_in_group) * taps_count;
+                for (int64_t i = 0; i < in_size; ++i) {
+                    int64_t rest = i;
+                    for (std::size_t d = rank; d-- > 0;) {
+                        in_index[d] = rest % g.input[d];
+                        rest /= g.input[d];
+                    }
+                    const double xv = static_cast<double>(x_plane[i]);
+                    for (int64_t t = 0; t < taps_count; ++t) {
+                        int64_t offset = 0;
+                        bool inside = true;
+                        for (std::size_t d = 0; d < rank && inside; ++d) {
+                            const int64_t pos = in_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
+                            inside = pos >= 0 && pos < g.output[d];
+                            offset = offset * g.output[d] + pos;
+                        }
+                        if (inside) acc[static_cast<std::size_t>(offset)] += xv * static_cast<double>(w_taps[t]);
+                    }
+                }
+            }
+            T* y_plane = y + nm * out_size;
+            for (int64_t o = 0; o < out_size; ++o) y_plane[o] = static_cast<T>(acc[static_cast<std::size_t>(o)]);
+        }
+    });
+}
+
+// ---- oneDNN -----------------------------------------------------------------------------------------
+
+/// Primitives for one input shape.
+struct DnnlConvPlan {
+    dnnl::primitive primitive;
+    dnnl::memory::desc src_plain, src, weights_plain, weights, dst_plain, dst, bias;
+    bool reorder_src = false;
+    bool reorder_dst = false;
+    dnnl::reorder src_reorder, dst_reorder;
+};
+
+/// oneDNN dims and plain strides of the ONNX weight tensor: Conv W is (M, C/g, k...) and ConvTranspose
+/// W is (C, M/g, k...); oneDNN wants (g, M/g, C/g, k...) (without g when g == 1).
+dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
+    const int64_t taps = product(p.geometry.kernel);
+    const int64_t cg = p.in_channels / p.group;
+    const int64_t mg = p.out_channels / p.group;
+    dnnl::memory::dims dims;
+    dnnl::memory::dims strides;
+    if (p.group > 1) {
+        dims.push_back(p.group);
+        strides.push_back(cg * mg * taps);
+    }
+    dims.push_back(mg);
+    dims.push_back(cg);
+    if (p.transpose) {
+        strides.push_back(taps);       // o
+        strides.push_back(mg * taps);  // i
+    } else {
+        strides.push_back(cg * taps);
+        strides.push_back(taps);
+    }
+    int64_t stride = taps;
+    for (int64_t k : p.geometry.kernel) {
+        dims.push_back(k);
+        stride /= k;
+        strides.push_back(stride);
+    }
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+/// nullptr when oneDNN has no implementation for the problem (the reference loop runs instead).
+std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, const Shape& input_shape,
+                                                   bool has_bias, const onednn::FusedActivation& activation) {
+    using dnnl::memory;
+    const Geometry& g = p.geometry;
+    if (g.rank() > 3) return nullptr;
+    auto plan = std::make_shared<DnnlConvPlan>();
+    const memory::dims src_dims = onednn::to_dims(input_shape);
+    const memory::dims dst_dims = onednn::to_dims(p.output_shape);
+    plan->src_plain = onednn::plain_desc(src_dims);
+    plan->dst_plain = onednn::plain_desc(dst_dims);
+    plan->weights_plain = plain_weights_desc(p);
+    // A pointwise convolution is a plain matrix product on NCHW data (W[M, C] x X[C, HW]): oneDNN's
+    // GEMM implementation runs it as fast as a blocked one without the two layout reorders.
+    const bool pointwise = !p.transpose && p.group == 1 &&
+                           std::all_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k == 1; }) &&
+                           std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
+                           std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
+                           std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t v) { return v == 0; });
+    const memory::desc src_any =
+        pointwise ? plan->src_plain : memory::desc(src_dims, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc dst_any =
+        pointwise ? plan->dst_plain : memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc weights_any(plan->weights_plain.dims(), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc bias_desc = has_bias ? memory::desc({p.out_channels}, memory::data_type::f32, memory::format_tag::x)
+                                            : memory::desc();
+    memory::dims strides(g.strides.begin(), g.strides.end());
+    memory::dims dilates;
+    for (int64_t d : g.dilations) dilates.push_back(d - 1);
+    memory::dims pad_l(g.pad_begin.begin(), g.pad_begin.end());
+    memory::dims pad_r;
+    for (std::size_t d = 0; d < g.rank(); ++d) pad_r.push_back(g.pad_end[d] - p.output_padding[d]);
+    const auto& engine = onednn::cpu_engine();
+    dnnl::primitive_attr attr;
+    if (activation.active()) {
+        dnnl::post_ops ops;
+        activation.append_to(ops);
+        attr.set_post_ops(ops);
+    }
+    std::string impl;
+    try {
+        if (p.transpose) {
+            dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                                   src_any, weights_any, bias_desc, dst_any, strides, dilates, pad_l,
+                                                   pad_r);
+            dnnl::deconvolution_forward::primitive_desc pd(desc, attr, engine);
+            plan->src = pd.src_desc();
+            plan->weights = pd.weights_desc();
+            plan->dst = pd.dst_desc();
+            plan->primitive = dnnl::deconvolution_forward(pd);
+            impl = pd.impl_info_str();
+        } else {
+            dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                 src_any, weights_any, bias_desc, dst_any, strides, dilates, pad_l,
+                                                 pad_r);
+            dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+            plan->src = pd.src_desc();
+            plan->weights = pd.weights_desc();
+            plan->dst = pd.dst_desc();
+            plan->primitive = dnnl::convolution_forward(pd);
+            impl = pd.impl_info_str();
+        }
+    } catch (const dnnl::error&) {
+        return nullptr;  // e.g. negative end padding oneDNN does not take: the reference loop handles it
+    }
+    if (logger().enabled(Severity::kSuperVerbose)) {
+        logger().super_verbose("Node '" + node.name() + "' (" + node.op_type() + "): input " + shape_to_string(input_shape) +
+                               " runs on oneDNN " + impl);
+    }
+    plan->bias = bias_desc;
+    plan->reorder_src = plan->src != plan->src_plain;
+    plan->reorder_dst = plan->dst != plan->dst_plain;
+    if (plan->reorder_src) plan->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->src_plain, engine, plan->src));
+    if (plan->reorder_dst) plan->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->dst, engine, plan->dst_plain));
+    return plan;
+}
+
+class ConvKernelBase : public Kernel {
+public:
+    ConvKernelBase(const NodeInfo& node, bool transpose) : transpose_(transpose) {
+        attrs_ = window::parse_window_attrs(node, /*kernel_shape_required=*/false, /*has_dilations=*/true,
+                                            /*has_ceil_mode=*/false);
+        group_ = node.attr_int("group", 1);
+        activation_ = onednn::FusedActivation(node);
+        if (group_ < 1) node.fail("attribute 'group' must be >= 1\nNote: group = " + std::to_string(group_));
+        if (transpose_) {
+            output_padding_ = node.attr_ints("output_padding");
+            output_shape_attr_ = node.attr_ints("output_shape");
+            for (int64_t v : output_padding_) {
+                if (v < 0) node.fail("attribute 'output_padding' must have values >= 0\nNote: output_padding = " + ints_to_string(output_padding_));
+            }
+            const int64_t rank = attrs_.spatial_rank();
+            if (rank >= 0 && !output_padding_.empty() && static_cast<int64_t>(output_padding_.size()) != rank) {
+                node.fail("attribute 'output_padding' has " + std::to_string(output_padding_.size()) +
+                          " values but the window has " + std::to_string(rank) + " spatial dims");
+            }
+        }
+        // Constant weights: validate against the attributes now and keep a float32 copy to pack.
+        if (const Tensor* weight = node.constant_input(1)) {
+            if (weight->rank() < 3) {
+                node.fail("weight W must have rank >= 3 (out/in channels and a kernel)\nNote: W shape = " +
+                          shape_to_string(weight->shape()));
+            }
+            const std::vector<int64_t> kernel(weight->shape().begin() + 2, weight->shape().end());
+            if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
+                node.fail("attribute 'kernel_shape' " + ints_to_string(attrs_.kernel_shape) +
+                          " does not match the weight's spatial dims " + ints_to_string(kernel));
+            }
+            const int64_t rank = attrs_.spatial_rank();
+            if (rank >= 0 && rank != static_cast<int64_t>(kernel.size())) {
+                node.fail("attributes describe " + std::to_string(rank) + " spatial dims but the weight has " +
+                          std::to_string(kernel.size()));
+            }
+            const int64_t divisible_dim = weight->shape()[0];
+            if (divisible_dim % group_ != 0) {
+                node.fail(std::string("weight dim 0 (") + (transpose_ ? "input" : "output") + " channels, " +
+                          std::to_string(divisible_dim) + ") is not divisible by attribute 'group' (" +
+                          std::to_string(group_) + ")");
+            }
+            if (weight->dtype() == DataType::kFloat32) {
+                constant_weight_ = *weight;
+            } else if (weight->dtype() == DataType::kFloat16 || weight->dtype() == DataType::kBFloat16) {
+                constant_weight_ = weight->cast(DataType::kFloat32);
+            }
+        }
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        const Tensor& w = context.required_input(1);
+        const Tensor* b = context.input(2);
+        if (b != nullptr && !b->defined()) b = nullptr;
+        const DataType dtype = x.dtype();
+        if (w.dtype() != dtype || (b != nullptr && b->dtype() != dtype)) {
+            node.fail("inputs must share one data type\nNote: X is " + std::string(dtype_name(dtype)) + ", W is " +
+                      std::string(dtype_name(w.dtype())) +
+                      (b != nullptr ? ", B is " + std::string(dtype_name(b->dtype())) : std::string()));
+        }
+        if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64 && dtype != DataType::kFloat16 &&
+            dtype != DataType::kBFloat16) {
+            onednn::fail_dtype(node, "input X", dtype, kConvTypes);
+        }
+        const ConvProblem problem = make_problem(node, x.shape(), w.shape(), b);
+        if (shape_volume(problem.output_shape) == 0 || x.numel() == 0) {
+            context.allocate_output(0, dtype, problem.output_shape);
+            return;
+        }
+        const int threads = context.num_threads();
+        if (dtype == DataType::kFloat64) {
+            Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
+            run_reference<double>(problem, x, w, b, y, threads);
+            activation_.apply_in_place(y, threads);
+            return;
+        }
+        if (dtype == DataType::kFloat32) {
+            Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
+            run_float(node, problem, x, w, b, y, threads);
+            return;
+        }
+        // float16 / bfloat16: compute in float32.
+        const Tensor x32 = x.cast(DataType::kFloat32);
+        const Tensor w32 = constant_weight_.defined() ? constant_weight_ : w.cast(DataType::kFloat32);
+        std::optional<Tensor> b32;
+        if (b != nullptr) b32 = b->cast(DataType::kFloat32);
+        Tensor y32(DataType::kFloat32, problem.output_shape);
+        run_float(node, problem, x32, w32, b32 ? &*b32 : nullptr, y32, threads);
+        context.set_output(0, y32.cast(dtype));
+    }
+
+private:
+    ConvProblem make_problem(const NodeInfo& node, const Shape& x_shape, const Shape& w_shape, const Tensor* b) const {
+        if (x_shape.size() < 3) {
+            node.fail("input X must have rank >= 3 (N, C and spatial dims)\nNote: X shape = " + shape_to_string(x_shape));
+        }
+        if (w_shape.size() != x_shape.size()) {
+            node.fail("weight W must have the same rank as input X\nNote: X shape = " + shape_to_string(x_shape) +
+                      ", W shape = " + shape_to_string(w_shape));
+        }
+        ConvProblem p;
+        p.transpose = transpose_;
+        p.batch = x_shape[0];
+        p.in_channels = x_shape[1];
+        p.group = group_;
+        const std::vector<int64_t> spatial(x_shape.begin() + 2, x_shape.end());
+        const std::vector<int64_t> kernel(w_shape.begin() + 2, w_shape.end());
+        if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel) {
+            node.fail("attribute 'kernel_shape' " + ints_to_string(attrs_.kernel_shape) +
+                      " does not match the weight's spatial dims " + ints_to_string(kernel));
+        }
+        if (p.in_channels % group_ != 0) {
+            node.fail("input channels (" + std::to_string(p.in_channels) + ") are not divisible by attribute 'group' (" +
+                      std::to_string(group_) + ")");
+        }
+        if (transpose_) {
+            if (w_shape[0] != p.in_channels) {
+                node.fail("weight dim 0 (" + std::to_string(w_shape[0]) + ") must equal the input channels (" +
+                          std::to_string(p.in_channels) + ")\nNote: X shape = " + shape_to_string(x_shape) +
+                          ", W shape = " + shape_to_string(w_shape));
+            }
+            p.out_channels = w_shape[1] * group_;
+        } else {
+            if (w_shape[1] * group_ != p.in_channels) {
+                node.fail("weight dim 1 (" + std::to_string(w_shape[1]) + ") times group (" + std::to_string(group_) +
+                          ") must equal the input channels (" + std::to_string(p.in_channels) +
+                          ")\nNote: X shape = " + shape_to_string(x_shape) + ", W shape = " + shape_to_string(w_shape));
+            }
+            p.out_channels = w_shape[0];
+            if (p.out_channels % group_ != 0) {
+                node.fail("output channels (" + std::to_string(p.out_channels) + ") are not divisible by attribute 'group' (" +
+                          std::to_string(group_) + ")");
+            }
+        }
+        if (b != nullptr && (b->rank() != 1 || b->shape()[0] != p.out_channels)) {
+            node.fail("bias B must have shape (" + std::to_string(p.out_channels) + ",)\nNote: B shape = " +
+                      shape_to_string(b->shape()));
+        }
+        if (transpose_) {
+            resolve_transpose(node, spatial, kernel, p);
+        } else {
+            p.geometry = window::resolve_geometry(node, attrs_, spatial, kernel);
+            p.output_padding.assign(spatial.size(), 0);
+        }
+        p.output_shape = {p.batch, p.out_channels};
+        p.output_shape.insert(p.output_shape.end(), p.geometry.output.begin(), p.geometry.output.end());
+        return p;
+    }
+
+    /// ConvTranspose sizes per the ONNX spec: explicit pads give the output size; output_shape (or
+    /// SAME_* giving input * stride) gives the pads, the odd one at the end for SAME_UPPER.
+    void resolve_transpose(const NodeInfo& node, const std::vector<int64_t>& spatial, const std::vector<int64_t>& kernel,
+                           ConvProblem& p) const {
+        const std::size_t rank = spatial.size();
+        const int64_t attr_rank = attrs_.spatial_rank();
+        if (attr_rank >= 0 && static_cast<std::size_t>(attr_rank) != rank) {
+            node.fail("attributes describe " + std::to_string(attr_rank) + " spatial dims but the input has " +
+                      std::to_string(rank));
+        }
+        if (!output_padding_.empty() && output_padding_.size() != rank) {
+            node.fail("attribute 'output_padding' has " + std::to_string(output_padding_.size()) +
+                      " values but the input has " + std::to_string(rank) + " spatial dims");
+        }
+        std::vector<int64_t> target;  // requested output spatial size, if any
+        if (!output_shape_attr_.empty()) {
+            if (output_shape_attr_.size() == rank) {
+                target = output_shape_attr_;
+            } else if (output_shape_attr_.size() == rank + 2) {
+                target.assign(output_shape_attr_.begin() + 2, output_shape_attr_.end());
+            } else {
+                node.fail("attribute 'output_shape' has " + std::to_string(output_shape_attr_.size()) +
+                          " values but the input has " + std::to_string(rank) + " spatial dims\nNote: output_shape = " +
+                          ints_to_string(output_shape_attr_));
+            }
+        }
+        Geometry& g = p.geometry;
+        g.input = spatial;
+        g.kernel = kernel;
+        g.strides = attrs_.strides;
+        if (g.strides.empty()) g.strides.assign(rank, 1);
+        g.dilations = attrs_.dilations;
+        if (g.dilations.empty()) g.dilations.assign(rank, 1);
+        g.pad_begin.assign(rank, 0);
+        g.pad_end.assign(rank, 0);
+        g.output.assign(rank, 0);
+        p.output_padding = output_padding_;
+        if (p.output_padding.empty()) p.output_padding.assign(rank, 0);
+        const bool same = attrs_.auto_pad == window::AutoPad::kSameUpper || attrs_.auto_pad == window::AutoPad::kSameLower;
+        for (std::size_t d = 0; d < rank; ++d) {
+            const int64_t full = g.strides[d] * (spatial[d] - 1) + p.output_padding[d] + g.effective_kernel(d);
+            if (!target.empty() || same) {
+                const int64_t out = !target.empty() ? target[d] : spatial[d] * g.strides[d];
+                const int64_t total = full - out;
+                const int64_t half = window::floor_div(total, 2);
+                if (attrs_.auto_pad == window::AutoPad::kSameUpper) {
+                    g.pad_begin[d] = half;
+                    g.pad_end[d] = total - half;
+                } else {
+                    g.pad_begin[d] = total - half;
+                    g.pad_end[d] = half;
+                }
+                g.output[d] = out;
+            } else {
+                if (attrs_.auto_pad == window::AutoPad::kNotSet && !attrs_.pads.empty()) {
+                    g.pad_begin[d] = attrs_.pads[d];
+                    g.pad_end[d] = attrs_.pads[d + rank];
+                }
+                g.output[d] = full - g.pad_begin[d] - g.pad_end[d];
+            }
+            if (g.output[d] <= 0) {
+                node.fail("output spatial dim " + std::to_string(d) + " would be " + std::to_string(g.output[d]) +
+                          "\nNote: input size " + std::to_string(spatial[d]) + ", pads " +
+                          std::to_string(g.pad_begin[d]) + "/" + std::to_string(g.pad_end[d]));
+            }
+        }
+    }
+
+    template <typename T>
+    void run_reference(const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
+                       int threads) const {
+        const T* bias = b != nullptr ? b->data_as<T>() : nullptr;
+        if (transpose_) {
+            conv_transpose_reference<T>(p, x.data_as<T>(), w.data_as<T>(), bias, y.data_as<T>(), threads);
+        } else {
+            conv_reference<T>(p, x.data_as<T>(), w.data_as<T>(), bias, y.data_as<T>(), threads);
+        }
+    }
+
+    void run_float(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b,
+                   Tensor& y, int threads) const {
+        threads = onednn::resolve_threads(threads);
+        Shape key = x.shape();
+        key.insert(key.end(), w.shape().begin(), w.shape().end());
+        key.push_back(b != nullptr ? 1 : 0);
+        key.push_back(threads);
+        onednn::ThreadScope scope(threads);
+        auto plan = cache_.get(key, [&] { return make_dnnl_plan(context_node, p, x.shape(), b != nullptr, activation_); });
+        if (plan == nullptr) {
+            run_reference<float>(p, x, w, b, y, threads);
+            activation_.apply_in_place(y, threads);
+            return;
+        }
+        const auto& engine = onednn::cpu_engine();
+        dnnl::memory src = onednn::wrap_memory(plan->src_plain, x.data());
+        if (plan->reorder_src) {
+            dnnl::memory packed(plan->src, engine, onednn::thread_scratch(0, plan->src.get_size()));
+            onednn::execute(plan->src_reorder, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, packed}});
+            src = packed;
+        }
+        dnnl::memory weights;
+        if (constant_weight_.defined() && constant_weight_.shape() == w.shape() && plan->weights != plan->weights_plain) {
+            weights = onednn::wrap_memory(plan->weights,
+                                          packed_weights_.get(plan->weights_plain, constant_weight_.data(), plan->weights));
+        } else if (plan->weights != plan->weights_plain) {
+            weights = dnnl::memory(plan->weights, engine, onednn::thread_scratch(1, plan->weights.get_size()));
+            dnnl::memory plain = onednn::wrap_memory(plan->weights_plain, w.data());
+            onednn::execute(dnnl::reorder(plain, weights), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights}});
+        } else {
+            weights = onednn::wrap_memory(plan->weights, w.data());  // the plain layout is W itself
+        }
+        dnnl::memory dst_plain = onednn::wrap_memory(plan->dst_plain, y.data());
+        dnnl::memory dst = plan->reorder_dst
+                               ? dnnl::memory(plan->dst, engine, onednn::thread_scratch(2, plan->dst.get_size()))
+                               : dst_plain;
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+        if (b != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data()));
+        onednn::execute(plan->primitive, args);
+        if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_plain}});
+    }
+
+    bool transpose_;
+    WindowAttrs attrs_;
+    int64_t group_ = 1;
+    onednn::FusedActivation activation_;
+    std::vector<int64_t> output_padding_;
+    std::vector<int64_t> output_shape_attr_;
+    Tensor constant_weight_;  ///< float32 value of a constant W (undefined when W is computed)
+    onednn::PackedWeights packed_weights_;
+    onednn::PrimitiveCache<DnnlConvPlan> cache_;
+};
+
+class ConvKernel final : public ConvKernelBase {
+public:
+    explicit ConvKernel(const NodeInfo& node) : ConvKernelBase(node, false) {}
+};
+
+class ConvTransposeKernel final : public ConvKernelBase {
+public:
+    explicit ConvTransposeKernel(const NodeInfo& node) : ConvKernelBase(node, true) {}
+};
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& registry) {
+    registry.add("", "Conv", 1, kMaxOpset, make_factory<ConvKernel>());
+    registry.add("", "ConvTranspose", 1, kMaxOpset, make_factory<ConvTransposeKernel>());
+}
 
 }  // namespace polygraphy::ref

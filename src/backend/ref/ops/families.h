@@ -1,9 +1,20 @@
 // One registration function per operator family; OpRegistry::builtin() calls each of them.
 #pragma once
 
+#include <string_view>
+
 #include "polygraphy/backend/ref/kernel.h"
 
 namespace polygraphy::ref {
+
+/// Private node attributes (never part of user models) through which a graph pass may fold an
+/// activation that is the only consumer of a Conv, ConvTranspose, Gemm or MatMul output into that
+/// node: STRING "Relu", "Gelu" (the erf form torch exports), "Silu" (x * sigmoid(x)), or "Clip" with
+/// FLOATs kFusedClipMinAttr / kFusedClipMaxAttr (missing bounds are -inf / +inf). The kernel
+/// applies it to its output (a oneDNN post-op), so the activation costs no extra pass over memory.
+inline constexpr std::string_view kFusedActivationAttr = "polygraphy.fused_activation";
+inline constexpr std::string_view kFusedClipMinAttr = "polygraphy.fused_clip_min";
+inline constexpr std::string_view kFusedClipMaxAttr = "polygraphy.fused_clip_max";
 
 void register_elementwise_ops(OpRegistry& registry);  // ops/elementwise.cpp: unary, binary, Where, Clip, Cast...
 void register_tensor_ops(OpRegistry& registry);       // ops/tensor.cpp: Reshape, Transpose, Concat, Slice, Gather...

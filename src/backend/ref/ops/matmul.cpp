@@ -1,7 +1,599 @@
+// MatMul (numpy semantics) and Gemm. float32 (and float16/bfloat16, computed in float32) run on the
+// oneDNN matmul primitive; a constant right-hand matrix (an initializer: the usual Linear/Gemm
+// weight) is packed once into oneDNN's preferred layout. Other types use a plain loop.
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 
 namespace polygraphy::ref {
+namespace {
 
-void register_matmul_ops(OpRegistry& /*registry*/) {}
+const char* const kMatMulTypes = "float32, float64, float16, bfloat16, int32, int64, uint32, uint64";
+
+bool is_half_type(DataType dtype) { return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16; }
+
+bool is_supported_type(DataType dtype) {
+    switch (dtype) {
+        case DataType::kFloat32:
+        case DataType::kFloat64:
+        case DataType::kFloat16:
+        case DataType::kBFloat16:
+        case DataType::kInt32:
+        case DataType::kInt64:
+        case DataType::kUInt32:
+        case DataType::kUInt64: return true;
+        default: return false;
+    }
+}
+
+/// Accumulator of a product: integers wrap (numpy semantics) through their unsigned twin, which
+/// keeps the overflow defined.
+template <typename T, bool = std::is_integral_v<T>>
+struct WrapType {
+    using type = T;
+};
+template <typename T>
+struct WrapType<T, true> {
+    using type = std::make_unsigned_t<T>;
+};
+
+/// A 2-D operand view: element (r, c) is at data[r * row_stride + c * col_stride].
+template <typename T>
+struct MatrixView {
+    const T* data;
+    int64_t row_stride;
+    int64_t col_stride;
+    T at(int64_t r, int64_t c) const { return data[r * row_stride + c * col_stride]; }
+};
+
+/// y (M x N, dense) = a (M x K) * b (K x N), accumulating in T (integers wrap like numpy).
+template <typename T>
+void naive_matmul(int64_t m, int64_t n, int64_t k, MatrixView<T> a, MatrixView<T> b, T* y, int threads) {
+    using Acc = typename WrapType<T>::type;
+    onednn::parallel_for(m, threads, n * k, [&](int64_t begin, int64_t end) {
+        std::vector<Acc> row(static_cast<std::size_t>(n));
+        for (int64_t i = begin; i < end; ++i) {
+            std::fill(row.begin(), row.end(), Acc{0});
+            for (int64_t p = 0; p < k; ++p) {
+                const Acc av = static_cast<Acc>(a.at(i, p));
+                const T* b_row = b.data + p * b.row_stride;
+                for (int64_t j = 0; j < n; ++j) row[static_cast<std::size_t>(j)] += av * static_cast<Acc>(b_row[j * b.col_stride]);
+            }
+            for (int64_t j = 0; j < n; ++j) y[i * n + j] = static_cast<T>(row[static_cast<std::size_t>(j)]);
+        }
+    });
+}
+
+// ---- oneDNN plans -----------------------------------------------------------------------------------
+
+struct DnnlMatmulPlan {
+    dnnl::matmul primitive;
+    dnnl::memory::desc src, weights_plain, weights, dst;
+};
+
+/// Creates a matmul plan; `weights_any` lets oneDNN choose the weights layout (for packed constants).
+/// Returns nullptr when oneDNN refuses the problem.
+std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc& src, const dnnl::memory::desc& weights_plain,
+                                                       const dnnl::memory::desc& dst, bool weights_any, float alpha,
+                                                       bool accumulate, const onednn::FusedActivation& activation) {
+    auto plan = std::make_shared<DnnlMatmulPlan>();
+    plan->src = src;
+    plan->weights_plain = weights_plain;
+    plan->dst = dst;
+    const dnnl::memory::desc weights_desc =
+        weights_any ? dnnl::memory::desc(weights_plain.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any)
+                    : weights_plain;
+    dnnl::primitive_attr attr;
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (accumulate || activation.active()) {
+        dnnl::post_ops ops;
+        if (accumulate) ops.append_sum(1.0f);  // y = alpha * A @ B + y (y holds beta * C)
+        activation.append_to(ops);
+        attr.set_post_ops(ops);
+    }
+    try {
+        dnnl::matmul::desc desc(src, weights_desc, dst);
+        dnnl::matmul::primitive_desc pd(desc, attr, onednn::cpu_engine());
+        plan->weights = pd.weights_desc();
+        plan->primitive = dnnl::matmul(pd);
+    } catch (const dnnl::error&) {
+        return nullptr;
+    }
+    return plan;
+}
+
+/// Runs a plan. `packed` (may be null) holds the constant weights' packed copies.
+void run_matmul_plan(const DnnlMatmulPlan& plan, const void* a, const void* b, void* y,
+                     const onednn::PackedWeights* packed) {
+    dnnl::memory weights;
+    if (packed != nullptr && plan.weights != plan.weights_plain) {
+        weights = onednn::wrap_memory(plan.weights, packed->get(plan.weights_plain, b, plan.weights));
+    } else if (plan.weights != plan.weights_plain) {
+        weights = dnnl::memory(plan.weights, onednn::cpu_engine(), onednn::thread_scratch(1, plan.weights.get_size()));
+        dnnl::memory plain = onednn::wrap_memory(plan.weights_plain, b);
+        onednn::execute(dnnl::reorder(plain, weights), {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, weights}});
+    } else {
+        weights = onednn::wrap_memory(plan.weights, b);
+    }
+    onednn::execute(plan.primitive, {{DNNL_ARG_SRC, onednn::wrap_memory(plan.src, a)},
+                                     {DNNL_ARG_WEIGHTS, weights},
+                                     {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y)}});
+}
+
+dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+// ---- MatMul -------------------------------------------------------------------------------------------
+
+/// Shapes of one MatMul after numpy promotion: batch dims broadcast, 1-D operands as matrices.
+struct MatMulShapes {
+    Shape batch;          ///< broadcast batch dims
+    Shape a_batch;        ///< A's batch dims, left-padded with 1 to batch.size()
+    Shape b_batch;
+    int64_t m = 1, k = 1, n = 1;
+    Shape output;
+};
+
+MatMulShapes matmul_shapes(const NodeInfo& node, const Shape& a, const Shape& b) {
+    if (a.empty() || b.empty()) {
+        node.fail("inputs must have rank >= 1\nNote: A shape = " + shape_to_string(a) + ", B shape = " + shape_to_string(b));
+    }
+    MatMulShapes s;
+    const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
+    const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+    s.m = a2[a2.size() - 2];
+    s.k = a2.back();
+    s.n = b2.back();
+    if (b2[b2.size() - 2] != s.k) {
+        node.fail("inner dimensions do not match\nNote: A shape = " + shape_to_string(a) + ", B shape = " + shape_to_string(b));
+    }
+    const std::size_t rank = std::max(a2.size(), b2.size()) - 2;
+    s.a_batch.assign(rank, 1);
+    s.b_batch.assign(rank, 1);
+    std::copy(a2.begin(), a2.end() - 2, s.a_batch.begin() + static_cast<std::ptrdiff_t>(rank - (a2.size() - 2)));
+    std::copy(b2.begin(), b2.end() - 2, s.b_batch.begin() + static_cast<std::ptrdiff_t>(rank - (b2.size() - 2)));
+    for (std::size_t d = 0; d < rank; ++d) {
+        const int64_t da = s.a_batch[d];
+        const int64_t db = s.b_batch[d];
+        if (da != db && da != 1 && db != 1) {
+            node.fail("batch dimensions cannot be broadcast\nNote: A shape = " + shape_to_string(a) +
+                      ", B shape = " + shape_to_string(b));
+        }
+        s.batch.push_back(da == 1 ? db : da);
+    }
+    s.output = s.batch;
+    if (a.size() > 1) s.output.push_back(s.m);
+    if (b.size() > 1) s.output.push_back(s.n);
+    return s;
+}
+
+/// Offset (in matrices) of batch item `index` of an operand with batch dims `dims` broadcast to `batch`.
+int64_t broadcast_offset(int64_t index, const Shape& batch, const Shape& dims) {
+    int64_t offset = 0;
+    int64_t stride = 1;
+    for (std::size_t d = batch.size(); d-- > 0;) {
+        const int64_t i = index % batch[d];
+        index /= batch[d];
+        if (dims[d] != 1) offset += i * stride;
+        stride *= dims[d];
+    }
+    return offset;
+}
+
+/// numpy matmul of contiguous operands with the loop above, one batch item at a time.
+template <typename T>
+void batched_naive_matmul(const MatMulShapes& s, const T* a, const T* b, T* y, int threads) {
+    const int64_t batch = shape_volume(s.batch);
+    for (int64_t i = 0; i < batch; ++i) {
+        const T* ap = a + broadcast_offset(i, s.batch, s.a_batch) * s.m * s.k;
+        const T* bp = b + broadcast_offset(i, s.batch, s.b_batch) * s.k * s.n;
+        naive_matmul<T>(s.m, s.n, s.k, {ap, s.k, 1}, {bp, s.n, 1}, y + i * s.m * s.n, threads);
+    }
+}
+
+class MatMulKernel final : public Kernel {
+public:
+    explicit MatMulKernel(const NodeInfo& node) : activation_(node) {
+        const Tensor* b = node.constant_input(1);
+        if (b != nullptr && b->rank() == 2 && b->dtype() == DataType::kFloat32) constant_b_ = *b;
+        if (b != nullptr && b->rank() == 2 && is_half_type(b->dtype())) constant_b_ = b->cast(DataType::kFloat32);
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& a = context.required_input(0);
+        const Tensor& b = context.required_input(1);
+        const DataType dtype = a.dtype();
+        if (b.dtype() != dtype) {
+            node.fail("inputs must share one data type\nNote: A is " + std::string(dtype_name(dtype)) + ", B is " +
+                      std::string(dtype_name(b.dtype())));
+        }
+        if (!is_supported_type(dtype)) onednn::fail_dtype(node, "input A", dtype, kMatMulTypes);
+        if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
+        const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+        const int threads = context.num_threads();
+        if (is_half_type(dtype)) {
+            const Tensor a32 = a.cast(DataType::kFloat32);
+            const Tensor b32 = constant_b_.defined() ? constant_b_ : b.cast(DataType::kFloat32);
+            Tensor y32(DataType::kFloat32, s.output);
+            run_float(s, a32, b32, y32, threads);
+            context.set_output(0, y32.cast(dtype));
+            return;
+        }
+        Tensor& y = context.allocate_output(0, dtype, s.output);
+        if (y.numel() == 0) return;
+        if (s.k == 0) {  // a sum over nothing: zeros
+            if (dtype_is_floating(dtype)) activation_.apply_in_place(y, threads);
+            return;
+        }
+        switch (dtype) {
+            case DataType::kFloat32: run_float(s, a, b, y, threads); break;
+            case DataType::kFloat64:
+                run_naive<double>(s, a, b, y, threads);
+                activation_.apply_in_place(y, threads);
+                break;
+            case DataType::kInt32: run_naive<int32_t>(s, a, b, y, threads); break;
+            case DataType::kInt64: run_naive<int64_t>(s, a, b, y, threads); break;
+            case DataType::kUInt32: run_naive<uint32_t>(s, a, b, y, threads); break;
+            case DataType::kUInt64: run_naive<uint64_t>(s, a, b, y, threads); break;
+            default: break;
+        }
+    }
+
+private:
+    template <typename T>
+    static void run_naive(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) {
+        batched_naive_matmul<T>(s, a.data_as<T>(), b.data_as<T>(), y.data_as<T>(), threads);
+    }
+
+    void run_float(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) const {
+        if (y.numel() == 0) return;
+        if (s.k == 0) {
+            activation_.apply_in_place(y, threads);
+            return;
+        }
+        threads = onednn::resolve_threads(threads);
+        onednn::ThreadScope scope(threads);
+        const bool b_is_matrix = shape_volume(s.b_batch) == 1;
+        Shape key = a.shape();
+        key.push_back(-1);
+        key.insert(key.end(), b.shape().begin(), b.shape().end());
+        key.push_back(threads);
+        using dnnl::memory;
+        if (b_is_matrix) {
+            // Every batch item of A times one matrix: a single (batch*M x K) * (K x N) product.
+            const int64_t rows = shape_volume(s.batch) * s.m;
+            const bool packed = constant_b_.defined();
+            auto plan = cache_.get(key, [&] {
+                return make_matmul_plan(onednn::plain_desc({rows, s.k}), onednn::plain_desc({s.k, s.n}),
+                                        onednn::plain_desc({rows, s.n}), packed, 1.0f, false, activation_);
+            });
+            if (plan != nullptr) {
+                run_matmul_plan(*plan, a.data(), packed ? constant_b_.data() : b.data(), y.data(),
+                                packed ? &packed_b_ : nullptr);
+                return;
+            }
+        } else {
+            // Batched product with broadcast batch dims in one primitive when oneDNN takes it.
+            auto plan = cache_.get(key, [&] {
+                const std::size_t rank = s.batch.size() + 2;
+                if (rank > DNNL_MAX_NDIMS) return std::shared_ptr<const DnnlMatmulPlan>();
+                memory::dims a_dims(s.a_batch.begin(), s.a_batch.end());
+                memory::dims b_dims(s.b_batch.begin(), s.b_batch.end());
+                memory::dims y_dims(s.batch.begin(), s.batch.end());
+                a_dims.insert(a_dims.end(), {s.m, s.k});
+                b_dims.insert(b_dims.end(), {s.k, s.n});
+                y_dims.insert(y_dims.end(), {s.m, s.n});
+                return make_matmul_plan(onednn::plain_desc(a_dims), onednn::plain_desc(b_dims), onednn::plain_desc(y_dims),
+                                        false, 1.0f, false, activation_);
+            });
+            if (plan != nullptr) {
+                run_matmul_plan(*plan, a.data(), b.data(), y.data(), nullptr);
+                return;
+            }
+        }
+        // oneDNN refused the batched form: one 2-D product per batch item.
+        Shape key2 = {s.m, s.k, s.n, threads, -2};
+        auto plan = cache_.get(key2, [&] {
+            return make_matmul_plan(onednn::plain_desc({s.m, s.k}), onednn::plain_desc({s.k, s.n}),
+                                    onednn::plain_desc({s.m, s.n}), false, 1.0f, false, activation_);
+        });
+        const int64_t batch = shape_volume(s.batch);
+        for (int64_t i = 0; i < batch; ++i) {
+            const float* ap = a.data_as<float>() + broadcast_offset(i, s.batch, s.a_batch) * s.m * s.k;
+            const float* bp = b.data_as<float>() + broadcast_offset(i, s.batch, s.b_batch) * s.k * s.n;
+            float* yp = y.data_as<float>() + i * s.m * s.n;
+            if (plan != nullptr) {
+                run_matmul_plan(*plan, ap, bp, yp, nullptr);
+            } else {
+                naive_matmul<float>(s.m, s.n, s.k, {ap, s.k, 1}, {bp, s.n, 1}, yp, threads);
+            }
+        }
+        if (plan == nullptr) activation_.apply_in_place(y, threads);
+    }
+
+    onednn::FusedActivation activation_;
+    Tensor constant_b_;  ///< float32 value of a constant 2-D B
+    onednn::PackedWeights packed_b_;
+    onednn::PrimitiveCache<DnnlMatmulPlan> cache_;
+};
+
+// ---- MatMulInteger --------------------------------------------------------------------------------------------
+
+/// `x` (int8/uint8) minus its zero point, widened to int32. The zero point is a scalar or holds one
+/// value per row of A / per column of B (`per_index` values, the operand's dim `axis_from_end` from
+/// the end).
+Tensor subtract_zero_point(const NodeInfo& node, const Tensor& x, const Tensor* zero_point, int64_t axis_from_end,
+                           const char* name) {
+    Tensor result(DataType::kInt32, x.shape());
+    int32_t* out = result.data_as<int32_t>();
+    const int64_t count = x.numel();
+    auto value = [&](const Tensor& t, int64_t i) -> int32_t {
+        return t.dtype() == DataType::kInt8 ? t.data_as<int8_t>()[i] : t.data_as<uint8_t>()[i];
+    };
+    if (zero_point == nullptr || !zero_point->defined()) {
+        for (int64_t i = 0; i < count; ++i) out[i] = value(x, i);
+        return result;
+    }
+    if (zero_point->dtype() != x.dtype()) {
+        node.fail(std::string("input ") + name + " must have the data type of its operand\nNote: " + name + " is " +
+                  std::string(dtype_name(zero_point->dtype())) + ", the operand is " + std::string(dtype_name(x.dtype())));
+    }
+    const int64_t rank = x.rank();
+    const int64_t axis = rank - axis_from_end;
+    const bool has_axis = axis >= 0 && axis < rank;
+    const int64_t per_index = has_axis ? x.shape()[static_cast<std::size_t>(axis)] : 1;
+    int64_t inner = 1;
+    for (int64_t d = has_axis ? axis + 1 : rank; d < rank; ++d) inner *= x.shape()[static_cast<std::size_t>(d)];
+    if (zero_point->numel() == 1) {
+        const int32_t z = value(*zero_point, 0);
+        for (int64_t i = 0; i < count; ++i) out[i] = value(x, i) - z;
+    } else if (zero_point->rank() <= 1 && zero_point->numel() == per_index) {
+        for (int64_t i = 0; i < count; ++i) out[i] = value(x, i) - value(*zero_point, (i / inner) % per_index);
+    } else {
+        throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() + "): input " + name +
+                               " must be a scalar or hold one value per " + (axis_from_end == 2 ? "row of A" : "column of B") +
+                               "\nNote: " + name + " shape = " + shape_to_string(zero_point->shape()));
+    }
+    return result;
+}
+
+class MatMulIntegerKernel final : public Kernel {
+public:
+    explicit MatMulIntegerKernel(const NodeInfo&) {}
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& a = context.required_input(0);
+        const Tensor& b = context.required_input(1);
+        for (const Tensor* t : {&a, &b}) {
+            if (t->dtype() != DataType::kInt8 && t->dtype() != DataType::kUInt8) {
+                onednn::fail_dtype(node, t == &a ? "input A" : "input B", t->dtype(), "int8, uint8");
+            }
+        }
+        const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+        // A's rows are its second-to-last dim (a 1-D A is a single row); B's columns its last dim.
+        const Tensor a32 = subtract_zero_point(node, a, context.input(2), a.rank() == 1 ? 0 : 2, "a_zero_point");
+        const Tensor b32 = subtract_zero_point(node, b, context.input(3), b.rank() == 1 ? 0 : 1, "b_zero_point");
+        Tensor& y = context.allocate_output(0, DataType::kInt32, s.output);
+        if (y.numel() == 0 || s.k == 0) return;
+        batched_naive_matmul<int32_t>(s, a32.data_as<int32_t>(), b32.data_as<int32_t>(), y.data_as<int32_t>(),
+                                      context.num_threads());
+    }
+};
+
+// ---- Gemm ---------------------------------------------------------------------------------------------
+
+class GemmKernel final : public Kernel {
+public:
+    explicit GemmKernel(const NodeInfo& node) : activation_(node) {
+        trans_a_ = read_flag(node, "transA");
+        trans_b_ = read_flag(node, "transB");
+        alpha_ = node.attr_float("alpha", 1.0f);
+        beta_ = node.attr_float("beta", 1.0f);
+        if (node.opset() < 7 && node.attr_int("broadcast", 0) == 0 && node.has_attr("broadcast")) {
+            // Gemm-1..6 without broadcast: C must be (M, N); checked when the shapes are known.
+            strict_c_ = true;
+        }
+        for (std::size_t i = 0; i < 2; ++i) {
+            const Tensor* operand = node.constant_input(i);
+            if (operand != nullptr && operand->rank() != 2) {
+                node.fail(std::string("input ") + (i == 0 ? "A" : "B") + " must be a matrix (rank 2)\nNote: shape = " +
+                          shape_to_string(operand->shape()));
+            }
+        }
+        const Tensor* b = node.constant_input(1);
+        if (b != nullptr && b->dtype() == DataType::kFloat32) constant_b_ = *b;
+        if (b != nullptr && is_half_type(b->dtype())) constant_b_ = b->cast(DataType::kFloat32);
+    }
+
+    static bool read_flag(const NodeInfo& node, const char* name) {
+        const int64_t value = node.attr_int(name, 0);
+        if (value != 0 && value != 1) node.fail(std::string("attribute '") + name + "' must be 0 or 1\nNote: " + name + " = " + std::to_string(value));
+        return value == 1;
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& a = context.required_input(0);
+        const Tensor& b = context.required_input(1);
+        const Tensor* c = context.input(2);
+        if (c != nullptr && !c->defined()) c = nullptr;
+        const DataType dtype = a.dtype();
+        if (b.dtype() != dtype || (c != nullptr && c->dtype() != dtype)) {
+            node.fail("inputs must share one data type\nNote: A is " + std::string(dtype_name(dtype)) + ", B is " +
+                      std::string(dtype_name(b.dtype())) +
+                      (c != nullptr ? ", C is " + std::string(dtype_name(c->dtype())) : std::string()));
+        }
+        if (!is_supported_type(dtype)) onednn::fail_dtype(node, "input A", dtype, kMatMulTypes);
+        if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
+        if (a.rank() != 2 || b.rank() != 2) {
+            node.fail("inputs A and B must be matrices (rank 2)\nNote: A shape = " + shape_to_string(a.shape()) +
+                      ", B shape = " + shape_to_string(b.shape()));
+        }
+        const int64_t m = trans_a_ ? a.shape()[1] : a.shape()[0];
+        const int64_t k = trans_a_ ? a.shape()[0] : a.shape()[1];
+        const int64_t kb = trans_b_ ? b.shape()[1] : b.shape()[0];
+        const int64_t n = trans_b_ ? b.shape()[0] : b.shape()[1];
+        if (k != kb) {
+            node.fail("inner dimensions do not match (transA = " + std::to_string(trans_a_) + ", transB = " +
+                      std::to_string(trans_b_) + ")\nNote: A shape = " + shape_to_string(a.shape()) +
+                      ", B shape = " + shape_to_string(b.shape()));
+        }
+        Shape c_shape;
+        if (c != nullptr) {
+            c_shape = c->shape();
+            const Shape full = {m, n};
+            bool ok = c_shape.size() <= 2;
+            for (std::size_t i = 0; ok && i < c_shape.size(); ++i) {
+                const int64_t dim = c_shape[c_shape.size() - 1 - i];
+                const int64_t want = full[1 - i];
+                ok = dim == want || (dim == 1 && !strict_c_);
+            }
+            if (strict_c_ && c_shape.size() != 2) ok = false;
+            if (!ok) {
+                node.fail("input C cannot be broadcast to (M, N) = " + shape_to_string(full) + "\nNote: C shape = " +
+                          shape_to_string(c_shape));
+            }
+        }
+        const Shape out_shape = {m, n};
+        const int threads = context.num_threads();
+        if (is_half_type(dtype)) {
+            const Tensor a32 = a.cast(DataType::kFloat32);
+            const Tensor b32 = constant_b_.defined() ? constant_b_ : b.cast(DataType::kFloat32);
+            std::optional<Tensor> c32;
+            if (c != nullptr) c32 = c->cast(DataType::kFloat32);
+            Tensor y32(DataType::kFloat32, out_shape);
+            run_float(a32, b32, c32 ? &*c32 : nullptr, y32, m, k, n, threads);
+            context.set_output(0, y32.cast(dtype));
+            return;
+        }
+        Tensor& y = context.allocate_output(0, dtype, out_shape);
+        if (y.numel() == 0) return;
+        switch (dtype) {
+            case DataType::kFloat32: run_float(a, b, c, y, m, k, n, threads); break;
+            case DataType::kFloat64:
+                run_naive<double>(a, b, c, y, m, k, n, threads);
+                activation_.apply_in_place(y, threads);
+                break;
+            case DataType::kInt32: run_naive<int32_t>(a, b, c, y, m, k, n, threads); break;
+            case DataType::kInt64: run_naive<int64_t>(a, b, c, y, m, k, n, threads); break;
+            case DataType::kUInt32: run_naive<uint32_t>(a, b, c, y, m, k, n, threads); break;
+            case DataType::kUInt64: run_naive<uint64_t>(a, b, c, y, m, k, n, threads); break;
+            default: break;
+        }
+    }
+
+private:
+    /// y[i, j] = scale * C broadcast to (m, n).
+    template <typename T>
+    static void fill_with_c(const Tensor& c, double scale, int64_t m, int64_t n, T* y, int threads) {
+        const Shape& cs = c.shape();
+        const int64_t c_rows = cs.size() == 2 ? cs[0] : 1;
+        const int64_t c_cols = cs.empty() ? 1 : cs.back();
+        const T* cp = c.data_as<T>();
+        onednn::parallel_for(m, threads, n, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                const T* row = cp + (c_rows == 1 ? 0 : i) * c_cols;
+                for (int64_t j = 0; j < n; ++j) {
+                    const T value = row[c_cols == 1 ? 0 : j];
+                    y[i * n + j] = scale == 1.0 ? value : static_cast<T>(scale * static_cast<double>(value));
+                }
+            }
+        });
+    }
+
+    template <typename T>
+    void run_naive(const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t m, int64_t k, int64_t n,
+                   int threads) const {
+        const int64_t a_cols = a.shape()[1];
+        const int64_t b_cols = b.shape()[1];
+        const MatrixView<T> av = trans_a_ ? MatrixView<T>{a.data_as<T>(), 1, a_cols} : MatrixView<T>{a.data_as<T>(), a_cols, 1};
+        const MatrixView<T> bv = trans_b_ ? MatrixView<T>{b.data_as<T>(), 1, b_cols} : MatrixView<T>{b.data_as<T>(), b_cols, 1};
+        T* yp = y.data_as<T>();
+        naive_matmul<T>(m, n, k, av, bv, yp, threads);
+        const bool use_c = c != nullptr && beta_ != 0.0f;
+        if (alpha_ == 1.0f && (!use_c || beta_ == 1.0f)) {
+            if (!use_c) return;
+            Tensor c_full(y.dtype(), y.shape());
+            fill_with_c<T>(*c, 1.0, m, n, c_full.data_as<T>(), threads);
+            const T* cf = c_full.data_as<T>();
+            using Acc = typename WrapType<T>::type;
+            for (int64_t i = 0; i < m * n; ++i) yp[i] = static_cast<T>(static_cast<Acc>(yp[i]) + static_cast<Acc>(cf[i]));
+            return;
+        }
+        // General alpha/beta: combine in double (numpy promotes to float64 here too).
+        Tensor c_full(DataType::kFloat64, y.shape());
+        if (use_c) {
+            const Tensor c64 = c->cast(DataType::kFloat64);
+            fill_with_c<double>(c64, static_cast<double>(beta_), m, n, c_full.data_as<double>(), threads);
+        }
+        const double* cf = c_full.data_as<double>();
+        for (int64_t i = 0; i < m * n; ++i) {
+            yp[i] = static_cast<T>(static_cast<double>(alpha_) * static_cast<double>(yp[i]) + cf[i]);
+        }
+    }
+
+    void run_float(const Tensor& a, const Tensor& b, const Tensor* c, Tensor& y, int64_t m, int64_t k, int64_t n,
+                   int threads) const {
+        float* yp = y.data_as<float>();
+        const bool use_c = c != nullptr && beta_ != 0.0f;
+        if (use_c) fill_with_c<float>(*c, static_cast<double>(beta_), m, n, yp, threads);
+        if (k == 0 || alpha_ == 0.0f) {
+            if (!use_c) std::fill(yp, yp + m * n, 0.0f);
+            activation_.apply_in_place(y, threads);
+            return;
+        }
+        threads = onednn::resolve_threads(threads);
+        onednn::ThreadScope scope(threads);
+        const bool packed = constant_b_.defined();
+        Shape key = {m, k, n, use_c ? 1 : 0, threads};
+        auto plan = cache_.get(key, [&] {
+            const auto a_desc = trans_a_ ? strided_desc({m, k}, {1, m}) : strided_desc({m, k}, {k, 1});
+            const auto b_desc = trans_b_ ? strided_desc({k, n}, {1, k}) : strided_desc({k, n}, {n, 1});
+            return make_matmul_plan(a_desc, b_desc, onednn::plain_desc({m, n}), packed, alpha_, use_c, activation_);
+        });
+        if (plan != nullptr) {
+            run_matmul_plan(*plan, a.data(), packed ? constant_b_.data() : b.data(), yp, packed ? &packed_b_ : nullptr);
+            return;
+        }
+        // oneDNN refused: plain loop, then alpha * AB + (beta * C already in y).
+        Tensor product(DataType::kFloat32, {m, n});
+        const int64_t a_cols = a.shape()[1];
+        const int64_t b_cols = b.shape()[1];
+        naive_matmul<float>(m, n, k,
+                            trans_a_ ? MatrixView<float>{a.data_as<float>(), 1, a_cols} : MatrixView<float>{a.data_as<float>(), a_cols, 1},
+                            trans_b_ ? MatrixView<float>{b.data_as<float>(), 1, b_cols} : MatrixView<float>{b.data_as<float>(), b_cols, 1},
+                            product.data_as<float>(), threads);
+        const float* pp = product.data_as<float>();
+        for (int64_t i = 0; i < m * n; ++i) yp[i] = alpha_ * pp[i] + (use_c ? yp[i] : 0.0f);
+        activation_.apply_in_place(y, threads);
+    }
+
+    bool trans_a_ = false;
+    bool trans_b_ = false;
+    float alpha_ = 1.0f;
+    float beta_ = 1.0f;
+    bool strict_c_ = false;
+    onednn::FusedActivation activation_;
+    Tensor constant_b_;
+    onednn::PackedWeights packed_b_;
+    onednn::PrimitiveCache<DnnlMatmulPlan> cache_;
+};
+
+}  // namespace
+
+void register_matmul_ops(OpRegistry& registry) {
+    registry.add("", "MatMul", 1, kMaxOpset, make_factory<MatMulKernel>());
+    registry.add("", "Gemm", 1, kMaxOpset, make_factory<GemmKernel>());
+    registry.add("", "MatMulInteger", 10, kMaxOpset, make_factory<MatMulIntegerKernel>());
+}
 
 }  // namespace polygraphy::ref

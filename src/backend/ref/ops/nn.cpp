@@ -1,7 +1,574 @@
+// Softmax, LogSoftmax, Hardmax and the normalizations: BatchNormalization (inference),
+// LayerNormalization, InstanceNormalization, GroupNormalization, LRN. (MeanVarianceNormalization and
+// LpNormalization live with the elementwise family.)
+// float32 Softmax/LogSoftmax use oneDNN (vectorized exp); statistics accumulate in double.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 
 namespace polygraphy::ref {
+namespace {
 
-void register_nn_ops(OpRegistry& /*registry*/) {}
+const char* const kFloatTypes = "float32, float64, float16, bfloat16";
+
+bool is_float_type(DataType dtype) {
+    return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 || dtype == DataType::kFloat16 ||
+           dtype == DataType::kBFloat16;
+}
+
+void require_float(const NodeInfo& node, const Tensor& tensor, const char* what) {
+    if (!is_float_type(tensor.dtype())) onednn::fail_dtype(node, what, tensor.dtype(), kFloatTypes);
+}
+
+int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
+    int64_t result = 1;
+    for (std::size_t i = begin; i < end; ++i) result *= shape[i];
+    return result;
+}
+
+/// Normalizes `axis` into [0, rank) (or [0, rank] when `allow_rank`); fails naming the attribute.
+int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank, const char* name = "axis") {
+    if (axis < -rank || axis >= rank) {
+        node.fail(std::string("attribute '") + name + "' is out of range for an input of rank " + std::to_string(rank) +
+                  "\nNote: " + name + " = " + std::to_string(axis) + ", allowed [" + std::to_string(-rank) + ", " +
+                  std::to_string(rank - 1) + "]");
+    }
+    return axis < 0 ? axis + rank : axis;
+}
+
+/// Runs `body(x32, y32)` on float32 data and returns the result in x's dtype: float32 tensors are
+/// used directly, float16/bfloat16 go through a float32 copy. (float64 is handled by callers.)
+template <typename Body>
+void in_float32(KernelContext& context, const Tensor& x, const Shape& out_shape, Body&& body) {
+    if (x.dtype() == DataType::kFloat32) {
+        Tensor& y = context.allocate_output(0, DataType::kFloat32, out_shape);
+        body(x, y);
+        return;
+    }
+    const Tensor x32 = x.cast(DataType::kFloat32);
+    Tensor y32(DataType::kFloat32, out_shape);
+    body(x32, y32);
+    context.set_output(0, y32.cast(x.dtype()));
+}
+
+// ---- Softmax / LogSoftmax / Hardmax --------------------------------------------------------------------
+
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
+
+/// The softmax problem as [outer, length, inner]: normalize over `length` with elements `inner` apart.
+struct SoftmaxView {
+    int64_t outer;
+    int64_t length;
+    int64_t inner;
+};
+
+template <typename T>
+void softmax_loop(SoftmaxKind kind, const SoftmaxView& v, const T* x, T* y, int threads) {
+    onednn::parallel_for(v.outer * v.inner, threads, v.length * 8, [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+            const int64_t base = (row / v.inner) * v.length * v.inner + row % v.inner;
+            const T* xr = x + base;
+            T* yr = y + base;
+            if (kind == SoftmaxKind::kHardmax) {
+                int64_t best = 0;
+                for (int64_t i = 1; i < v.length; ++i) {
+                    if (xr[i * v.inner] > xr[best * v.inner]) best = i;
+                }
+                for (int64_t i = 0; i < v.length; ++i) yr[i * v.inner] = static_cast<T>(i == best ? 1 : 0);
+                continue;
+            }
+            double max_value = -std::numeric_limits<double>::infinity();
+            for (int64_t i = 0; i < v.length; ++i) max_value = std::max(max_value, static_cast<double>(xr[i * v.inner]));
+            double sum = 0;
+            for (int64_t i = 0; i < v.length; ++i) sum += std::exp(static_cast<double>(xr[i * v.inner]) - max_value);
+            const double log_sum = std::log(sum);
+            for (int64_t i = 0; i < v.length; ++i) {
+                const double shifted = static_cast<double>(xr[i * v.inner]) - max_value;
+                yr[i * v.inner] = static_cast<T>(kind == SoftmaxKind::kSoftmax ? std::exp(shifted) / sum : shifted - log_sum);
+            }
+        }
+    });
+}
+
+struct DnnlSoftmaxPlan {
+    dnnl::softmax_v2_forward primitive;
+    dnnl::memory::desc desc;
+};
+
+class SoftmaxKernel final : public Kernel {
+public:
+    SoftmaxKernel(const NodeInfo& node, SoftmaxKind kind) : kind_(kind), legacy_(node.opset() < 13) {
+        axis_ = node.attr_int("axis", legacy_ ? 1 : -1);
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        require_float(node, x, "input");
+        const Shape& shape = x.shape();
+        const int64_t rank = x.rank();
+        if (rank == 0) node.fail("input must have rank >= 1");
+        const int64_t axis = normalize_axis(node, axis_, rank);
+        SoftmaxView view;
+        view.outer = product(shape, 0, static_cast<std::size_t>(axis));
+        if (legacy_) {
+            // Opset < 13: the input is coerced to 2-D [outer, rest] and normalized over `rest`.
+            view.length = product(shape, static_cast<std::size_t>(axis), shape.size());
+            view.inner = 1;
+        } else {
+            view.length = shape[static_cast<std::size_t>(axis)];
+            view.inner = product(shape, static_cast<std::size_t>(axis) + 1, shape.size());
+        }
+        const int threads = context.num_threads();
+        if (x.numel() == 0) {
+            context.allocate_output(0, x.dtype(), shape);
+            return;
+        }
+        if (x.dtype() == DataType::kFloat64) {
+            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            softmax_loop<double>(kind_, view, x.data_as<double>(), y.data_as<double>(), threads);
+            return;
+        }
+        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) {
+            if (kind_ == SoftmaxKind::kHardmax || !run_dnnl(view, x32, y32, threads)) {
+                softmax_loop<float>(kind_, view, x32.data_as<float>(), y32.data_as<float>(), threads);
+            }
+        });
+    }
+
+private:
+    bool run_dnnl(const SoftmaxView& view, const Tensor& x, Tensor& y, int threads) const {
+        threads = onednn::resolve_threads(threads);
+        onednn::ThreadScope scope(threads);
+        auto plan = cache_.get({view.outer, view.length, view.inner, threads}, [&]() -> std::shared_ptr<const DnnlSoftmaxPlan> {
+            auto plan = std::make_shared<DnnlSoftmaxPlan>();
+            plan->desc = view.inner == 1 ? onednn::plain_desc({view.outer, view.length})
+                                         : onednn::plain_desc({view.outer, view.length, view.inner});
+            try {
+                const auto algorithm = kind_ == SoftmaxKind::kSoftmax ? dnnl::algorithm::softmax_accurate
+                                                                      : dnnl::algorithm::softmax_log;
+                dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, plan->desc, plan->desc, 1);
+                plan->primitive = dnnl::softmax_v2_forward(dnnl::softmax_v2_forward::primitive_desc(desc, onednn::cpu_engine()));
+            } catch (const dnnl::error&) {
+                return nullptr;
+            }
+            return plan;
+        });
+        if (plan == nullptr) return false;
+        onednn::execute(plan->primitive, {{DNNL_ARG_SRC, onednn::wrap_memory(plan->desc, x.data())},
+                                          {DNNL_ARG_DST, onednn::wrap_memory(plan->desc, y.data())}});
+        return true;
+    }
+
+    SoftmaxKind kind_;
+    bool legacy_;
+    int64_t axis_;
+    onednn::PrimitiveCache<DnnlSoftmaxPlan> cache_;
+};
+
+// ---- per-channel helpers -------------------------------------------------------------------------------
+
+/// A parameter tensor as float64 values, checked to have `count` elements.
+std::vector<double> read_param(const NodeInfo& node, const Tensor& tensor, const char* name, int64_t count,
+                               const std::string& expected) {
+    if (!is_float_type(tensor.dtype())) onednn::fail_dtype(node, std::string("input ") + name, tensor.dtype(), kFloatTypes);
+    if (tensor.numel() != count) {
+        node.fail(std::string("input ") + name + " must have " + expected + " (" + std::to_string(count) +
+                  " values)\nNote: " + name + " shape = " + shape_to_string(tensor.shape()));
+    }
+    const Tensor values = tensor.cast(DataType::kFloat64);
+    return std::vector<double>(values.data_as<double>(), values.data_as<double>() + count);
+}
+
+/// y = x * a[channel] + b[channel] for x viewed as [outer, channels, inner].
+template <typename T>
+void channel_affine(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const std::vector<double>& a,
+                    const std::vector<double>& b, int threads) {
+    onednn::parallel_for(outer * channels, threads, inner, [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+            const std::size_t c = static_cast<std::size_t>(row % channels);
+            const T scale = static_cast<T>(a[c]);
+            const T shift = static_cast<T>(b[c]);
+            const T* xr = x + row * inner;
+            T* yr = y + row * inner;
+            for (int64_t i = 0; i < inner; ++i) yr[i] = xr[i] * scale + shift;
+        }
+    });
+}
+
+/// Mean and 1/sqrt(var + epsilon) of `count` contiguous values (two passes in double).
+template <typename T>
+std::pair<double, double> moments(const T* x, int64_t count, double epsilon) {
+    if (count == 0) return {0.0, 1.0 / std::sqrt(epsilon)};
+    const double mean = onednn::lane_sum(x, count) / static_cast<double>(count);
+    const double squares = onednn::lane_fold<double>(
+        x, count, 0.0,
+        [mean](T v) {
+            const double d = static_cast<double>(v) - mean;
+            return d * d;
+        },
+        [](double a, double b) { return a + b; });
+    return {mean, 1.0 / std::sqrt(squares / static_cast<double>(count) + epsilon)};
+}
+
+// ---- BatchNormalization -------------------------------------------------------------------------------
+
+class BatchNormKernel final : public Kernel {
+public:
+    explicit BatchNormKernel(const NodeInfo& node) {
+        epsilon_ = node.attr_float("epsilon", 1e-5f);
+        if (node.opset() >= 14) {
+            const int64_t training = node.attr_int("training_mode", 0);
+            if (training != 0) {
+                throw UnsupportedError("Node '" + node.name() +
+                                       "' (BatchNormalization): attribute 'training_mode' must be 0 (inference)\nNote: training_mode = " +
+                                       std::to_string(training));
+            }
+        }
+        if (node.opset() < 9) {
+            const int64_t spatial = node.attr_int("spatial", 1);
+            if (spatial != 0 && spatial != 1) node.fail("attribute 'spatial' must be 0 or 1\nNote: spatial = " + std::to_string(spatial));
+            spatial_ = spatial == 1;
+        }
+        const auto& outputs = node.proto().output();
+        for (int i = 1; i < outputs.size(); ++i) {
+            if (!outputs[i].empty()) {
+                throw UnsupportedError("Node '" + node.name() +
+                                       "' (BatchNormalization): only inference is supported, but output " +
+                                       std::to_string(i) + " ('" + outputs[i] + "') of training mode is requested");
+            }
+        }
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        require_float(node, x, "input X");
+        if (x.rank() < 1) node.fail("input X must have rank >= 1");
+        const Shape& shape = x.shape();
+        const int64_t outer = shape[0];
+        const int64_t channels = spatial_ ? (x.rank() > 1 ? shape[1] : 1) : product(shape, 1, shape.size());
+        const int64_t inner = spatial_ ? (x.rank() > 2 ? product(shape, 2, shape.size()) : 1) : 1;
+        const std::string expected = spatial_ ? "one value per channel" : "the shape of X without N";
+        const auto scale = read_param(node, context.required_input(1), "scale", channels, expected);
+        const auto bias = read_param(node, context.required_input(2), "B", channels, expected);
+        const auto mean = read_param(node, context.required_input(3), "input_mean", channels, expected);
+        const auto var = read_param(node, context.required_input(4), "input_var", channels, expected);
+        std::vector<double> a(static_cast<std::size_t>(channels));
+        std::vector<double> b(static_cast<std::size_t>(channels));
+        for (std::size_t c = 0; c < a.size(); ++c) {
+            a[c] = scale[c] / std::sqrt(var[c] + static_cast<double>(epsilon_));
+            b[c] = bias[c] - mean[c] * a[c];
+        }
+        const int threads = context.num_threads();
+        if (x.dtype() == DataType::kFloat64) {
+            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            channel_affine<double>(x.data_as<double>(), y.data_as<double>(), outer, channels, inner, a, b, threads);
+            return;
+        }
+        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) {
+            channel_affine<float>(x32.data_as<float>(), y32.data_as<float>(), outer, channels, inner, a, b, threads);
+        });
+    }
+
+private:
+    float epsilon_ = 1e-5f;
+    bool spatial_ = true;
+};
+
+// ---- LayerNormalization -------------------------------------------------------------------------------
+
+/// `param` broadcast (numpy, unidirectional) to `shape`, as float64 values.
+std::vector<double> broadcast_param(const NodeInfo& node, const Tensor& param, const Shape& shape, const char* name) {
+    if (!is_float_type(param.dtype())) onednn::fail_dtype(node, std::string("input ") + name, param.dtype(), kFloatTypes);
+    const Shape& ps = param.shape();
+    bool ok = ps.size() <= shape.size();
+    for (std::size_t i = 0; ok && i < ps.size(); ++i) {
+        const int64_t dim = ps[ps.size() - 1 - i];
+        ok = dim == 1 || dim == shape[shape.size() - 1 - i];
+    }
+    if (!ok) {
+        node.fail(std::string("input ") + name + " cannot be broadcast to the normalized shape " + shape_to_string(shape) +
+                  "\nNote: " + name + " shape = " + shape_to_string(ps));
+    }
+    const Tensor values = param.cast(DataType::kFloat64);
+    const int64_t count = shape_volume(shape);
+    std::vector<double> out(static_cast<std::size_t>(count));
+    const std::size_t offset = shape.size() - ps.size();
+    for (int64_t i = 0; i < count; ++i) {
+        int64_t rest = i;
+        int64_t source = 0;
+        int64_t stride = 1;
+        for (std::size_t d = shape.size(); d-- > offset;) {
+            const int64_t index = rest % shape[d];
+            rest /= shape[d];
+            const int64_t pdim = ps[d - offset];
+            if (pdim != 1) source += index * stride;
+            stride *= pdim;
+        }
+        out[static_cast<std::size_t>(i)] = values.data_as<double>()[source];
+    }
+    return out;
+}
+
+class LayerNormKernel final : public Kernel {
+public:
+    explicit LayerNormKernel(const NodeInfo& node) {
+        axis_ = node.attr_int("axis", -1);
+        epsilon_ = node.attr_float("epsilon", 1e-5f);
+        const int64_t stash = node.attr_int("stash_type", 1);
+        if (stash != 1) {
+            throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() +
+                                   "): attribute 'stash_type' must be 1 (float32)\nNote: stash_type = " + std::to_string(stash));
+        }
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        require_float(node, x, "input X");
+        const Shape& shape = x.shape();
+        if (x.rank() == 0) node.fail("input X must have rank >= 1");
+        const int64_t axis = normalize_axis(node, axis_, x.rank());
+        const Shape normalized(shape.begin() + axis, shape.end());
+        const int64_t rows = product(shape, 0, static_cast<std::size_t>(axis));
+        const int64_t length = shape_volume(normalized);
+        const auto scale = broadcast_param(node, context.required_input(1), normalized, "Scale");
+        const Tensor* b = context.input(2);
+        const auto bias = (b != nullptr && b->defined()) ? broadcast_param(node, *b, normalized, "B")
+                                                         : std::vector<double>(static_cast<std::size_t>(length), 0.0);
+        Shape stat_shape = shape;
+        for (std::size_t d = static_cast<std::size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
+        float* mean_out = nullptr;
+        float* inv_out = nullptr;
+        if (context.num_outputs() > 1 && !node.proto().output(1).empty()) {
+            mean_out = context.allocate_output(1, DataType::kFloat32, stat_shape).data_as<float>();
+        }
+        if (context.num_outputs() > 2 && !node.proto().output(2).empty()) {
+            inv_out = context.allocate_output(2, DataType::kFloat32, stat_shape).data_as<float>();
+        }
+        const int threads = context.num_threads();
+        const double epsilon = static_cast<double>(epsilon_);
+        auto run = [&](auto tag, const Tensor& xt, Tensor& yt) {
+            using T = decltype(tag);
+            const T* xp = xt.template data_as<T>();
+            T* yp = yt.template data_as<T>();
+            const std::vector<T> scale_t(scale.begin(), scale.end());
+            const std::vector<T> bias_t(bias.begin(), bias.end());
+            onednn::parallel_for(rows, threads, length * 4, [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                    const auto [mean, inv] = moments(xp + r * length, length, epsilon);
+                    if (mean_out != nullptr) mean_out[r] = static_cast<float>(mean);
+                    if (inv_out != nullptr) inv_out[r] = static_cast<float>(inv);
+                    // y = x * (inv * scale) + (bias - mean * inv * scale), in T.
+                    const T* xr = xp + r * length;
+                    T* yr = yp + r * length;
+                    const T* sc = scale_t.data();
+                    const T* bi = bias_t.data();
+                    const T inv_t = static_cast<T>(inv);
+                    const T mean_t = static_cast<T>(mean);
+                    for (int64_t i = 0; i < length; ++i) yr[i] = (xr[i] - mean_t) * inv_t * sc[i] + bi[i];
+                }
+            });
+        };
+        if (x.dtype() == DataType::kFloat64) {
+            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            run(double{}, x, y);
+            return;
+        }
+        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) { run(float{}, x32, y32); });
+    }
+
+private:
+    int64_t axis_ = -1;
+    float epsilon_ = 1e-5f;
+};
+
+// ---- InstanceNormalization / GroupNormalization ---------------------------------------------------------
+
+/// Normalizes x viewed as [N, groups, group_size] where each group holds `channels_per_group`
+/// channels of `spatial` values; scale/bias are per channel.
+template <typename T>
+void group_normalize(const T* x, T* y, int64_t batch, int64_t groups, int64_t channels_per_group, int64_t spatial,
+                     const std::vector<double>& scale, const std::vector<double>& bias, double epsilon, int threads) {
+    const int64_t group_size = channels_per_group * spatial;
+    onednn::parallel_for(batch * groups, threads, group_size * 4, [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+            const int64_t group = row % groups;
+            const T* xr = x + row * group_size;
+            T* yr = y + row * group_size;
+            const auto [mean, inv] = moments(xr, group_size, epsilon);
+            for (int64_t c = 0; c < channels_per_group; ++c) {
+                const std::size_t channel = static_cast<std::size_t>(group * channels_per_group + c);
+                const double a = inv * scale[channel];
+                const double b = bias[channel] - mean * a;
+                for (int64_t i = 0; i < spatial; ++i) {
+                    yr[c * spatial + i] = static_cast<T>(static_cast<double>(xr[c * spatial + i]) * a + b);
+                }
+            }
+        }
+    });
+}
+
+class GroupNormKernel final : public Kernel {
+public:
+    /// Instance normalization is group normalization with one group per channel.
+    GroupNormKernel(const NodeInfo& node, bool instance) : instance_(instance) {
+        epsilon_ = node.attr_float("epsilon", 1e-5f);
+        if (!instance_) {
+            if (!node.has_attr("num_groups")) node.fail("attribute 'num_groups' is required");
+            num_groups_ = node.attr_int("num_groups", 1);
+            if (num_groups_ < 1) node.fail("attribute 'num_groups' must be >= 1\nNote: num_groups = " + std::to_string(num_groups_));
+            const int64_t stash = node.attr_int("stash_type", 1);
+            if (stash != 1) {
+                throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() +
+                                       "): attribute 'stash_type' must be 1 (float32)\nNote: stash_type = " + std::to_string(stash));
+            }
+        }
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        require_float(node, x, "input X");
+        if (x.rank() < 2) node.fail("input X must have rank >= 2 (N, C, ...)\nNote: X shape = " + shape_to_string(x.shape()));
+        const Shape& shape = x.shape();
+        const int64_t batch = shape[0];
+        const int64_t channels = shape[1];
+        const int64_t spatial = product(shape, 2, shape.size());
+        const int64_t groups = instance_ ? channels : num_groups_;
+        if (channels % groups != 0) {
+            node.fail("the channel count (" + std::to_string(channels) + ") is not divisible by attribute 'num_groups' (" +
+                      std::to_string(groups) + ")");
+        }
+        const int64_t per_group = channels / groups;
+        std::vector<double> scale;
+        std::vector<double> bias;
+        const Tensor& scale_t = context.required_input(1);
+        const Tensor& bias_t = context.required_input(2);
+        if (!instance_ && scale_t.numel() == groups && groups != channels) {
+            // GroupNormalization-18: one scale/bias per group.
+            const auto gs = read_param(node, scale_t, "scale", groups, "one value per group or per channel");
+            const auto gb = read_param(node, bias_t, "bias", groups, "one value per group or per channel");
+            for (int64_t c = 0; c < channels; ++c) {
+                scale.push_back(gs[static_cast<std::size_t>(c / per_group)]);
+                bias.push_back(gb[static_cast<std::size_t>(c / per_group)]);
+            }
+        } else {
+            const std::string expected = instance_ ? "one value per channel" : "one value per group or per channel";
+            scale = read_param(node, scale_t, "scale", channels, expected);
+            bias = read_param(node, bias_t, instance_ ? "B" : "bias", channels, expected);
+        }
+        const int threads = context.num_threads();
+        const double epsilon = static_cast<double>(epsilon_);
+        if (x.dtype() == DataType::kFloat64) {
+            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            group_normalize<double>(x.data_as<double>(), y.data_as<double>(), batch, groups, per_group, spatial, scale,
+                                    bias, epsilon, threads);
+            return;
+        }
+        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) {
+            group_normalize<float>(x32.data_as<float>(), y32.data_as<float>(), batch, groups, per_group, spatial, scale,
+                                   bias, epsilon, threads);
+        });
+    }
+
+private:
+    bool instance_;
+    float epsilon_ = 1e-5f;
+    int64_t num_groups_ = 1;
+};
+
+// ---- LRN ----------------------------------------------------------------------------------------------
+
+class LrnKernel final : public Kernel {
+public:
+    explicit LrnKernel(const NodeInfo& node) {
+        if (!node.has_attr("size")) node.fail("attribute 'size' is required");
+        size_ = node.attr_int("size", 1);
+        if (size_ < 1) node.fail("attribute 'size' must be >= 1\nNote: size = " + std::to_string(size_));
+        alpha_ = node.attr_float("alpha", 1e-4f);
+        beta_ = node.attr_float("beta", 0.75f);
+        bias_ = node.attr_float("bias", 1.0f);
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        require_float(node, x, "input X");
+        if (x.rank() < 2) node.fail("input X must have rank >= 2 (N, C, ...)\nNote: X shape = " + shape_to_string(x.shape()));
+        const Shape& shape = x.shape();
+        const int64_t batch = shape[0];
+        const int64_t channels = shape[1];
+        const int64_t spatial = product(shape, 2, shape.size());
+        const int64_t before = (size_ - 1) / 2;  // floor((size - 1) / 2) channels before, ceil after
+        const int64_t after = size_ - 1 - before;
+        const double alpha_over_size = static_cast<double>(alpha_) / static_cast<double>(size_);
+        auto run = [&](auto tag, const Tensor& xt, Tensor& yt) {
+            using T = decltype(tag);
+            const T* xp = xt.template data_as<T>();
+            T* yp = yt.template data_as<T>();
+            onednn::parallel_for(batch * channels, context.num_threads(), spatial * size_, [&](int64_t begin, int64_t end) {
+                for (int64_t row = begin; row < end; ++row) {
+                    const int64_t n = row / channels;
+                    const int64_t c = row % channels;
+                    const int64_t lo = std::max<int64_t>(0, c - before);
+                    const int64_t hi = std::min<int64_t>(channels - 1, c + after);
+                    for (int64_t i = 0; i < spatial; ++i) {
+                        double square_sum = 0;
+                        for (int64_t k = lo; k <= hi; ++k) {
+                            const double v = static_cast<double>(xp[(n * channels + k) * spatial + i]);
+                            square_sum += v * v;
+                        }
+                        const double denom = std::pow(static_cast<double>(bias_) + alpha_over_size * square_sum,
+                                                      static_cast<double>(beta_));
+                        yp[row * spatial + i] = static_cast<T>(static_cast<double>(xp[row * spatial + i]) / denom);
+                    }
+                }
+            });
+        };
+        if (x.dtype() == DataType::kFloat64) {
+            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            run(double{}, x, y);
+            return;
+        }
+        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) { run(float{}, x32, y32); });
+    }
+
+private:
+    int64_t size_ = 1;
+    float alpha_ = 1e-4f;
+    float beta_ = 0.75f;
+    float bias_ = 1.0f;
+};
+
+template <SoftmaxKind kKind>
+KernelFactory softmax_factory() {
+    return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<SoftmaxKernel>(node, kKind); };
+}
+
+template <bool kInstance>
+KernelFactory group_norm_factory() {
+    return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<GroupNormKernel>(node, kInstance); };
+}
+
+}  // namespace
+
+void register_nn_ops(OpRegistry& registry) {
+    registry.add("", "Softmax", 1, kMaxOpset, softmax_factory<SoftmaxKind::kSoftmax>());
+    registry.add("", "LogSoftmax", 1, kMaxOpset, softmax_factory<SoftmaxKind::kLogSoftmax>());
+    registry.add("", "Hardmax", 1, kMaxOpset, softmax_factory<SoftmaxKind::kHardmax>());
+    registry.add("", "BatchNormalization", 1, kMaxOpset, make_factory<BatchNormKernel>());
+    registry.add("", "LayerNormalization", 17, kMaxOpset, make_factory<LayerNormKernel>());
+    registry.add("", "InstanceNormalization", 1, kMaxOpset, group_norm_factory<true>());
+    registry.add("", "GroupNormalization", 18, kMaxOpset, group_norm_factory<false>());
+    registry.add("", "LRN", 1, kMaxOpset, make_factory<LrnKernel>());
+}
 
 }  // namespace polygraphy::ref

@@ -1,7 +1,488 @@
+// MaxPool (with optional Indices), AveragePool, LpPool and their Global* forms. Pooling is
+// memory-bound: a direct loop over the plain NCHW planes (OpenMP over N*C planes, valid tap ranges
+// precomputed per output coordinate) needs no layout reorders and handles every attribute.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/window_util.h"
 
 namespace polygraphy::ref {
+namespace {
 
-void register_pool_ops(OpRegistry& /*registry*/) {}
+using window::ceil_div;
+using window::Geometry;
+using window::WindowAttrs;
+
+enum class PoolKind { kMax, kAverage, kLp };
+
+/// Window bounds of one output coordinate along one dim: taps [lo, hi) are inside the input, and
+/// `padded` taps are inside the padded input (AveragePool's count_include_pad divisor).
+struct TapRange {
+    int64_t start;  ///< input position of tap 0
+    int64_t lo;
+    int64_t hi;
+    int64_t padded;
+};
+
+std::vector<TapRange> tap_ranges(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilation,
+                                 int64_t pad_begin, int64_t pad_end) {
+    std::vector<TapRange> ranges(static_cast<std::size_t>(out));
+    for (int64_t o = 0; o < out; ++o) {
+        TapRange& r = ranges[static_cast<std::size_t>(o)];
+        r.start = o * stride - pad_begin;
+        r.lo = std::max<int64_t>(0, ceil_div(-r.start, dilation));
+        r.hi = std::min<int64_t>(kernel, ceil_div(in - r.start, dilation));
+        if (r.hi < r.lo) r.hi = r.lo;
+        const int64_t plo = std::max<int64_t>(0, ceil_div(-pad_begin - r.start, dilation));
+        const int64_t phi = std::min<int64_t>(kernel, ceil_div(in + pad_end - r.start, dilation));
+        r.padded = std::max<int64_t>(0, phi - plo);
+    }
+    return ranges;
+}
+
+/// A window of up to 3 spatial dims seen as (D, H, W); missing leading dims have size 1.
+struct Window3 {
+    int64_t in[3];
+    int64_t out[3];
+    int64_t dilation[3];
+    int64_t kernel[3];
+    int64_t stride[3];
+    int64_t pad_begin[3];
+    std::vector<TapRange> ranges[3];
+
+    explicit Window3(const Geometry& g) {
+        const std::size_t shift = 3 - g.rank();
+        for (std::size_t d = 0; d < 3; ++d) {
+            if (d < shift) {
+                in[d] = out[d] = dilation[d] = kernel[d] = stride[d] = 1;
+                pad_begin[d] = 0;
+                ranges[d] = tap_ranges(1, 1, 1, 1, 1, 0, 0);
+                continue;
+            }
+            const std::size_t s = d - shift;
+            in[d] = g.input[s];
+            out[d] = g.output[s];
+            dilation[d] = g.dilations[s];
+            kernel[d] = g.kernel[s];
+            stride[d] = g.strides[s];
+            pad_begin[d] = g.pad_begin[s];
+            ranges[d] = tap_ranges(g.input[s], g.output[s], g.kernel[s], g.strides[s], g.dilations[s], g.pad_begin[s],
+                                   g.pad_end[s]);
+        }
+    }
+    int64_t in_size() const { return in[0] * in[1] * in[2]; }
+    int64_t out_size() const { return out[0] * out[1] * out[2]; }
+};
+
+template <typename T>
+T lowest_value() {
+    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+    else return std::numeric_limits<T>::lowest();
+}
+
+/// max(best, value) where a NaN wins and stays (PyTorch max_pool semantics).
+template <typename T>
+inline bool takes_over(T value, T best) {
+    if constexpr (std::is_floating_point_v<T>) {
+        return value > best || (value != value && best == best);
+    } else {
+        return value > best;
+    }
+}
+
+/// MaxPool over planes recording, for each maximum, its flat NCHW index (column-major over the
+/// spatial dims when `column_major`; the first maximum wins ties; NaN wins like in PyTorch).
+template <typename T>
+void max_pool_with_indices(const Window3& w, int64_t planes, const T* x, T* y, int64_t* indices, bool column_major,
+                           int threads) {
+    const int64_t in_size = w.in_size();
+    const int64_t out_size = w.out_size();
+    onednn::parallel_for(planes, threads, out_size * 9, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const T* xp = x + plane * in_size;
+            T* yp = y + plane * out_size;
+            int64_t o = 0;
+            for (int64_t od = 0; od < w.out[0]; ++od) {
+                const TapRange& rd = w.ranges[0][static_cast<std::size_t>(od)];
+                for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+                    const TapRange& rh = w.ranges[1][static_cast<std::size_t>(oh)];
+                    for (int64_t ow = 0; ow < w.out[2]; ++ow, ++o) {
+                        const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
+                        T best = lowest_value<T>();
+                        int64_t best_d = -1, best_h = 0, best_w = 0;
+                        for (int64_t kd = rd.lo; kd < rd.hi; ++kd) {
+                            const int64_t id = rd.start + kd * w.dilation[0];
+                            for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
+                                const int64_t ih = rh.start + kh * w.dilation[1];
+                                const T* row = xp + (id * w.in[1] + ih) * w.in[2] + rw.start;
+                                for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
+                                    const T value = row[kw * w.dilation[2]];
+                                    if (best_d < 0 || takes_over(value, best)) {
+                                        best = value;
+                                        best_d = id;
+                                        best_h = ih;
+                                        best_w = rw.start + kw * w.dilation[2];
+                                    }
+                                }
+                            }
+                        }
+                        yp[o] = best;
+                        int64_t index = 0;
+                        if (best_d >= 0) {
+                            index = column_major ? best_d + w.in[0] * (best_h + w.in[1] * best_w)
+                                                 : (best_d * w.in[1] + best_h) * w.in[2] + best_w;
+                        }
+                        indices[plane * out_size + o] = plane * in_size + index;
+                    }
+                }
+            }
+        }
+    });
+}
+
+enum class Reduction { kMax, kSum, kSquareSum, kPowerSum };
+
+/// Pooling without indices, as two separable passes per output row: the window's input rows are
+/// first combined elementwise into one row (padded on both sides with the reduction's identity),
+/// then the output row combines that row's taps, tap by tap across the whole row. Both passes are
+/// unit- or constant-stride loops without branches, so they vectorize. Max keeps NaNs (like PyTorch);
+/// sums finish as average or Lp norm.
+template <typename T, Reduction kReduction>
+void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool count_include_pad, double p, int threads) {
+    using Acc = std::conditional_t<kReduction == Reduction::kMax, T,
+                                   std::conditional_t<std::is_same_v<T, double>, double, float>>;
+    constexpr bool kTrackNaN = kReduction == Reduction::kMax && std::is_floating_point_v<Acc>;
+    const int64_t in_size = w.in_size();
+    const int64_t out_size = w.out_size();
+    const int64_t width = w.in[2];
+    const int64_t out_width = w.out[2];
+    const int64_t stride = w.stride[2];
+    const int64_t dilation = w.dilation[2];
+    const int64_t taps = w.kernel[2];
+    const int64_t left = w.pad_begin[2];
+    // Padded row: [left identities][width values][identities up to the last tap of the last window].
+    const int64_t padded = std::max(left + width, (out_width - 1) * stride + (taps - 1) * dilation + 1);
+    const Acc identity = kReduction == Reduction::kMax ? static_cast<Acc>(lowest_value<T>()) : Acc{0};
+    // Horizontal part of each output's divisor (AveragePool).
+    std::vector<Acc> width_counts(static_cast<std::size_t>(out_width));
+    for (int64_t ow = 0; ow < out_width; ++ow) {
+        const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
+        width_counts[static_cast<std::size_t>(ow)] = static_cast<Acc>(count_include_pad ? rw.padded : rw.hi - rw.lo);
+    }
+    auto map = [p](T v) -> Acc {
+        if constexpr (kReduction == Reduction::kSquareSum) return static_cast<Acc>(v) * static_cast<Acc>(v);
+        else if constexpr (kReduction == Reduction::kPowerSum) return static_cast<Acc>(std::pow(std::abs(static_cast<double>(v)), p));
+        else return static_cast<Acc>(v);
+    };
+    onednn::parallel_for(planes, threads, out_size * 9, [&, in_size, out_size, width, out_width, stride, dilation, taps,
+                                                          left, padded, identity](int64_t begin, int64_t end) {
+        // (Sizes are captured by value so the stores below cannot alias them: the loops vectorize.)
+        std::vector<Acc> row_buffer(static_cast<std::size_t>(padded), identity);
+        std::vector<Acc> acc_buffer(static_cast<std::size_t>(out_width));
+        std::vector<int32_t> nan_buffer(static_cast<std::size_t>(out_width));
+        Acc* row = row_buffer.data();
+        Acc* inner = row + left;
+        Acc* acc = acc_buffer.data();
+        int32_t* nan = nan_buffer.data();
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const T* xp = x + plane * in_size;
+            T* yp = y + plane * out_size;
+            for (int64_t od = 0; od < w.out[0]; ++od) {
+                const TapRange& rd = w.ranges[0][static_cast<std::size_t>(od)];
+                for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+                    const TapRange& rh = w.ranges[1][static_cast<std::size_t>(oh)];
+                    // Vertical: combine the window's input rows.
+                    bool first = true;
+                    for (int64_t kd = rd.lo; kd < rd.hi; ++kd) {
+                        const int64_t id = rd.start + kd * w.dilation[0];
+                        for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
+                            const T* in_row = xp + (id * w.in[1] + rh.start + kh * w.dilation[1]) * width;
+                            if (first) {
+                                for (int64_t j = 0; j < width; ++j) inner[j] = map(in_row[j]);
+                                first = false;
+                            } else if constexpr (kReduction == Reduction::kMax) {
+                                // v > a ? v : a is maxps; a NaN in `a` survives (NaN > x is false), a
+                                // NaN in `v` is taken by the second test.
+                                for (int64_t j = 0; j < width; ++j) {
+                                    const Acc v = in_row[j];
+                                    const Acc a = inner[j];
+                                    inner[j] = (v > a || v != v) ? v : a;
+                                }
+                            } else {
+                                for (int64_t j = 0; j < width; ++j) inner[j] += map(in_row[j]);
+                            }
+                        }
+                    }
+                    if (first) std::fill(inner, inner + width, identity);
+                    // Horizontal: tap by tap over the whole output row.
+                    for (int64_t ow = 0; ow < out_width; ++ow) {
+                        acc[ow] = row[ow * stride];
+                        if constexpr (kTrackNaN) nan[ow] = acc[ow] != acc[ow];
+                    }
+                    for (int64_t k = 1; k < taps; ++k) {
+                        const Acc* tap = row + k * dilation;
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            const Acc v = tap[ow * stride];
+                            if constexpr (kReduction == Reduction::kMax) {
+                                acc[ow] = v > acc[ow] ? v : acc[ow];
+                                if constexpr (kTrackNaN) nan[ow] |= v != v;
+                            } else {
+                                acc[ow] += v;
+                            }
+                        }
+                    }
+                    T* out_row = yp + (od * w.out[1] + oh) * out_width;
+                    if constexpr (kReduction == Reduction::kMax) {
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            if constexpr (kTrackNaN) out_row[ow] = nan[ow] ? std::numeric_limits<Acc>::quiet_NaN() : acc[ow];
+                            else out_row[ow] = acc[ow];
+                        }
+                    } else if constexpr (kReduction == Reduction::kSum) {
+                        const Acc rows = static_cast<Acc>(count_include_pad ? rd.padded * rh.padded
+                                                                            : (rd.hi - rd.lo) * (rh.hi - rh.lo));
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            out_row[ow] = static_cast<T>(acc[ow] / (rows * width_counts[static_cast<std::size_t>(ow)]));
+                        }
+                    } else if constexpr (kReduction == Reduction::kSquareSum) {
+                        for (int64_t ow = 0; ow < out_width; ++ow) out_row[ow] = static_cast<T>(std::sqrt(acc[ow]));
+                    } else {
+                        for (int64_t ow = 0; ow < out_width; ++ow) {
+                            out_row[ow] = static_cast<T>(std::pow(static_cast<double>(acc[ow]), 1.0 / p));
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+template <typename T>
+void max_pool(const Window3& w, int64_t planes, const T* x, T* y, int64_t* indices, bool column_major, int threads) {
+    if (indices != nullptr) max_pool_with_indices<T>(w, planes, x, y, indices, column_major, threads);
+    else separable_pool<T, Reduction::kMax>(w, planes, x, y, false, 0.0, threads);
+}
+
+/// AveragePool (p == 0) or LpPool (p >= 1) over planes.
+template <typename T>
+void average_or_lp_pool(const Window3& w, int64_t planes, const T* x, T* y, bool count_include_pad, double p,
+                        int threads) {
+    if (p == 0.0) separable_pool<T, Reduction::kSum>(w, planes, x, y, count_include_pad, p, threads);
+    else if (p == 2.0) separable_pool<T, Reduction::kSquareSum>(w, planes, x, y, false, p, threads);
+    else separable_pool<T, Reduction::kPowerSum>(w, planes, x, y, false, p, threads);
+}
+
+bool is_float_type(DataType dtype) {
+    return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 || dtype == DataType::kFloat16 ||
+           dtype == DataType::kBFloat16;
+}
+
+void check_pool_input(const NodeInfo& node, const Tensor& x, int64_t min_rank) {
+    if (x.rank() < min_rank) {
+        node.fail("input X must have rank >= " + std::to_string(min_rank) + " (N, C and spatial dims)\nNote: X shape = " +
+                  shape_to_string(x.shape()));
+    }
+}
+
+class PoolKernel final : public Kernel {
+public:
+    PoolKernel(const NodeInfo& node, PoolKind kind) : kind_(kind) {
+        const int64_t opset = node.opset();
+        const bool has_dilations = kind == PoolKind::kMax ? opset >= 10 : kind == PoolKind::kAverage ? opset >= 19 : opset >= 18;
+        const bool has_ceil_mode = kind == PoolKind::kLp ? opset >= 18 : opset >= 10;
+        attrs_ = window::parse_window_attrs(node, /*kernel_shape_required=*/true, has_dilations, has_ceil_mode);
+        const std::size_t rank = attrs_.kernel_shape.size();
+        if (rank > 3) {
+            throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() +
+                                   "): pooling over more than 3 spatial dims is not supported\nNote: kernel_shape = " +
+                                   window::ints_to_string(attrs_.kernel_shape));
+        }
+        for (std::size_t d = 0; d < attrs_.pads.size(); ++d) {
+            const std::size_t axis = d % rank;
+            const int64_t dilation = attrs_.dilations.empty() ? 1 : attrs_.dilations[axis];
+            if (attrs_.pads[d] >= (attrs_.kernel_shape[axis] - 1) * dilation + 1) {
+                node.fail("attribute 'pads' must be smaller than the kernel\nNote: pads = " +
+                          window::ints_to_string(attrs_.pads) + ", kernel_shape = " +
+                          window::ints_to_string(attrs_.kernel_shape));
+            }
+        }
+        if (kind == PoolKind::kMax) {
+            storage_order_ = node.attr_int("storage_order", 0);
+            if (storage_order_ != 0 && storage_order_ != 1) {
+                node.fail("attribute 'storage_order' must be 0 or 1\nNote: storage_order = " + std::to_string(storage_order_));
+            }
+            const auto& outputs = node.proto().output();
+            want_indices_ = outputs.size() > 1 && !outputs[1].empty();
+        } else if (kind == PoolKind::kAverage) {
+            const int64_t include = node.attr_int("count_include_pad", 0);
+            if (include != 0 && include != 1) {
+                node.fail("attribute 'count_include_pad' must be 0 or 1\nNote: count_include_pad = " + std::to_string(include));
+            }
+            count_include_pad_ = include == 1;
+        } else {
+            p_ = read_p(node);
+        }
+    }
+
+    /// LpPool-1 has a float `p`, later versions an int.
+    static double read_p(const NodeInfo& node) {
+        const onnx::AttributeProto* attr = node.attr("p");
+        double p = 2.0;
+        if (attr != nullptr) {
+            p = attr->type() == onnx::AttributeProto::FLOAT ? static_cast<double>(attr->f()) : static_cast<double>(attr->i());
+        }
+        if (!(p >= 1.0)) node.fail("attribute 'p' must be >= 1\nNote: p = " + std::to_string(p));
+        return p;
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        check_pool_input(node, x, 3);
+        const DataType dtype = x.dtype();
+        const bool int8 = dtype == DataType::kInt8 || dtype == DataType::kUInt8;
+        if (!is_float_type(dtype) && !(kind_ == PoolKind::kMax && int8)) {
+            onednn::fail_dtype(node, "input X", dtype,
+                               kind_ == PoolKind::kMax ? "float32, float64, float16, bfloat16, int8, uint8"
+                                                       : "float32, float64, float16, bfloat16");
+        }
+        const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
+        const Geometry geometry = window::resolve_geometry(node, attrs_, spatial, attrs_.kernel_shape);
+        Shape out_shape = {x.shape()[0], x.shape()[1]};
+        out_shape.insert(out_shape.end(), geometry.output.begin(), geometry.output.end());
+        const int64_t planes = x.shape()[0] * x.shape()[1];
+        const Window3 window(geometry);
+        const int threads = context.num_threads();
+
+        if (dtype == DataType::kFloat16 || dtype == DataType::kBFloat16) {
+            const Tensor x32 = x.cast(DataType::kFloat32);
+            Tensor y32(DataType::kFloat32, out_shape);
+            int64_t* indices = allocate_indices(context, out_shape);
+            run<float>(window, planes, x32, y32, indices, threads);
+            context.set_output(0, y32.cast(dtype));
+            return;
+        }
+        Tensor& y = context.allocate_output(0, dtype, out_shape);
+        int64_t* indices = allocate_indices(context, out_shape);
+        switch (dtype) {
+            case DataType::kFloat32: run<float>(window, planes, x, y, indices, threads); break;
+            case DataType::kFloat64: run<double>(window, planes, x, y, indices, threads); break;
+            case DataType::kInt8: run<int8_t>(window, planes, x, y, indices, threads); break;
+            case DataType::kUInt8: run<uint8_t>(window, planes, x, y, indices, threads); break;
+            default: break;
+        }
+    }
+
+private:
+    int64_t* allocate_indices(KernelContext& context, const Shape& out_shape) const {
+        if (!want_indices_ || context.num_outputs() < 2) return nullptr;
+        return context.allocate_output(1, DataType::kInt64, out_shape).data_as<int64_t>();
+    }
+
+    template <typename T>
+    void run(const Window3& window, int64_t planes, const Tensor& x, Tensor& y, int64_t* indices, int threads) const {
+        if (kind_ == PoolKind::kMax) {
+            max_pool<T>(window, planes, x.data_as<T>(), y.data_as<T>(), indices, storage_order_ == 1, threads);
+        } else if constexpr (std::is_floating_point_v<T>) {
+            average_or_lp_pool<T>(window, planes, x.data_as<T>(), y.data_as<T>(), count_include_pad_,
+                                  kind_ == PoolKind::kLp ? p_ : 0.0, threads);
+        }
+    }
+
+    PoolKind kind_;
+    WindowAttrs attrs_;
+    int64_t storage_order_ = 0;
+    bool want_indices_ = false;
+    bool count_include_pad_ = false;
+    double p_ = 2.0;
+};
+
+/// GlobalMaxPool / GlobalAveragePool / GlobalLpPool: one value per (n, c) plane.
+template <typename T>
+void global_pool(PoolKind kind, double p, int64_t planes, int64_t plane_size, const T* x, T* y, int threads) {
+    onednn::parallel_for(planes, threads, plane_size, [&](int64_t begin, int64_t end) {
+        for (int64_t plane = begin; plane < end; ++plane) {
+            const T* xp = x + plane * plane_size;
+            if (kind == PoolKind::kMax) {
+                T best = lowest_value<T>();
+                for (int64_t i = 0; i < plane_size; ++i) {
+                    if (i == 0 || takes_over(xp[i], best)) best = xp[i];
+                }
+                y[plane] = best;
+            } else if (kind == PoolKind::kAverage) {
+                y[plane] = static_cast<T>(onednn::lane_sum(xp, plane_size) / static_cast<double>(plane_size));
+            } else {
+                double sum = 0;
+                for (int64_t i = 0; i < plane_size; ++i) sum += std::pow(std::abs(static_cast<double>(xp[i])), p);
+                y[plane] = static_cast<T>(std::pow(sum, 1.0 / p));
+            }
+        }
+    });
+}
+
+class GlobalPoolKernel final : public Kernel {
+public:
+    GlobalPoolKernel(const NodeInfo& node, PoolKind kind) : kind_(kind) {
+        if (kind == PoolKind::kLp) p_ = PoolKernel::read_p(node);
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        check_pool_input(node, x, 2);
+        const DataType dtype = x.dtype();
+        if (!is_float_type(dtype)) onednn::fail_dtype(node, "input X", dtype, "float32, float64, float16, bfloat16");
+        Shape out_shape = x.shape();
+        for (std::size_t d = 2; d < out_shape.size(); ++d) out_shape[d] = 1;
+        const int64_t planes = x.shape()[0] * x.shape()[1];
+        const int64_t plane_size = planes == 0 ? 0 : x.numel() / planes;
+        if (plane_size == 0 && planes > 0) {
+            node.fail("input X has an empty spatial extent\nNote: X shape = " + shape_to_string(x.shape()));
+        }
+        const int threads = context.num_threads();
+        if (dtype == DataType::kFloat32 || dtype == DataType::kFloat64) {
+            Tensor& y = context.allocate_output(0, dtype, out_shape);
+            if (dtype == DataType::kFloat32) {
+                global_pool<float>(kind_, p_, planes, plane_size, x.data_as<float>(), y.data_as<float>(), threads);
+            } else {
+                global_pool<double>(kind_, p_, planes, plane_size, x.data_as<double>(), y.data_as<double>(), threads);
+            }
+            return;
+        }
+        const Tensor x32 = x.cast(DataType::kFloat32);
+        Tensor y32(DataType::kFloat32, out_shape);
+        global_pool<float>(kind_, p_, planes, plane_size, x32.data_as<float>(), y32.data_as<float>(), threads);
+        context.set_output(0, y32.cast(dtype));
+    }
+
+private:
+    PoolKind kind_;
+    double p_ = 2.0;
+};
+
+template <PoolKind kKind>
+KernelFactory pool_factory() {
+    return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<PoolKernel>(node, kKind); };
+}
+
+template <PoolKind kKind>
+KernelFactory global_pool_factory() {
+    return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<GlobalPoolKernel>(node, kKind); };
+}
+
+}  // namespace
+
+void register_pool_ops(OpRegistry& registry) {
+    registry.add("", "MaxPool", 1, kMaxOpset, pool_factory<PoolKind::kMax>());
+    registry.add("", "AveragePool", 1, kMaxOpset, pool_factory<PoolKind::kAverage>());
+    registry.add("", "LpPool", 1, kMaxOpset, pool_factory<PoolKind::kLp>());
+    registry.add("", "GlobalMaxPool", 1, kMaxOpset, global_pool_factory<PoolKind::kMax>());
+    registry.add("", "GlobalAveragePool", 1, kMaxOpset, global_pool_factory<PoolKind::kAverage>());
+    registry.add("", "GlobalLpPool", 1, kMaxOpset, global_pool_factory<PoolKind::kLp>());
+}
 
 }  // namespace polygraphy::ref

@@ -1,0 +1,148 @@
+// Speed of the compute-heavy ref-runtime kernels, called directly (no Session): a ResNet-like 3x3
+// convolution, the ResNet stem, a ViT MLP matmul (197x768 @ 768x3072) and a few memory-bound
+// neighbours. Reports GFLOP/s (or GB/s for the memory-bound ones) per thread count.
+//
+//   build/bench/ops_bench [--benchmark_filter=Conv]
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "backend/ref/ops/families.h"
+#include "model_builder.h"
+#include "polygraphy/backend/ref/kernel.h"
+
+namespace {
+
+using namespace polygraphy;
+using polygraphy::testing::random_tensor;
+using polygraphy::testing::set_attr;
+
+const ref::OpRegistry& registry() {
+    static const ref::OpRegistry r = [] {
+        ref::OpRegistry reg;
+        ref::register_conv_ops(reg);
+        ref::register_pool_ops(reg);
+        ref::register_matmul_ops(reg);
+        ref::register_nn_ops(reg);
+        ref::register_reduce_ops(reg);
+        return reg;
+    }();
+    return r;
+}
+
+/// One node with its inputs; `constant` marks initializers (pre-packed weights).
+struct Node {
+    onnx::NodeProto proto;
+    std::vector<Tensor> inputs;
+    std::vector<bool> constant;
+    int64_t opset = 17;
+
+    explicit Node(const std::string& op_type) {
+        proto.set_op_type(op_type);
+        proto.set_name(op_type);
+        proto.add_output("y");
+    }
+    Node& input(Tensor tensor, bool is_constant = false) {
+        proto.add_input("x");
+        inputs.push_back(std::move(tensor));
+        constant.push_back(is_constant);
+        return *this;
+    }
+};
+
+/// Creates the kernel once and computes it every iteration.
+void run(benchmark::State& state, Node& node, double work, const char* unit) {
+    const int threads = static_cast<int>(state.range(0));
+    std::vector<const Tensor*> constants;
+    std::vector<const Tensor*> inputs;
+    for (std::size_t i = 0; i < node.inputs.size(); ++i) {
+        constants.push_back(node.constant[i] ? &node.inputs[i] : nullptr);
+        inputs.push_back(&node.inputs[i]);
+    }
+    const ref::NodeInfo info(node.proto, node.opset, node.proto.name(), constants);
+    const auto kernel = registry().find("", node.proto.op_type(), node.opset)->factory(info);
+    for (auto _ : state) {
+        ref::KernelContext context(info, inputs, 1, threads);
+        kernel->compute(context);
+        benchmark::DoNotOptimize(context.output(0).data());
+    }
+    state.counters[unit] = benchmark::Counter(work / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void conv(benchmark::State& state, int64_t channels, int64_t size, int64_t in_channels, int64_t kernel, int64_t stride) {
+    const int64_t pad = kernel / 2;
+    Node node("Conv");
+    set_attr(node.proto, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+    set_attr(node.proto, "strides", std::vector<int64_t>{stride, stride});
+    node.input(random_tensor({1, in_channels, size, size}, 1))
+        .input(random_tensor({channels, in_channels, kernel, kernel}, 2), true)
+        .input(random_tensor({channels}, 3), true);
+    const int64_t out = (size + 2 * pad - kernel) / stride + 1;
+    run(state, node, 2.0 * static_cast<double>(channels * out * out * in_channels * kernel * kernel), "GFLOP/s");
+}
+
+void BM_Conv3x3_64x56x56(benchmark::State& state) { conv(state, 64, 56, 64, 3, 1); }
+void BM_Conv3x3_256x14x14(benchmark::State& state) { conv(state, 256, 14, 256, 3, 1); }
+void BM_Conv7x7s2_stem(benchmark::State& state) { conv(state, 64, 224, 3, 7, 2); }
+
+// Fixed per-call cost (primitive lookup, streams, reorders) on a problem too small to matter.
+void BM_ConvTiny_8x8x4x4(benchmark::State& state) { conv(state, 8, 4, 8, 3, 1); }
+
+void BM_MatMul_197x768x3072(benchmark::State& state) {
+    Node node("MatMul");
+    node.input(random_tensor({1, 197, 768}, 1)).input(random_tensor({768, 3072}, 2), true);
+    run(state, node, 2.0 * 197 * 768 * 3072, "GFLOP/s");
+}
+
+void BM_Gemm_Linear_197x768x3072(benchmark::State& state) {
+    Node node("Gemm");
+    set_attr(node.proto, "transB", int64_t{1});
+    node.input(random_tensor({197, 768}, 1)).input(random_tensor({3072, 768}, 2), true).input(random_tensor({3072}, 3), true);
+    run(state, node, 2.0 * 197 * 768 * 3072, "GFLOP/s");
+}
+
+void BM_MaxPool3x3s2_64x112x112(benchmark::State& state) {
+    Node node("MaxPool");
+    set_attr(node.proto, "kernel_shape", std::vector<int64_t>{3, 3});
+    set_attr(node.proto, "strides", std::vector<int64_t>{2, 2});
+    set_attr(node.proto, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    node.input(random_tensor({1, 64, 112, 112}, 1));
+    run(state, node, 4.0 * 64 * 112 * 112 * 1.25, "GB/s");
+}
+
+void BM_Softmax_12x197x197(benchmark::State& state) {
+    Node node("Softmax");
+    node.input(random_tensor({1, 12, 197, 197}, 1));
+    run(state, node, 8.0 * 12 * 197 * 197, "GB/s");
+}
+
+void BM_LayerNorm_197x768(benchmark::State& state) {
+    Node node("LayerNormalization");
+    node.input(random_tensor({1, 197, 768}, 1)).input(random_tensor({768}, 2), true).input(random_tensor({768}, 3), true);
+    run(state, node, 8.0 * 197 * 768, "GB/s");
+}
+
+void BM_ReduceMean_64x3136(benchmark::State& state) {
+    Node node("ReduceMean");
+    node.opset = 13;
+    set_attr(node.proto, "axes", std::vector<int64_t>{2, 3});
+    node.input(random_tensor({1, 64, 56, 56}, 1));
+    run(state, node, 4.0 * 64 * 56 * 56, "GB/s");
+}
+
+}  // namespace
+
+BENCHMARK(BM_Conv3x3_64x56x56)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv3x3_256x14x14)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Conv7x7s2_stem)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvTiny_8x8x4x4)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MatMul_197x768x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Gemm_Linear_197x768x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MaxPool3x3s2_64x112x112)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Softmax_12x197x197)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_LayerNorm_197x768)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ReduceMean_64x3136)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+BENCHMARK_MAIN();

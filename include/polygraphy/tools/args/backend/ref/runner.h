@@ -1,0 +1,30 @@
+// The built-in reference runtime as a `polygraphy run` runner (`--ref`).
+#pragma once
+
+#include "polygraphy/tools/args/arg_group.h"
+
+namespace polygraphy::tools {
+
+/// `--ref` selects RefRunner(SessionFromOnnx(<ONNX loader chain of OnnxLoadArgs>));
+/// `--ref-threads N` sets the runtime's threads (0: the cores available).
+class RefRunnerArgs : public RunnerArgGroup {
+public:
+    std::string title() const override { return "Reference Runtime Inference"; }
+    std::string description() const override {
+        return "Options related to running inference with Polygraphy's built-in reference runtime.";
+    }
+    std::vector<std::type_index> depends_on() const override;
+    std::vector<OptionSpec> options() const override;
+    void parse(const ParsedArgs& args) override;
+
+    std::string runner_display_name() const override { return "the built-in reference runtime (CPU)"; }
+    std::string runner_flag() const override { return "--ref"; }
+    std::unique_ptr<BaseRunner> make_runner() override;
+
+    int threads() const { return threads_; }
+
+private:
+    int threads_ = 0;
+};
+
+}  // namespace polygraphy::tools

@@ -1,0 +1,56 @@
+// Comparator options (Polygraphy's ComparatorRunArgs and ComparatorCompareArgs).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "polygraphy/comparator/comparator.h"
+#include "polygraphy/tools/args/arg_group.h"
+
+namespace polygraphy::tools {
+
+/// `--warm-up N`, `--use-subprocess` (refused), `--save-inputs/--save-input-data PATH`,
+/// `--save-outputs/--save-results PATH`.
+class ComparatorRunArgs : public ArgGroup {
+public:
+    std::string title() const override { return "Comparator Inference"; }
+    std::string description() const override { return "Options related to running inference via Comparator.run()."; }
+    std::vector<std::type_index> depends_on() const override;
+    std::vector<OptionSpec> options() const override;
+    void parse(const ParsedArgs& args) override;
+
+    Comparator::RunOptions run_options() const;
+    const std::optional<std::string>& save_outputs_path() const { return save_outputs_path_; }
+
+private:
+    int warm_up_ = 0;
+    std::optional<std::string> save_inputs_path_;
+    std::optional<std::string> save_outputs_path_;
+};
+
+/// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}` (indices is not
+/// available yet), `--compare-func-script` (refused), `--load-outputs/--load-results PATH...`.
+class ComparatorCompareArgs : public ArgGroup {
+public:
+    std::string title() const override { return "Comparator Comparisons"; }
+    std::string description() const override { return "Options related to inference output comparisons."; }
+    std::vector<std::type_index> depends_on() const override;
+    std::vector<OptionSpec> options() const override;
+    void parse(const ParsedArgs& args) override;
+
+    bool validate() const { return validate_; }
+    bool fail_fast() const { return fail_fast_; }
+    const std::string& compare_func_name() const { return compare_func_; }
+    const std::vector<std::string>& load_outputs_paths() const { return load_outputs_paths_; }
+    /// The comparison function the options describe.
+    CompareFunc compare_func() const;
+
+private:
+    bool validate_ = false;
+    bool fail_fast_ = false;
+    std::string compare_func_ = "simple";
+    std::vector<std::string> load_outputs_paths_;
+};
+
+}  // namespace polygraphy::tools

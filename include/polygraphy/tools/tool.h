@@ -1,0 +1,67 @@
+// Tool: one `polygraphy <tool>` command, made of argument groups (Polygraphy's tools/base/tool.py).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "polygraphy/tools/args/arg_group.h"
+#include "polygraphy/tools/args/parser.h"
+
+namespace polygraphy::tools {
+
+/// A command-line tool. Subclasses list their argument groups (subscriptions(); the logger group
+/// is always added first), may add options of their own (tool_options()), and implement run_impl().
+///
+/// Sequence (driven by cli_main): setup() -> parser().parse_known_args() -> parse() -> run().
+class Tool {
+public:
+    explicit Tool(std::string name) : name_(std::move(name)) {}
+    virtual ~Tool() = default;
+    Tool(const Tool&) = delete;
+    Tool& operator=(const Tool&) = delete;
+
+    const std::string& name() const { return name_; }
+    /// Help text; its first paragraph is the summary listed by `polygraphy -h`.
+    virtual std::string description() const = 0;
+    std::string summary() const;
+
+    /// Creates the groups and the parser for `prog` ("polygraphy run"). Throws InternalError when
+    /// two groups declare the same flag or a group's depends_on() is not met. Idempotent.
+    void setup(const std::string& prog);
+    const ArgumentParser& parser() const;
+    ArgGroups& groups() { return groups_; }
+
+    /// Parses every group in subscription order (so logging is configured first).
+    void parse(const ParsedArgs& args);
+    /// Whether `[I] RUNNING | Command: ...` and `PASSED/FAILED | Runtime: ...` lines frame the run.
+    virtual bool show_start_end_logging(const ParsedArgs& /*args*/) const { return false; }
+    /// Logs the loaded module (verbose) and runs the tool; returns the exit status.
+    int run(const ParsedArgs& args);
+
+protected:
+    virtual std::vector<std::unique_ptr<ArgGroup>> subscriptions() { return {}; }
+    /// Options of the tool itself (listed under "options", next to -h).
+    virtual std::vector<OptionSpec> tool_options() const { return {}; }
+    virtual int run_impl(const ParsedArgs& args) = 0;
+
+    /// The subscribed group of type G; InternalError when the tool did not subscribe to it.
+    template <typename G>
+    G& arg_group() const {
+        G* found = groups_.get<G>();
+        if (!found) throw InternalError("tool '" + name_ + "' has no argument group of type " + typeid(G).name());
+        return *found;
+    }
+
+private:
+    std::string name_;
+    ArgGroups groups_;
+    std::optional<ArgumentParser> parser_;
+};
+
+/// "Polygraphy | Version: 0.1.0 | Path: ['/usr/lib']" (the library's folder), as `polygraphy -v` prints it.
+std::string version_info();
+
+}  // namespace polygraphy::tools

@@ -1,0 +1,63 @@
+// ONNX-Runtime session options that need no library: provider matching and option names.
+#include <algorithm>
+#include <cctype>
+
+#include "backend/onnxrt/python_list.h"
+#include "polygraphy/backend/onnxrt/loader.h"
+#include "polygraphy/common/exception.h"
+
+namespace polygraphy::onnxrt {
+namespace {
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+}  // namespace
+
+std::string detail::python_list(const std::vector<std::string>& items) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < items.size(); ++i) text += (i ? ", '" : "'") + items[i] + "'";
+    return text + "]";
+}
+
+std::vector<std::string> resolve_providers(const std::vector<std::string>& requested,
+                                           const std::vector<std::string>& available) {
+    std::vector<std::string> resolved;
+    for (const std::string& name : requested) {
+        std::optional<std::string> match;
+        if (std::find(available.begin(), available.end(), name) != available.end()) match = name;
+        const std::string wanted = lower(name);
+        for (std::size_t i = 0; !match && !wanted.empty() && i < available.size(); ++i) {
+            const std::string candidate = lower(available[i]);
+            if (candidate.find(wanted) != std::string::npos || wanted.find(candidate) != std::string::npos)
+                match = available[i];
+        }
+        if (!match)
+            throw PolygraphyException("Could not find specified ONNX-Runtime execution provider.\nNote: Requested "
+                                      "provider was: " + name + ", but available providers are: " +
+                                      detail::python_list(available));
+        // The same provider twice would make ORT fail with a less clear message.
+        if (std::find(resolved.begin(), resolved.end(), *match) == resolved.end()) resolved.push_back(*match);
+    }
+    return resolved;
+}
+
+std::optional<GraphOptimizationLevel> graph_optimization_level_from_name(const std::string& name) {
+    const std::string key = lower(name);
+    if (key == "disable") return GraphOptimizationLevel::kDisableAll;
+    if (key == "basic") return GraphOptimizationLevel::kBasic;
+    if (key == "extended") return GraphOptimizationLevel::kExtended;
+    if (key == "all") return GraphOptimizationLevel::kAll;
+    return std::nullopt;
+}
+
+std::optional<ExecutionMode> execution_mode_from_name(const std::string& name) {
+    const std::string key = lower(name);
+    if (key == "sequential") return ExecutionMode::kSequential;
+    if (key == "parallel") return ExecutionMode::kParallel;
+    return std::nullopt;
+}
+
+}  // namespace polygraphy::onnxrt

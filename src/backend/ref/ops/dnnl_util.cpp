@@ -1,0 +1,150 @@
+#include "backend/ref/ops/dnnl_util.h"
+
+#include <cmath>
+#include <limits>
+
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "backend/ref/ops/families.h"
+#include "polygraphy/common/exception.h"
+
+namespace polygraphy::ref::onednn {
+
+const dnnl::engine& cpu_engine() {
+    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
+
+int resolve_threads(int requested) { return requested > 0 ? requested : std::max(omp_get_max_threads(), 1); }
+
+ThreadScope::ThreadScope(int num_threads) : previous_(omp_get_max_threads()) {
+    omp_set_num_threads(resolve_threads(num_threads));
+}
+
+ThreadScope::~ThreadScope() { omp_set_num_threads(previous_); }
+
+dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }
+
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+    dnnl::memory::dims strides(dims.size(), 1);
+    for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::memory wrap_memory(const dnnl::memory::desc& desc, const void* data) {
+    return dnnl::memory(desc, cpu_engine(), const_cast<void*>(data));
+}
+
+void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args) {
+    dnnl::stream stream(cpu_engine());
+    prim.execute(stream, args);
+    stream.wait();
+}
+
+std::shared_ptr<void> aligned_buffer(std::size_t bytes) {
+    void* data = std::aligned_alloc(64, std::max<std::size_t>((bytes + 63) / 64 * 64, 64));
+    if (data == nullptr) throw std::bad_alloc();
+    return std::shared_ptr<void>(data, [](void* p) { std::free(p); });
+}
+
+std::shared_ptr<void> reorder_to_new_buffer(const dnnl::memory::desc& src_desc, const void* src,
+                                            const dnnl::memory::desc& dst_desc) {
+    std::shared_ptr<void> buffer = aligned_buffer(dst_desc.get_size());
+    dnnl::memory src_memory = wrap_memory(src_desc, src);
+    dnnl::memory dst_memory(dst_desc, cpu_engine(), buffer.get());
+    execute(dnnl::reorder(src_memory, dst_memory), {{DNNL_ARG_FROM, src_memory}, {DNNL_ARG_TO, dst_memory}});
+    return buffer;
+}
+
+void* thread_scratch(int slot, std::size_t bytes) {
+    struct Slot {
+        std::shared_ptr<void> data;
+        std::size_t size = 0;
+    };
+    thread_local Slot slots[4];
+    Slot& entry = slots[slot];
+    if (entry.size < bytes) {
+        entry.data.reset();
+        entry.data = aligned_buffer(bytes);
+        entry.size = bytes;
+    }
+    return entry.data.get();
+}
+
+void fail_dtype(const NodeInfo& node, const std::string& what, DataType dtype, const std::string& allowed) {
+    throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() + "): " + what +
+                           " has unsupported data type " + std::string(dtype_name(dtype)) + "\nNote: supported: " +
+                           allowed);
+}
+
+void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const char* what) {
+    throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() + "): oneDNN could not " + what + ": " +
+                           error.what());
+}
+
+FusedActivation::FusedActivation(const NodeInfo& node) {
+    const std::string name = node.attr_string(kFusedActivationAttr, "");
+    if (name.empty()) return;
+    if (name == "Relu") {
+        kind_ = Kind::kRelu;
+    } else if (name == "Gelu") {
+        kind_ = Kind::kGelu;
+    } else if (name == "Silu") {
+        kind_ = Kind::kSilu;
+    } else if (name == "Clip") {
+        kind_ = Kind::kClip;
+        min_ = node.attr_float(kFusedClipMinAttr, -std::numeric_limits<float>::infinity());
+        max_ = node.attr_float(kFusedClipMaxAttr, std::numeric_limits<float>::infinity());
+    } else {
+        node.fail("attribute '" + std::string(kFusedActivationAttr) + "' has an unknown value '" + name +
+                  "'\nNote: allowed values are Relu, Gelu, Silu, Clip");
+    }
+}
+
+void FusedActivation::append_to(dnnl::post_ops& ops) const {
+    switch (kind_) {
+        case Kind::kRelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f); break;
+        case Kind::kClip: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, min_, max_); break;
+        case Kind::kGelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f); break;
+        case Kind::kSilu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f); break;
+        case Kind::kNone: break;
+    }
+}
+
+double FusedActivation::apply(double x) const {
+    switch (kind_) {
+        case Kind::kRelu: return x > 0.0 || std::isnan(x) ? x : 0.0;
+        case Kind::kClip: return std::isnan(x) ? x : std::min(std::max(x, static_cast<double>(min_)), static_cast<double>(max_));
+        case Kind::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+        case Kind::kSilu: return x / (1.0 + std::exp(-x));
+        case Kind::kNone: break;
+    }
+    return x;
+}
+
+void FusedActivation::apply_in_place(Tensor& tensor, int num_threads) const {
+    if (!active()) return;
+    auto run = [&](auto* data) {
+        using T = std::remove_pointer_t<decltype(data)>;
+        parallel_for(tensor.numel(), num_threads, 8, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) data[i] = static_cast<T>(apply(static_cast<double>(data[i])));
+        });
+    };
+    if (tensor.dtype() == DataType::kFloat64) run(tensor.data_as<double>());
+    else if (tensor.dtype() == DataType::kFloat32) run(tensor.data_as<float>());
+    else throw InternalError("FusedActivation::apply_in_place on " + std::string(dtype_name(tensor.dtype())));
+}
+
+const void* PackedWeights::get(const dnnl::memory::desc& plain_desc, const void* plain_data,
+                               const dnnl::memory::desc& packed_desc) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [desc, buffer] : packed_) {
+        if (desc == packed_desc) return buffer.get();
+    }
+    packed_.emplace_back(packed_desc, reorder_to_new_buffer(plain_desc, plain_data, packed_desc));
+    return packed_.back().second.get();
+}
+
+}  // namespace polygraphy::ref::onednn

@@ -1,0 +1,190 @@
+// Private helpers for the compute-heavy kernels (conv, pool, matmul, nn, reduce): the oneDNN engine,
+// thread control, plain memory descriptors, per-thread scratch buffers, a per-kernel primitive cache
+// and an OpenMP parallel-for.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "polygraphy/backend/ref/kernel.h"
+#include "polygraphy/common/tensor.h"
+
+namespace polygraphy::ref::onednn {
+
+/// The process-wide CPU engine (created on first use; thread-safe).
+const dnnl::engine& cpu_engine();
+
+/// A positive thread count: `requested` when > 0, else the OpenMP default.
+int resolve_threads(int requested);
+
+/// Sets the OpenMP thread count of the calling thread for its lifetime (oneDNN's OpenMP runtime
+/// sizes its parallel regions from it, both when creating and when executing primitives).
+class ThreadScope {
+public:
+    explicit ThreadScope(int num_threads);
+    ~ThreadScope();
+    ThreadScope(const ThreadScope&) = delete;
+    ThreadScope& operator=(const ThreadScope&) = delete;
+
+private:
+    int previous_;
+};
+
+/// Dims of a shape for oneDNN.
+dnnl::memory::dims to_dims(const Shape& shape);
+
+/// Dense row-major f32 descriptor of `dims` (nchw, ncdhw, ab, abc...).
+dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
+
+/// A memory object over caller-owned f32 data (not copied). The const_cast is safe: oneDNN only
+/// reads from source arguments.
+dnnl::memory wrap_memory(const dnnl::memory::desc& desc, const void* data);
+
+/// Executes `prim` on a fresh stream and waits for it.
+void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args);
+
+/// Reorders `src` (laid out as `src_desc`) into a new buffer laid out as `dst_desc` and returns it.
+std::shared_ptr<void> reorder_to_new_buffer(const dnnl::memory::desc& src_desc, const void* src,
+                                            const dnnl::memory::desc& dst_desc);
+
+/// A 64-byte aligned buffer of `bytes` bytes.
+std::shared_ptr<void> aligned_buffer(std::size_t bytes);
+
+/// Per-thread reusable scratch buffer `slot` (0..3) of at least `bytes` bytes. Reused across calls
+/// so that large temporaries do not page-fault on every inference. Valid until the same slot is
+/// requested again on the same thread.
+void* thread_scratch(int slot, std::size_t bytes);
+
+/// Throws UnsupportedError: "Node '<name>' (<op>): <what> has unsupported data type <dtype>" with a
+/// note listing `allowed`.
+[[noreturn]] void fail_dtype(const NodeInfo& node, const std::string& what, DataType dtype, const std::string& allowed);
+
+/// Translates a oneDNN error into UnsupportedError naming the node.
+[[noreturn]] void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const char* what);
+
+/// The activation a graph pass folded into this node (see kFusedActivationAttr in families.h).
+class FusedActivation {
+public:
+    enum class Kind { kNone, kRelu, kClip, kGelu, kSilu };
+
+    FusedActivation() = default;
+    /// Reads and validates the private attributes; fails naming the attribute on an unknown value.
+    explicit FusedActivation(const NodeInfo& node);
+
+    bool active() const { return kind_ != Kind::kNone; }
+    /// Appends the matching eltwise post-op.
+    void append_to(dnnl::post_ops& ops) const;
+    /// The activation of one value (reference paths).
+    double apply(double x) const;
+    /// Applies the activation to every element of a float32/float64 tensor in place.
+    void apply_in_place(Tensor& tensor, int num_threads) const;
+
+private:
+    Kind kind_ = Kind::kNone;
+    float min_ = 0.0f;
+    float max_ = 0.0f;
+};
+
+/// Thread-safe map from a key (typically the input shapes and the thread count) to an immutable
+/// prepared object (primitives for those shapes). Kernels are const during compute(), so the cache
+/// is the only mutable per-kernel state.
+template <typename Value>
+class PrimitiveCache {
+public:
+    using Key = std::vector<int64_t>;
+
+    /// Returns the entry for `key`, creating it with `make()` (outside the lock) when absent.
+    std::shared_ptr<const Value> get(const Key& key, const std::function<std::shared_ptr<const Value>()>& make) const {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = entries_.find(key);
+            if (it != entries_.end()) return it->second;
+        }
+        std::shared_ptr<const Value> created = make();
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (entries_.size() >= kMaxEntries) entries_.clear();  // shapes keep changing: start over
+        return entries_.emplace(key, std::move(created)).first->second;
+    }
+
+private:
+    static constexpr std::size_t kMaxEntries = 64;
+    mutable std::mutex mutex_;
+    mutable std::map<Key, std::shared_ptr<const Value>> entries_;
+};
+
+/// Weights reordered into a primitive's preferred layout, computed once per layout. Used for
+/// constant weights (initializers): oneDNN chooses the layout when the primitive is created, which
+/// needs the input shape, so the packing happens on the first compute() for a new layout.
+class PackedWeights {
+public:
+    /// Packed copy of `plain_data` (laid out as `plain_desc`) in layout `packed_desc`.
+    const void* get(const dnnl::memory::desc& plain_desc, const void* plain_data,
+                    const dnnl::memory::desc& packed_desc) const;
+
+private:
+    mutable std::mutex mutex_;
+    mutable std::vector<std::pair<dnnl::memory::desc, std::shared_ptr<void>>> packed_;
+};
+
+/// Runs body(begin, end) over [0, count) split into contiguous chunks on up to `num_threads` OpenMP
+/// threads; stays on the calling thread when `count * cost_per_item` is small.
+template <typename Body>
+void parallel_for(int64_t count, int num_threads, int64_t cost_per_item, Body&& body) {
+    if (count <= 0) return;
+    constexpr int64_t kMinWorkPerThread = 32768;
+    const int64_t total_work = count * std::max<int64_t>(cost_per_item, 1);
+    int64_t threads = std::min<int64_t>({static_cast<int64_t>(resolve_threads(num_threads)), count,
+                                         std::max<int64_t>(total_work / kMinWorkPerThread, 1)});
+    if (threads <= 1) {
+        body(int64_t{0}, count);
+        return;
+    }
+#pragma omp parallel num_threads(static_cast<int>(threads))
+    {
+        const int64_t t = omp_get_thread_num();
+        const int64_t nt = omp_get_num_threads();
+        const int64_t chunk = count / nt;
+        const int64_t extra = count % nt;
+        const int64_t begin = t * chunk + std::min(t, extra);
+        const int64_t end = begin + chunk + (t < extra ? 1 : 0);
+        if (begin < end) body(begin, end);
+    }
+}
+
+/// Folds map(x[0..n)) with `combine` (associative and commutative) through 8 independent partial
+/// results, so the loop vectorizes without -ffast-math (a single running sum cannot) and sums lose
+/// less precision than a running sum.
+template <typename A, typename T, typename Map, typename Combine>
+A lane_fold(const T* x, int64_t n, A init, Map&& map, Combine&& combine) {
+    constexpr int kLanes = 8;
+    A lanes[kLanes];
+    for (A& lane : lanes) lane = init;
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lanes[l] = combine(lanes[l], map(x[i + l]));
+    }
+    for (int l = 0; i < n; ++i, ++l) lanes[l] = combine(lanes[l], map(x[i]));
+    A result = init;
+    for (const A& lane : lanes) result = combine(result, lane);
+    return result;
+}
+
+/// Sum of x[0..n) in double (see lane_fold).
+template <typename T>
+double lane_sum(const T* x, int64_t n) {
+    return lane_fold<double>(x, n, 0.0, [](T v) { return static_cast<double>(v); }, [](double a, double b) { return a + b; });
+}
+
+}  // namespace polygraphy::ref::onednn

@@ -1,0 +1,30 @@
+// RefRunner: BaseRunner over a reference Session.
+#include "polygraphy/backend/ref/runner.h"
+
+namespace polygraphy::ref {
+
+RefRunner::RefRunner(Loader<std::shared_ptr<Session>> session, std::optional<std::string> name)
+    : BaseRunner("ref-runner", std::move(name)), session_loader_(std::move(session)) {}
+
+void RefRunner::activate_impl() {
+    if (!session_loader_) throw PolygraphyException("RefRunner has no session loader");
+    std::shared_ptr<Session> session = session_loader_();
+    if (!session) throw PolygraphyException("RefRunner: the session loader returned no session");
+    session_ = std::move(session);
+}
+
+void RefRunner::deactivate_impl() {
+    session_.reset();
+}
+
+TensorMetadata RefRunner::get_input_metadata_impl() {
+    if (!session_) throw PolygraphyException("RefRunner is not active: call activate() first");
+    return session_->input_metadata();
+}
+
+TensorMap RefRunner::infer_impl(const TensorMap& feed) {
+    if (!session_) throw PolygraphyException("RefRunner is not active: call activate() first");
+    return session_->run(feed);
+}
+
+}  // namespace polygraphy::ref

@@ -1,0 +1,385 @@
+// Session: prepares an ONNX graph for the built-in CPU runtime and runs it.
+#include <omp.h>
+
+#include <algorithm>
+#include <functional>
+#include <new>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/backend/ref/kernel.h"
+#include "polygraphy/backend/ref/runner.h"
+#include "polygraphy/common/logger.h"
+
+namespace polygraphy::ref {
+namespace {
+
+std::string canonical_domain(const std::string& domain) {
+    return domain == "ai.onnx" ? std::string{} : domain;
+}
+
+// Runs `body`, giving exceptions that do not name the node yet the prefix "Node '<name>' (<op>): ".
+template <typename Body>
+void with_node_context(const NodeInfo& info, Body&& body) {
+    const std::string prefix = fmt::format("Node '{}' ({}): ", info.name(), info.op_type());
+    auto named = [&](const std::exception& error) { return std::string_view(error.what()).starts_with(prefix); };
+    try {
+        body();
+    } catch (const UnsupportedError& error) {
+        if (named(error)) throw;
+        throw UnsupportedError(prefix + error.what());
+    } catch (const ModelError& error) {
+        if (named(error)) throw;
+        throw ModelError(prefix + error.what());
+    } catch (const PolygraphyException& error) {
+        throw ModelError(prefix + error.what());
+    } catch (const std::bad_alloc&) {
+        throw ModelError(prefix + "out of memory");
+    } catch (const std::length_error&) {
+        throw ModelError(prefix + "out of memory (size too large)");
+    }
+}
+
+}  // namespace
+
+struct Session::Impl {
+    struct Step {
+        std::size_t node_index = 0;
+        std::unique_ptr<NodeInfo> info;
+        std::unique_ptr<Kernel> kernel;
+        std::vector<int> inputs;   // slot per node input, -1 when omitted
+        std::vector<int> outputs;  // slot per node output, -1 when omitted
+        std::vector<int> release;  // intermediate slots whose last consumer is this step
+    };
+
+    std::vector<onnx::NodeProto> nodes;  // owned copies: NodeInfo refers to them
+    std::vector<std::string> display_names;
+    std::vector<std::string> slot_names;
+    std::unordered_map<std::string, int> slot_of;
+    std::vector<Tensor> constants;                     // by slot: initializers and Constant outputs
+    std::vector<std::pair<std::string, int>> inputs;   // every graph input (with or without default)
+    std::vector<Tensor> defaults;                      // by slot: initializers that are also graph inputs
+    std::vector<std::pair<std::string, int>> outputs;  // graph outputs in order
+    std::vector<Step> steps;
+    std::vector<std::string> order;  // display names in execution order
+    TensorMetadata input_metadata;
+    TensorMetadata output_metadata;
+    int num_threads = 1;
+
+    int slot(const std::string& name) {
+        auto found = slot_of.find(name);
+        if (found != slot_of.end()) return found->second;
+        const int index = static_cast<int>(slot_names.size());
+        slot_of.emplace(name, index);
+        slot_names.push_back(name);
+        return index;
+    }
+
+    void prepare(const onnx::ModelProto& model, const SessionOptions& options);
+    std::vector<std::size_t> topological_order(const std::unordered_set<std::string>& graph_values);
+};
+
+void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions& options) {
+    if (options.num_threads < 0)
+        throw PolygraphyException(
+            fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));
+    num_threads = options.num_threads > 0 ? options.num_threads : std::max(1, omp_get_num_procs());
+
+    const onnx::GraphProto& graph = model.graph();
+    if (graph.sparse_initializer_size() > 0)
+        throw UnsupportedError(fmt::format("Sparse initializers are not supported (first: '{}')",
+                                           graph.sparse_initializer(0).values().name()));
+
+    std::unordered_map<std::string, int64_t> opsets;
+    for (const auto& import : model.opset_import()) opsets[canonical_domain(import.domain())] = import.version();
+
+    nodes.assign(graph.node().begin(), graph.node().end());
+    std::vector<int64_t> node_opsets(nodes.size());
+    std::vector<const OpEntry*> entries(nodes.size());
+    std::vector<std::string> unsupported;
+    const OpRegistry& registry = OpRegistry::builtin();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const onnx::NodeProto& node = nodes[i];
+        display_names.push_back(node.name().empty() ? fmt::format("{}_{}", node.op_type(), i) : node.name());
+        const std::string domain = canonical_domain(node.domain());
+        auto imported = opsets.find(domain);
+        node_opsets[i] = imported != opsets.end() ? imported->second : 1;
+        entries[i] = registry.find(domain, node.op_type(), node_opsets[i]);
+        if (!entries[i])
+            unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i], node.op_type(),
+                                              domain.empty() ? "ai.onnx" : domain, node_opsets[i]));
+    }
+    if (!unsupported.empty()) {
+        std::string message = "Unsupported operators: ";
+        for (std::size_t i = 0; i < unsupported.size(); ++i) {
+            if (i > 0) message += ", ";
+            message += unsupported[i];
+        }
+        throw UnsupportedError(message);
+    }
+
+    // Values available before any node runs.
+    std::unordered_set<std::string> graph_values;
+    std::unordered_set<std::string> initializer_names;
+    for (const auto& initializer : graph.initializer()) {
+        if (!initializer_names.insert(initializer.name()).second)
+            throw ModelError(fmt::format("Initializer '{}' is defined more than once", initializer.name()));
+        graph_values.insert(initializer.name());
+    }
+    std::unordered_set<std::string> input_names;
+    for (const auto& input : graph.input()) {
+        if (!input_names.insert(input.name()).second)
+            throw ModelError(fmt::format("Graph input '{}' is listed more than once", input.name()));
+        graph_values.insert(input.name());
+    }
+
+    const std::vector<std::size_t> sorted = topological_order(graph_values);
+
+    // Slots: graph values first, then node outputs in execution order.
+    for (const auto& input : graph.input()) inputs.emplace_back(input.name(), slot(input.name()));
+    for (const auto& initializer : graph.initializer()) slot(initializer.name());
+    for (std::size_t index : sorted)
+        for (const auto& output : nodes[index].output())
+            if (!output.empty()) slot(output);
+    std::unordered_set<std::string> produced;  // node outputs (incl. Constant nodes)
+    for (const auto& node : nodes)
+        for (const auto& output : node.output())
+            if (!output.empty()) produced.insert(output);
+    for (const auto& output : graph.output()) {
+        if (!graph_values.contains(output.name()) && !produced.contains(output.name()))
+            throw ModelError(fmt::format("Graph output '{}' is not produced by any node, graph input or initializer",
+                                         output.name()));
+        outputs.emplace_back(output.name(), slot(output.name()));
+    }
+
+    constants.resize(slot_names.size());
+    defaults.resize(slot_names.size());
+    for (const auto& initializer : graph.initializer()) {
+        Tensor value;
+        try {
+            value = tensor_from_proto(initializer);
+        } catch (const PolygraphyException& error) {
+            throw ModelError(fmt::format("Initializer '{}' cannot be loaded: {}", initializer.name(), error.what()));
+        }
+        const int index = slot_of.at(initializer.name());
+        if (input_names.contains(initializer.name()))
+            defaults[index] = std::move(value);
+        else
+            constants[index] = std::move(value);
+    }
+
+    // Kernels, in execution order; Constant nodes are evaluated now and become constants.
+    for (std::size_t index : sorted) {
+        const onnx::NodeProto& node = nodes[index];
+        Step step;
+        step.node_index = index;
+        std::vector<const Tensor*> constant_inputs;
+        for (const auto& input : node.input()) {
+            const int input_slot = input.empty() ? -1 : slot_of.at(input);
+            step.inputs.push_back(input_slot);
+            constant_inputs.push_back(input_slot >= 0 && constants[input_slot].defined() ? &constants[input_slot]
+                                                                                         : nullptr);
+        }
+        for (const auto& output : node.output()) step.outputs.push_back(output.empty() ? -1 : slot_of.at(output));
+        step.info = std::make_unique<NodeInfo>(node, node_opsets[index], display_names[index], constant_inputs);
+        with_node_context(*step.info, [&] { step.kernel = entries[index]->factory(*step.info); });
+        if (!step.kernel) throw InternalError(fmt::format("factory of {} returned no kernel", node.op_type()));
+
+        if (canonical_domain(node.domain()).empty() && node.op_type() == "Constant") {
+            KernelContext context(*step.info, {}, node.output_size(), num_threads);
+            with_node_context(*step.info, [&] { step.kernel->compute(context); });
+            for (std::size_t j = 0; j < step.outputs.size(); ++j) {
+                if (step.outputs[j] < 0) continue;
+                if (!context.output(j).defined()) step.info->fail("produced no value");
+                constants[step.outputs[j]] = std::move(context.output(j));
+            }
+            continue;
+        }
+        order.push_back(display_names[index]);
+        steps.push_back(std::move(step));
+    }
+
+    // Release points: after its last consumer, or right away when nothing consumes it.
+    std::unordered_set<int> kept;
+    for (const auto& output : outputs) kept.insert(output.second);
+    std::vector<int> last_use(slot_names.size(), -1);
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+        for (int input : steps[s].inputs)
+            if (input >= 0) last_use[input] = static_cast<int>(s);
+        for (int output : steps[s].outputs)
+            if (output >= 0) last_use[output] = std::max(last_use[output], static_cast<int>(s));
+    }
+    for (std::size_t s = 0; s < steps.size(); ++s)
+        for (int output : steps[s].outputs)
+            if (output >= 0 && !kept.contains(output) &&
+                std::find(steps[last_use[output]].release.begin(), steps[last_use[output]].release.end(), output) ==
+                    steps[last_use[output]].release.end())
+                steps[last_use[output]].release.push_back(output);
+
+    for (const auto& input : graph.input())
+        if (!initializer_names.contains(input.name()))
+            input_metadata.set(input.name(), metadata_from_value_info(input));
+    for (const auto& output : graph.output()) output_metadata.set(output.name(), metadata_from_value_info(output));
+
+    logger().extra_verbose(fmt::format(
+        "Prepared reference session: {} nodes to run, {} constants, {} threads", steps.size(),
+        std::count_if(constants.begin(), constants.end(), [](const Tensor& t) { return t.defined(); }), num_threads));
+}
+
+std::vector<std::size_t> Session::Impl::topological_order(const std::unordered_set<std::string>& graph_values) {
+    const std::size_t count = nodes.size();
+    std::unordered_map<std::string, std::size_t> producer;
+    for (std::size_t i = 0; i < count; ++i) {
+        for (const auto& output : nodes[i].output()) {
+            if (output.empty()) continue;
+            if (graph_values.contains(output))
+                throw ModelError(fmt::format("Node '{}' ({}): output '{}' has the name of a graph input or initializer",
+                                             display_names[i], nodes[i].op_type(), output));
+            auto [found, inserted] = producer.emplace(output, i);
+            if (!inserted)
+                throw ModelError(fmt::format("Tensor '{}' is produced by both node '{}' and node '{}'", output,
+                                             display_names[found->second], display_names[i]));
+        }
+    }
+
+    std::vector<std::vector<std::size_t>> predecessors(count), successors(count);
+    std::vector<std::size_t> in_degree(count, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+        for (const auto& input : nodes[i].input()) {
+            if (input.empty()) continue;
+            auto found = producer.find(input);
+            if (found == producer.end()) {
+                if (graph_values.contains(input)) continue;
+                throw ModelError(
+                    fmt::format("Node '{}' ({}): input '{}' is not produced by any node, graph input or initializer",
+                                display_names[i], nodes[i].op_type(), input));
+            }
+            predecessors[i].push_back(found->second);
+            successors[found->second].push_back(i);
+            ++in_degree[i];
+        }
+    }
+
+    // Kahn's algorithm; the smallest ready index goes first so that sorted graphs keep their order.
+    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+    for (std::size_t i = 0; i < count; ++i)
+        if (in_degree[i] == 0) ready.push(i);
+    std::vector<std::size_t> sorted;
+    sorted.reserve(count);
+    while (!ready.empty()) {
+        const std::size_t current = ready.top();
+        ready.pop();
+        sorted.push_back(current);
+        for (std::size_t next : successors[current])
+            if (--in_degree[next] == 0) ready.push(next);
+    }
+    if (sorted.size() == count) return sorted;
+
+    // Every node left has a predecessor that is also left: walking predecessors must revisit a node.
+    std::vector<int> position(count, -1);
+    std::vector<std::size_t> walk;
+    std::size_t current = 0;
+    while (in_degree[current] == 0) ++current;
+    while (position[current] < 0) {
+        position[current] = static_cast<int>(walk.size());
+        walk.push_back(current);
+        for (std::size_t predecessor : predecessors[current]) {
+            if (in_degree[predecessor] > 0) {
+                current = predecessor;
+                break;
+            }
+        }
+    }
+    std::vector<std::size_t> cycle(walk.begin() + position[current], walk.end());
+    std::reverse(cycle.begin(), cycle.end());                                               // data-flow order
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // first listed first
+    std::string names;
+    for (std::size_t index : cycle) names += fmt::format("'{}' -> ", display_names[index]);
+    names += fmt::format("'{}'", display_names[cycle.front()]);
+    throw ModelError(fmt::format("Graph contains a cycle through nodes {}", names));
+}
+
+Session::Session(const onnx::ModelProto& model, SessionOptions options) : impl_(std::make_unique<Impl>()) {
+    impl_->prepare(model, options);
+}
+
+Session::~Session() = default;
+
+const TensorMetadata& Session::input_metadata() const {
+    return impl_->input_metadata;
+}
+const TensorMetadata& Session::output_metadata() const {
+    return impl_->output_metadata;
+}
+const std::vector<std::string>& Session::execution_order() const {
+    return impl_->order;
+}
+int Session::num_threads() const {
+    return impl_->num_threads;
+}
+
+TensorMap Session::run(const TensorMap& feed) const {
+    return run(feed, nullptr);
+}
+
+TensorMap Session::run(const TensorMap& feed, RunStats* stats) const {
+    const Impl& impl = *impl_;
+    omp_set_num_threads(impl.num_threads);
+
+    std::vector<Tensor> values(impl.slot_names.size());
+    for (const auto& [name, index] : impl.inputs) {
+        if (const Tensor* given = feed.find(name))
+            values[index] = *given;
+        else if (impl.defaults[index].defined())
+            values[index] = impl.defaults[index];
+        else
+            throw InputError(fmt::format("Input '{}' is missing from the feed", name));
+    }
+    auto value = [&](int index) -> const Tensor& {
+        return impl.constants[index].defined() ? impl.constants[index] : values[index];
+    };
+
+    RunStats local;
+    std::size_t live = 0;
+    std::vector<const Tensor*> inputs;
+    for (const auto& step : impl.steps) {
+        inputs.clear();
+        for (int index : step.inputs) inputs.push_back(index >= 0 ? &value(index) : nullptr);
+        KernelContext context(*step.info, inputs, step.outputs.size(), impl.num_threads);
+        if (logger().enabled(Severity::kUltraVerbose))
+            logger().ultra_verbose(fmt::format("Running node '{}' ({})", step.info->name(), step.info->op_type()));
+        with_node_context(*step.info, [&] { step.kernel->compute(context); });
+        for (std::size_t j = 0; j < step.outputs.size(); ++j) {
+            const int index = step.outputs[j];
+            if (index < 0) continue;
+            if (!context.output(j).defined())
+                step.info->fail(fmt::format("produced no value for output '{}'", impl.slot_names[index]));
+            values[index] = std::move(context.output(j));
+            ++live;
+        }
+        local.peak_live_intermediates = std::max(local.peak_live_intermediates, live);
+        ++local.nodes_executed;
+        for (int index : step.release) {
+            values[index] = Tensor();
+            --live;
+        }
+    }
+
+    TensorMap result;
+    for (const auto& [name, index] : impl.outputs) result.set(name, value(index));
+    if (stats) *stats = local;
+    return result;
+}
+
+std::shared_ptr<Session> SessionFromOnnx::operator()() const {
+    OnnxModel model = model_();
+    if (!model) throw PolygraphyException("SessionFromOnnx: the model loader returned no model");
+    return std::make_shared<Session>(*model, options_);
+}
+
+}  // namespace polygraphy::ref

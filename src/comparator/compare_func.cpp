@@ -1,0 +1,914 @@
+// CompareFunc::simple: Polygraphy's elementwise/statistical comparison of two iterations' outputs.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "comparator/report_internal.h"
+#include "comparator/stats_internal.h"
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/logger.h"
+#include "polygraphy/comparator/comparator.h"
+#include "polygraphy/comparator/stats.h"
+
+namespace polygraphy {
+
+std::optional<ErrorStat> error_stat_from_name(const std::string& name) {
+    if (name == "elemwise") return ErrorStat::kElemwise;
+    if (name == "max") return ErrorStat::kMax;
+    if (name == "mean") return ErrorStat::kMean;
+    if (name == "median") return ErrorStat::kMedian;
+    if (name == "quantile") return ErrorStat::kQuantile;
+    return std::nullopt;
+}
+
+std::string error_stat_name(ErrorStat stat) {
+    switch (stat) {
+        case ErrorStat::kElemwise:
+            return "elemwise";
+        case ErrorStat::kMax:
+            return "max";
+        case ErrorStat::kMean:
+            return "mean";
+        case ErrorStat::kMedian:
+            return "median";
+        case ErrorStat::kQuantile:
+            return "quantile";
+    }
+    return "elemwise";
+}
+
+namespace {
+
+using stats::ArrayStats;
+using stats::format_g;
+using stats::python_float_repr;
+using stats::python_list_repr;
+using stats::detail::indent_block;
+using stats::detail::log_output_stats;
+
+constexpr double kEpsilon = 2.220446049250313e-16;  // added to zeros of the second output (np.finfo(float64).eps)
+
+std::string pad35(const std::string& name) {
+    return name.size() >= 35 ? name : name + std::string(35 - name.size(), ' ');
+}
+
+std::string describe(const Tensor& tensor) {
+    return "dtype=" + std::string(dtype_name(tensor.dtype())) + ", shape=" + shape_to_string(tensor.shape());
+}
+
+// Difference buffers are large and short-lived (one output at a time); a comparer keeps the last two for
+// the next output, so each comparison does not pay for fresh pages from the kernel again.
+class ScratchPool {
+public:
+    ~ScratchPool() {
+        for (const auto& entry : state_->free) std::free(entry.second);
+        state_->free.clear();
+        state_->alive = false;
+    }
+
+    // A tensor whose buffer is not zero-filled first (it is about to be overwritten).
+    Tensor uninitialized_tensor(DataType dtype, const Shape& shape) {
+        const std::size_t bytes = static_cast<std::size_t>(shape_volume(shape)) * dtype_size(dtype);
+        const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+        void* memory = nullptr;
+        std::size_t capacity = rounded;
+        {
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            auto& free = state_->free;
+            for (auto it = free.begin(); it != free.end(); ++it)
+                if (it->first >= rounded) {
+                    capacity = it->first;
+                    memory = it->second;
+                    free.erase(it);
+                    break;
+                }
+        }
+        if (!memory) memory = std::aligned_alloc(64, rounded);
+        if (!memory)
+            throw PolygraphyException("Could not allocate " + std::to_string(bytes) + " bytes for a difference buffer");
+        std::shared_ptr<State> state = state_;
+        std::shared_ptr<void> owner(memory, [state, capacity](void* p) {
+            std::lock_guard<std::mutex> lock(state->mutex);
+            if (state->alive && state->free.size() < kKept) {
+                state->free.emplace_back(capacity, p);
+                return;
+            }
+            std::free(p);
+        });
+        return Tensor::wrap(dtype, shape, owner, memory);
+    }
+
+private:
+    static constexpr std::size_t kKept = 2;
+    struct State {
+        std::mutex mutex;
+        bool alive = true;
+        std::vector<std::pair<std::size_t, void*>> free;  // (capacity, buffer)
+    };
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+};
+
+// ---- numpy dtype rules used by Polygraphy's comparison ----
+
+// comparator/util.py cast_up: float16 -> float32, small ints -> int32, uint32 -> int64.
+DataType cast_up(DataType dtype) {
+    switch (dtype) {
+        case DataType::kFloat16:
+        case DataType::kBFloat16:
+        case DataType::kFloat8E4M3FN:
+        case DataType::kFloat8E4M3FNUZ:
+        case DataType::kFloat8E5M2:
+        case DataType::kFloat8E5M2FNUZ:
+            return DataType::kFloat32;
+        case DataType::kInt8:
+        case DataType::kUInt8:
+        case DataType::kInt16:
+        case DataType::kUInt16:
+        case DataType::kInt4:
+        case DataType::kUInt4:
+            return DataType::kInt32;
+        case DataType::kUInt32:
+            return DataType::kInt64;
+        default:
+            return dtype;
+    }
+}
+
+// np.promote_types over the cast-up dtypes {bool, int32, int64, uint64, float32, float64}.
+DataType promote(DataType a, DataType b) {
+    if (a == b) return a;
+    if (a == DataType::kBool) return b;
+    if (b == DataType::kBool) return a;
+    // float32 + float64, and float32 + int32/int64/uint64, are float64 in numpy.
+    if (dtype_is_floating(a) || dtype_is_floating(b)) return DataType::kFloat64;
+    if (a == DataType::kUInt64 || b == DataType::kUInt64) return DataType::kFloat64;  // int64 + uint64
+    return DataType::kInt64;                                                          // int32 + int64
+}
+
+template <typename T>
+void fill_from(const Tensor& source, T* out) {
+    const int64_t n = source.numel();
+    switch (source.dtype()) {
+        case DataType::kFloat32: {
+            const float* p = source.data_as<float>();
+            for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(p[i]);
+            return;
+        }
+        case DataType::kInt64: {
+            const int64_t* p = source.data_as<int64_t>();
+            for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(p[i]);
+            return;
+        }
+        case DataType::kUInt64: {
+            const uint64_t* p = source.data_as<uint64_t>();
+            for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(p[i]);
+            return;
+        }
+        default:
+            for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(source.value_as_double(i));
+    }
+}
+
+// The values of `tensor` as a contiguous T array: the tensor's own buffer when it already holds T.
+template <typename T>
+const T* as_type(const Tensor& tensor, DataType type, std::unique_ptr<T[]>& storage) {
+    if (tensor.dtype() == type) return tensor.data_as<T>();
+    storage.reset(new T[static_cast<std::size_t>(std::max<int64_t>(tensor.numel(), 1))]);
+    fill_from(tensor, storage.get());
+    return storage.get();
+}
+
+struct Differences {
+    Tensor absdiff, reldiff;
+    bool second_has_zero = false;
+    bool mismatched = false;  // elemwise check
+    // Statistics computed during the difference sweep (float32 path); the others are computed later.
+    std::optional<ArrayStats> abs_stats, rel_stats, stats0, stats1;
+};
+
+template <typename T>
+T absolute_difference(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+        return std::fabs(a - b);
+    } else if constexpr (std::is_unsigned_v<T>) {
+        return static_cast<T>(a - b);  // np.abs of a wrapped uint64 difference is itself
+    } else {
+        using U = std::make_unsigned_t<T>;
+        const T difference = static_cast<T>(static_cast<U>(a) - static_cast<U>(b));  // wraps like numpy
+        return difference < 0 ? static_cast<T>(U(0) - static_cast<U>(difference)) : difference;
+    }
+}
+
+// Tolerances as numpy compares them: a float32 array against a Python float in float32, others in float64.
+template <typename T, typename R>
+struct Thresholds {
+    using Compare = std::conditional_t<std::is_same_v<T, float>, float, double>;
+    Compare abs;
+    R rel;
+    T eps;
+};
+
+// Elements [begin, end): absdiff (type T), reldiff (type R), zeros of `b`, and elemwise mismatches.
+// The options are template parameters so that the loop has no branches and vectorizes.
+// kAddEpsilon: numpy's cast-up second output is floating, so its zeros get the epsilon.
+template <typename T, typename R, bool kInfinitiesEqual, bool kAddEpsilon>
+void difference_range(const T* a, const T* b, T* absdiff, R* reldiff, int64_t begin, int64_t end,
+                      const Thresholds<T, R>& limits, int64_t& zeros_out, int64_t& mismatches_out) {
+    using Compare = typename Thresholds<T, R>::Compare;
+    int64_t zeros = 0, mismatches = 0;
+#pragma omp simd reduction(+ : zeros, mismatches)
+    for (int64_t i = begin; i < end; ++i) {
+        const T x = a[i], y = b[i];
+        T d = absolute_difference(x, y);
+        if constexpr (kInfinitiesEqual) d = (std::fabs(x) == std::numeric_limits<T>::infinity() && x == y) ? T(0) : d;
+        const bool zero = y == T(0);
+        zeros += zero ? 1 : 0;
+        R denominator;
+        if constexpr (std::is_floating_point_v<T>) {
+            const T with_eps = kAddEpsilon ? (zero ? limits.eps : y) : y;
+            denominator = static_cast<R>(std::fabs(with_eps));
+        } else if constexpr (std::is_signed_v<T>) {
+            denominator = y < T(0) ? -static_cast<R>(y) : static_cast<R>(y);
+        } else {
+            denominator = static_cast<R>(y);
+        }
+        const R r = static_cast<R>(d) / denominator;
+        absdiff[i] = d;
+        reldiff[i] = r;
+        const Compare dc = static_cast<Compare>(d);
+        const bool abs_bad = dc > limits.abs || dc != dc;
+        const bool rel_bad = r > limits.rel || r != r;
+        mismatches += (abs_bad && rel_bad) ? 1 : 0;
+    }
+    zeros_out += zeros;
+    mismatches_out += mismatches;
+}
+
+template <typename T, typename R>
+using RangeFn = void (*)(const T*, const T*, T*, R*, int64_t, int64_t, const Thresholds<T, R>&, int64_t&, int64_t&);
+
+template <typename T, typename R>
+RangeFn<T, R> pick_range_fn(bool infinities_equal, bool epsilon) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (infinities_equal) return epsilon ? difference_range<T, R, true, true> : difference_range<T, R, true, false>;
+        return epsilon ? difference_range<T, R, false, true> : difference_range<T, R, false, false>;
+    } else {
+        return difference_range<T, R, false, false>;
+    }
+}
+
+// What the sweep also needs to know: tolerances and which statistics to gather on the way.
+struct SweepOptions {
+    bool b_float = false;       // numpy's cast-up second output is floating
+    double epsilon = kEpsilon;  // in that dtype
+    bool infinities_equal = false;
+    double atol = 0, rtol = 0;
+    std::vector<double> extra_quantiles;  // for the difference statistics
+    // Raw dtypes of the outputs whose statistics come out of the float32 sweep (nullopt: not wanted here).
+    std::optional<DataType> stats0_dtype, stats1_dtype;
+    ScratchPool* pool = nullptr;
+};
+
+template <typename T, typename R>
+Differences compute_differences(const T* a, const T* b, const Shape& shape, DataType t_dtype, DataType r_dtype,
+                                const SweepOptions& options) {
+    Differences result;
+    const int64_t n = shape_volume(shape);
+    result.absdiff = options.pool->uninitialized_tensor(t_dtype, shape);
+    result.reldiff = options.pool->uninitialized_tensor(r_dtype, shape);
+    T* absdiff = result.absdiff.data_as<T>();
+    R* reldiff = result.reldiff.data_as<R>();
+    const Thresholds<T, R> limits{static_cast<typename Thresholds<T, R>::Compare>(options.atol),
+                                  static_cast<R>(options.rtol), static_cast<T>(options.epsilon)};
+    const RangeFn<T, R> range_fn = pick_range_fn<T, R>(options.infinities_equal, options.b_float);
+    const int nthreads = stats::detail::threads_for(n);
+    const int64_t chunks = stats::detail::chunk_count(n);
+
+    // float32: pass 1 of the statistics of all four arrays rides along, chunk by chunk, while the chunk
+    // is still in cache; other types get their statistics afterwards.
+    using Accumulator = stats::detail::StatsAccumulator<float>;
+    std::unique_ptr<Accumulator> acc_abs, acc_rel, acc0, acc1;
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float>) {
+        acc_abs = std::make_unique<Accumulator>(absdiff, n, DataType::kFloat32, nthreads);
+        acc_rel = std::make_unique<Accumulator>(reldiff, n, DataType::kFloat32, nthreads);
+        if (options.stats0_dtype) acc0 = std::make_unique<Accumulator>(a, n, *options.stats0_dtype, nthreads);
+        if (options.stats1_dtype) acc1 = std::make_unique<Accumulator>(b, n, *options.stats1_dtype, nthreads);
+    }
+
+    int64_t zeros = 0, mismatches = 0;
+#pragma omp parallel num_threads(nthreads) reduction(+ : zeros, mismatches)
+    {
+        const int tid = omp_get_thread_num();
+        // Dynamic: when the machine is oversubscribed, a preempted thread does not hold half the work.
+#pragma omp for schedule(dynamic, 2)
+        for (int64_t c = 0; c < chunks; ++c) {
+            const int64_t begin = c * stats::detail::kChunk;
+            const int64_t end = std::min(n, begin + stats::detail::kChunk);
+            range_fn(a, b, absdiff, reldiff, begin, end, limits, zeros, mismatches);
+            if (acc_abs) {
+                acc_abs->accumulate(tid, c);
+                acc_rel->accumulate(tid, c);
+                if (acc0) acc0->accumulate(tid, c);
+                if (acc1) acc1->accumulate(tid, c);
+            }
+        }
+    }
+    result.second_has_zero = zeros > 0;
+    result.mismatched = mismatches > 0;
+    if (acc_abs) {
+        std::vector<Accumulator*> accumulators = {acc_abs.get(), acc_rel.get()};
+        std::vector<std::vector<double>> quantiles = {options.extra_quantiles, options.extra_quantiles};
+        for (Accumulator* extra : {acc0.get(), acc1.get()})
+            if (extra) {
+                accumulators.push_back(extra);
+                quantiles.emplace_back();
+            }
+        const std::vector<ArrayStats> all = stats::detail::finish_together<float>(accumulators, quantiles);
+        result.abs_stats = all[0];
+        result.rel_stats = all[1];
+        std::size_t next = 2;
+        if (acc0) result.stats0 = all[next++];
+        if (acc1) result.stats1 = all[next++];
+    }
+    return result;
+}
+
+// Bool outputs: XOR as the absolute difference, float64 quotient as the relative one.
+Differences compute_bool_differences(const Tensor& a, const Tensor& b, bool elemwise, double atol, double rtol,
+                                     ScratchPool& pool) {
+    Differences result;
+    const int64_t n = a.numel();
+    result.absdiff = pool.uninitialized_tensor(DataType::kBool, a.shape());
+    result.reldiff = pool.uninitialized_tensor(DataType::kFloat64, a.shape());
+    const uint8_t* x = a.data_as<uint8_t>();
+    const uint8_t* y = b.data_as<uint8_t>();
+    uint8_t* absdiff = result.absdiff.data_as<uint8_t>();
+    double* reldiff = result.reldiff.data_as<double>();
+    for (int64_t i = 0; i < n; ++i) {
+        const bool d = (x[i] != 0) != (y[i] != 0);
+        absdiff[i] = d;
+        reldiff[i] = (d ? 1.0 : 0.0) / (y[i] ? 1.0 : 0.0);
+        if (elemwise) {
+            const double dd = d ? 1.0 : 0.0;
+            if (dd > atol && (reldiff[i] > rtol || std::isnan(reldiff[i]))) result.mismatched = true;
+        }
+    }
+    return result;
+}
+
+ArrayStats stats_of(const Tensor& tensor, const std::vector<double>& extra_quantiles) {
+    return stats::compute_stats(tensor, extra_quantiles);
+}
+
+// Python's min()/max() of two floats (NaN-order dependent, like the builtins).
+double python_min(double a, double b) {
+    return b < a ? b : a;
+}
+double python_max(double a, double b) {
+    return b > a ? b : a;
+}
+
+// ---- try_match_shape (util.py): reshape or permute the second output to the first's shape ----
+// A transposed copy; `perm` is a permutation of the axes (numpy.transpose).
+Tensor transposed(const Tensor& tensor, const std::vector<int64_t>& perm) {
+    const Shape& shape = tensor.shape();
+    const int rank = static_cast<int>(shape.size());
+    Shape out_shape(shape.size()), strides(shape.size()), index(shape.size(), 0);
+    int64_t stride = 1;
+    for (int axis = rank - 1; axis >= 0; --axis) {
+        strides[static_cast<std::size_t>(axis)] = stride;
+        stride *= shape[static_cast<std::size_t>(axis)];
+    }
+    Shape moved_strides(shape.size());  // input stride of each output axis
+    for (int axis = 0; axis < rank; ++axis) {
+        out_shape[static_cast<std::size_t>(axis)] =
+            shape[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
+        moved_strides[static_cast<std::size_t>(axis)] =
+            strides[static_cast<std::size_t>(perm[static_cast<std::size_t>(axis)])];
+    }
+    Tensor out(tensor.dtype(), out_shape);
+    const std::size_t element = dtype_size(tensor.dtype());
+    const auto* src = static_cast<const unsigned char*>(tensor.data());
+    auto* dst = static_cast<unsigned char*>(out.data());
+    for (int64_t flat = 0; flat < out.numel(); ++flat) {
+        int64_t offset = 0;
+        for (int axis = 0; axis < rank; ++axis)
+            offset += index[static_cast<std::size_t>(axis)] * moved_strides[static_cast<std::size_t>(axis)];
+        std::memcpy(dst + static_cast<std::size_t>(flat) * element, src + static_cast<std::size_t>(offset) * element,
+                    element);
+        for (int axis = rank - 1; axis >= 0; --axis) {
+            if (++index[static_cast<std::size_t>(axis)] < out_shape[static_cast<std::size_t>(axis)]) break;
+            index[static_cast<std::size_t>(axis)] = 0;
+        }
+    }
+    return out;
+}
+
+std::string list_string(const std::vector<int64_t>& values) {
+    std::string text = "[";
+    for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+    return text + "]";
+}
+
+Tensor try_reshape(const Tensor& tensor, const Shape& shape) {
+    if (tensor.shape() == shape) return tensor;
+    if (shape_volume(shape) != tensor.numel()) {
+        logger().warning("Could not reshape array from shape: " + shape_to_string(tensor.shape()) + " to " +
+                         shape_to_string(shape) + ". Skipping reshape.");
+        return tensor;
+    }
+    logger().info("Reshaped array from shape: " + shape_to_string(tensor.shape()) + " to: " + shape_to_string(shape));
+    return tensor.reshaped(shape);
+}
+
+Tensor try_permute(const Tensor& tensor, const Shape& shape) {
+    Shape sorted_have = tensor.shape(), sorted_want = shape;
+    std::sort(sorted_have.begin(), sorted_have.end());
+    std::sort(sorted_want.begin(), sorted_want.end());
+    if (sorted_have != sorted_want) {
+        logger().extra_verbose("Array of shape: " + shape_to_string(tensor.shape()) +
+                               " cannot be permuted to: " + shape_to_string(shape));
+        return tensor;
+    }
+    std::vector<bool> used(tensor.shape().size(), false);
+    std::vector<int64_t> perm;
+    for (int64_t length : shape)
+        for (std::size_t axis = 0; axis < used.size(); ++axis)
+            if (!used[axis] && tensor.shape()[axis] == length) {
+                used[axis] = true;
+                perm.push_back(static_cast<int64_t>(axis));
+                break;
+            }
+    Tensor result = transposed(tensor, perm);
+    if (result.shape() != tensor.shape())
+        logger().info("Permuted array of shape: " + shape_to_string(tensor.shape()) +
+                      " to: " + shape_to_string(result.shape()) + " using permutation " + list_string(perm));
+    return result;
+}
+
+Tensor try_match_shape(const Tensor& tensor, const Shape& shape) {
+    if (tensor.shape() == shape) return tensor;
+    Tensor result = tensor;
+    if (result.shape().size() != shape.size()) result = try_reshape(result, shape);
+    if (result.shape().size() == shape.size()) result = try_permute(result, shape);
+    return try_reshape(result, shape);
+}
+
+// A 1-D tensor of the elements of `tensor` at `indices` (numpy `out[mismatches]`).
+Tensor gather(const Tensor& tensor, const std::vector<int64_t>& indices) {
+    Tensor out(tensor.dtype(), Shape{static_cast<int64_t>(indices.size())});
+    const std::size_t element = dtype_size(tensor.dtype());
+    for (std::size_t i = 0; i < indices.size(); ++i)
+        std::memcpy(static_cast<unsigned char*>(out.data()) + i * element,
+                    static_cast<const unsigned char*>(tensor.data()) + static_cast<std::size_t>(indices[i]) * element,
+                    element);
+    return out;
+}
+
+struct OutputSettings {
+    double atol, rtol, quantile;
+    ErrorStat stat;
+};
+
+using MatchFn =
+    std::function<OutputCompareResult(const std::string& name0, const Tensor& output0, const std::string& name1,
+                                      const Tensor& output1, const std::string& runner0, const std::string& runner1)>;
+
+// compare.py default_find_output_func.
+std::optional<std::string> find_output(const std::string& name0, std::size_t index,
+                                       const std::vector<std::string>& names0, const std::vector<std::string>& names1,
+                                       const std::string& runner1) {
+    const std::optional<std::string> found = find_str_in_list(name0, names1, index);
+    if (!found) return std::nullopt;
+    if (*found != name0) {
+        const std::optional<std::string> exact = find_str_in_list(*found, names0);
+        if (exact && *exact == *found) {
+            logger().verbose("Will not compare " + *found + " with " + name0 +
+                             ", since the former already has an exact match: " + *exact);
+            return std::nullopt;
+        }
+        logger().warning("Output names did not match exactly. Assuming " + runner1 + " output: " + *found +
+                         " corresponds to output: " + name0);
+    }
+    return found;
+}
+
+// compare.py run_comparison: each output of the first result against its match in the second.
+IterationCompareResult run_comparison(const IterationResult& first, const IterationResult& second, bool fail_fast,
+                                      const MatchFn& match) {
+    const std::vector<std::string> names0 = first.outputs.keys(), names1 = second.outputs.keys();
+    IterationCompareResult status;
+    for (std::size_t index = 0; index < names0.size(); ++index) {
+        const std::string& name0 = names0[index];
+        const std::optional<std::string> name1 = find_output(name0, index, names0, names1, second.runner_name);
+        if (!name1) continue;
+        const Tensor& output0 = first.outputs.at(name0);
+        const Tensor& output1 = second.outputs.at(*name1);
+        logger().start("Comparing Output: '" + name0 + "' (" + describe(output0) + ") with '" + *name1 + "' (" +
+                       describe(output1) + ")");
+        auto guard = logger().indent();
+        OutputCompareResult result = match(name0, output0, *name1, output1, first.runner_name, second.runner_name);
+        result.output_name = name0;
+        result.other_name = *name1;
+        const bool passed = result.passed;
+        status.set(name0, std::move(result));
+        if (fail_fast && !passed) return status;
+    }
+
+    std::vector<std::string> mismatched, compared;
+    for (const auto& [name, result] : status) {
+        compared.push_back(name);
+        if (!result.passed) mismatched.push_back(name);
+    }
+    if (!mismatched.empty())
+        logger().error("FAILED | Mismatched outputs: " + python_list_repr(mismatched));
+    else
+        logger().finish("PASSED | All outputs matched | Outputs: " + python_list_repr(compared));
+
+    if (status.empty() && (!names0.empty() || !names1.empty()))
+        throw PolygraphyException("All outputs were skipped, no common outputs found!\nNote: " + first.runner_name +
+                                  " outputs: " + python_list_repr(names0) + "\nNote: " + second.runner_name +
+                                  " outputs: " + python_list_repr(names1));
+    return status;
+}
+
+class SimpleComparer {
+public:
+    explicit SimpleComparer(SimpleCompareOptions options) : options_(std::move(options)) {}
+
+    IterationCompareResult operator()(const IterationResult& first, const IterationResult& second) const {
+        const std::vector<std::string> names0 = first.outputs.keys(), names1 = second.outputs.keys();
+        check_dict_keys(options_.rtol.keys(), "the rtol dictionary", names0, names1);
+        check_dict_keys(options_.atol.keys(), "the atol dictionary", names0, names1);
+        check_dict_keys(options_.check_error_stat.keys(), "the check_error_stat dictionary", names0, names1);
+        check_dict_keys(options_.error_quantile.keys(), "the quantile dictionary", names0, names1);
+        if (!options_.check_shapes)
+            logger().info("Strict shape checking disabled. Will attempt to match output shapes before comparisons");
+
+        return run_comparison(first, second, options_.fail_fast,
+                              [this](const std::string& name0, const Tensor& output0, const std::string& name1,
+                                     const Tensor& output1, const std::string& runner0, const std::string& runner1) {
+                                  return match(name0, output0, name1, output1, runner0, runner1);
+                              });
+    }
+
+private:
+    static void check_dict_keys(const std::vector<std::string>& keys, const std::string& dict_name,
+                                const std::vector<std::string>& names0, const std::vector<std::string>& names1) {
+        std::set<std::string> items(names0.begin(), names0.end());
+        items.insert(names1.begin(), names1.end());
+        items.insert("");
+        std::vector<std::string> extra;
+        for (const std::string& key : keys)
+            if (!items.count(key)) extra.push_back(key);
+        if (extra.empty()) return;
+        const std::vector<std::string> item_list(items.begin(), items.end());
+        const std::set<std::string> key_set(keys.begin(), keys.end());
+        logger().warning("Extra items in " + dict_name + ": " + set_repr(extra) +
+                         ".\nNote: items requested were: " + set_repr(item_list) +
+                         ", but all items are: " + set_repr(std::vector<std::string>(key_set.begin(), key_set.end())));
+    }
+
+    static std::string set_repr(const std::vector<std::string>& items) {
+        const std::string list = python_list_repr(items);
+        return "{" + list.substr(1, list.size() - 2) + "}";
+    }
+
+    OutputSettings settings_for(const std::string& name) const {
+        return {per_output_value(options_.atol, name, 1e-5), per_output_value(options_.rtol, name, 1e-5),
+                per_output_value(options_.error_quantile, name, 0.99),
+                per_output_value(options_.check_error_stat, name, ErrorStat::kElemwise)};
+    }
+
+    OutputCompareResult match(const std::string& name0, const Tensor& output0, const std::string& name1,
+                              const Tensor& output1, const std::string& runner0, const std::string& runner1) const {
+        const OutputSettings settings = settings_for(name0);
+        OutputCompareResult result;
+        result.output_name = name0;
+        result.other_name = name1;
+        logger().info("Tolerance: [abs=" + format_g(settings.atol, 5) + ", rel=" + format_g(settings.rtol, 5) +
+                      "] | Checking " + error_stat_name(settings.stat) + " error");
+        logger().extra_verbose("Note: Comparing " + runner0 + " vs. " + runner1);
+
+        if (options_.check_shapes && output0.shape() != output1.shape()) {
+            result.error = "Will not compare outputs of different shapes.";
+            logger().error("FAILED | Output: `" + name0 +
+                           "` | Will not compare outputs of different shapes.\nNote: Output shapes are " +
+                           shape_to_string(output0.shape()) + " and " + shape_to_string(output1.shape()) + ".");
+            logger().log_once(
+                Severity::kError,
+                "Note: Use --no-shape-check or set check_shapes=False to attempt to compare values anyway.");
+            return result;
+        }
+        if (output0.dtype() == DataType::kString || output1.dtype() == DataType::kString ||
+            output0.dtype() == DataType::kComplex64 || output1.dtype() == DataType::kComplex64 ||
+            output0.dtype() == DataType::kComplex128 || output1.dtype() == DataType::kComplex128) {
+            result.error = "Cannot compare outputs of types " + std::string(dtype_name(output0.dtype())) + " and " +
+                           std::string(dtype_name(output1.dtype()));
+            logger().error("FAILED | Output: '" + name0 + "' | " + result.error);
+            return result;
+        }
+
+        const Tensor matched1 = try_match_shape(output1, output0.shape());
+        if (matched1.numel() != output0.numel()) {
+            result.error = "Could not match the shape of '" + name1 + "' " + shape_to_string(output1.shape()) +
+                           " to the shape of '" + name0 + "' " + shape_to_string(output0.shape());
+            logger().error("FAILED | Output: '" + name0 + "' | " + result.error);
+            return result;
+        }
+        const Tensor matched0 = output0.reshaped(matched1.shape());
+
+        check_outputs_match(matched0, name0, matched1, name1, settings, runner0, runner1, result);
+        const std::string tolerances =
+            "(rel=" + python_float_repr(settings.rtol) + ", abs=" + python_float_repr(settings.atol) + ")";
+        if (!result.passed)
+            logger().error("FAILED | Output: '" + name0 + "' | Difference exceeds tolerance " + tolerances);
+        else
+            logger().finish("PASSED | Output: '" + name0 + "' | Difference is within tolerance " + tolerances);
+        return result;
+    }
+
+    Differences differences(const Tensor& out0, const Tensor& out1, const OutputSettings& settings,
+                            const std::vector<double>& extra_quantiles, bool want_output_stats) const {
+        if (out0.dtype() == DataType::kBool && out1.dtype() == DataType::kBool)
+            return compute_bool_differences(out0, out1, settings.stat == ErrorStat::kElemwise, settings.atol,
+                                            settings.rtol, *pool_);
+
+        const DataType up0 = cast_up(out0.dtype()), up1 = cast_up(out1.dtype());
+        const DataType compute = promote(up0, up1);
+        SweepOptions sweep;
+        sweep.b_float = dtype_is_floating(up1);
+        // The epsilon is added in the second output's (cast-up) dtype.
+        sweep.epsilon = up1 == DataType::kFloat32 ? static_cast<double>(static_cast<float>(kEpsilon)) : kEpsilon;
+        sweep.infinities_equal = options_.infinities_compare_equal;
+        sweep.atol = settings.atol;
+        sweep.rtol = settings.rtol;
+        sweep.extra_quantiles = extra_quantiles;
+        sweep.pool = pool_.get();
+        // An output's statistics can come from the float32 sweep when its float32 values are its cast_up.
+        auto float_like = [](DataType dtype) { return cast_up(dtype) == DataType::kFloat32; };
+        if (want_output_stats && float_like(out0.dtype())) sweep.stats0_dtype = out0.dtype();
+        if (want_output_stats && float_like(out1.dtype())) sweep.stats1_dtype = out1.dtype();
+
+        const Shape& shape = out0.shape();
+        auto run = [&](auto tag, DataType t_dtype, auto rtag, DataType r_dtype) {
+            using T = decltype(tag);
+            using R = decltype(rtag);
+            std::unique_ptr<T[]> storage0, storage1;
+            const T* a = as_type<T>(out0, t_dtype, storage0);
+            const T* b = as_type<T>(out1, t_dtype, storage1);
+            return compute_differences<T, R>(a, b, shape, t_dtype, r_dtype, sweep);
+        };
+        switch (compute) {
+            case DataType::kFloat32:
+                return run(float{}, DataType::kFloat32, float{}, DataType::kFloat32);
+            case DataType::kFloat64:
+                return run(double{}, DataType::kFloat64, double{}, DataType::kFloat64);
+            case DataType::kInt32:
+                return run(int32_t{}, DataType::kInt32, double{}, DataType::kFloat64);
+            case DataType::kUInt64:
+                return run(uint64_t{}, DataType::kUInt64, double{}, DataType::kFloat64);
+            case DataType::kInt64:
+                return run(int64_t{}, DataType::kInt64, double{}, DataType::kFloat64);
+            default:
+                break;  // bool + bool is handled above
+        }
+        throw UnsupportedError("Cannot compare outputs of types " + std::string(dtype_name(out0.dtype())) + " and " +
+                               std::string(dtype_name(out1.dtype())));
+    }
+
+    void log_mismatches(const Tensor& out0, const Tensor& out1, const Differences& diffs,
+                        const OutputSettings& settings, const std::string& runner0, const std::string& runner1) const {
+        if (!logger().enabled(Severity::kExtraVerbose)) return;
+        std::vector<int64_t> indices;
+        const int64_t n = out0.numel();
+        for (int64_t i = 0; i < n; ++i) {
+            const double d = diffs.absdiff.value_as_double(i), r = diffs.reldiff.value_as_double(i);
+            if ((d > settings.atol || std::isnan(d)) && (r > settings.rtol || std::isnan(r))) indices.push_back(i);
+        }
+        auto guard = logger().indent();
+        if (logger().enabled(Severity::kSuperVerbose)) {
+            const int64_t rank = out0.rank();
+            Tensor where(DataType::kInt64, Shape{static_cast<int64_t>(indices.size()), rank});
+            int64_t* data = where.data_as<int64_t>();
+            for (std::size_t k = 0; k < indices.size(); ++k) {
+                int64_t flat = indices[k];
+                for (int64_t axis = rank; axis-- > 0;) {
+                    data[static_cast<int64_t>(k) * rank + axis] = flat % out0.shape()[static_cast<std::size_t>(axis)];
+                    flat /= out0.shape()[static_cast<std::size_t>(axis)];
+                }
+            }
+            logger().super_verbose("Mismatched indices:\n" + stats::array_to_string(where));
+        }
+        logger().extra_verbose(pad35(runner0) + " | Mismatched values:\n" +
+                               stats::array_to_string(gather(out0, indices)));
+        logger().extra_verbose(pad35(runner1) + " | Mismatched values:\n" +
+                               stats::array_to_string(gather(out1, indices)));
+    }
+
+    void check_outputs_match(const Tensor& out0, const std::string& name0, const Tensor& out1, const std::string& name1,
+                             const OutputSettings& settings, const std::string& runner0, const std::string& runner1,
+                             OutputCompareResult& result) const {
+        if (logger().enabled(Severity::kSuperVerbose)) {
+            logger().super_verbose(pad35(runner0) + " | Output: " + name0 + " (" + describe(out0) + "):\n" +
+                                   indent_block(stats::array_to_string(out0)));
+            logger().super_verbose(pad35(runner1) + " | Output: " + name1 + " (" + describe(out1) + "):\n" +
+                                   indent_block(stats::array_to_string(out1)));
+        }
+
+        // The quantile is only checked for the "quantile" statistic; an invalid one is an error there only.
+        std::vector<double> extra;
+        if (settings.stat == ErrorStat::kQuantile || (settings.quantile >= 0.0 && settings.quantile <= 1.0))
+            extra.push_back(settings.quantile);
+        const bool show_outputs = logger().enabled(Severity::kInfo);
+        const Differences diffs = differences(out0, out1, settings, extra, show_outputs);
+        if (diffs.second_has_zero && dtype_is_floating(cast_up(out1.dtype())))
+            logger().log_once(Severity::kWarning,
+                              pad35(runner1) + " | Output: " + name1 +
+                                  ": Some values are 0. Will add a small epsilon quantity to these when computing "
+                                  "relative difference. Note that this may cause some relative differences to be "
+                                  "extremely high. ");
+
+        const ArrayStats abs_stats = diffs.abs_stats ? *diffs.abs_stats : stats_of(diffs.absdiff, extra);
+        const ArrayStats rel_stats = diffs.rel_stats ? *diffs.rel_stats : stats_of(diffs.reldiff, extra);
+        // Bool XOR differences have no quantiles (numpy cannot compute them); Polygraphy would fail there.
+        const double abs_quantile = abs_stats.quantiles.empty() ? abs_stats.max : abs_stats.quantiles[0];
+        const double rel_quantile = rel_stats.quantiles.empty() ? rel_stats.max : rel_stats.quantiles[0];
+
+        auto stat_failed = [](double diff, double tolerance) { return std::isnan(diff) || diff > tolerance; };
+        bool failed = false;
+        switch (settings.stat) {
+            case ErrorStat::kMean:
+                failed = stat_failed(abs_stats.mean, settings.atol) && stat_failed(rel_stats.mean, settings.rtol);
+                break;
+            case ErrorStat::kMedian:
+                failed = stat_failed(abs_stats.median, settings.atol) && stat_failed(rel_stats.median, settings.rtol);
+                break;
+            case ErrorStat::kMax:
+                failed = stat_failed(abs_stats.max, settings.atol) && stat_failed(rel_stats.max, settings.rtol);
+                break;
+            case ErrorStat::kQuantile:
+                failed = stat_failed(abs_quantile, settings.atol) && stat_failed(rel_quantile, settings.rtol);
+                break;
+            case ErrorStat::kElemwise:
+                failed = diffs.mismatched;
+                log_mismatches(out0, out1, diffs, settings, runner0, runner1);
+                break;
+        }
+
+        if (show_outputs) {
+            const ArrayStats stats0 = diffs.stats0 ? *diffs.stats0 : stats_of(out0, {});
+            const ArrayStats stats1 = diffs.stats1 ? *diffs.stats1 : stats_of(out1, {});
+            const std::pair<double, double> hist_range = {python_min(stats0.min, stats1.min),
+                                                          python_max(stats0.max, stats1.max)};
+            log_output_stats(out0, stats0, failed, runner0 + ": " + name0, hist_range);
+            log_output_stats(out1, stats1, failed, runner1 + ": " + name1, hist_range);
+        }
+
+        result.passed = !failed;
+        result.max_absdiff = abs_stats.max;
+        result.max_reldiff = rel_stats.max;
+        result.mean_absdiff = abs_stats.mean;
+        result.mean_reldiff = rel_stats.mean;
+        result.median_absdiff = abs_stats.median;
+        result.median_reldiff = rel_stats.median;
+        result.quantile_absdiff = abs_quantile;
+        result.quantile_reldiff = rel_quantile;
+        switch (settings.stat) {
+            case ErrorStat::kMean:
+                result.required_atol = abs_stats.mean, result.required_rtol = rel_stats.mean;
+                break;
+            case ErrorStat::kMedian:
+                result.required_atol = abs_stats.median, result.required_rtol = rel_stats.median;
+                break;
+            case ErrorStat::kQuantile:
+                result.required_atol = abs_quantile, result.required_rtol = rel_quantile;
+                break;
+            default:
+                result.required_atol = abs_stats.max, result.required_rtol = rel_stats.max;
+        }
+
+        logger().info("Error Metrics: " + name0);
+        {
+            auto guard = logger().indent();
+            std::string message = "Minimum Required Tolerance: " + error_stat_name(settings.stat) +
+                                  " error | [abs=" + format_g(result.required_atol, 5) +
+                                  "] OR [rel=" + format_g(result.required_rtol, 5) + "]";
+            if (settings.stat == ErrorStat::kElemwise)
+                message += " (requirements may be lower if both abs/rel tolerances are set)";
+            logger().info(message);
+            log_output_stats(diffs.absdiff, abs_stats, failed, "Absolute Difference", std::nullopt);
+            log_output_stats(diffs.reldiff, rel_stats, failed, "Relative Difference", std::nullopt);
+        }
+        logger().extra_verbose("Finished comparing: '" + name0 + "' (" + describe(out0) + ") [" + runner0 + "] and '" +
+                               name1 + "' (" + describe(out1) + ") [" + runner1 + "]");
+    }
+
+    SimpleCompareOptions options_;
+    std::unique_ptr<ScratchPool> pool_ = std::make_unique<ScratchPool>();
+};
+
+// compare.py CompareFunc.indices: positions of equal values along the last axis, within a tolerance.
+class IndicesComparer {
+public:
+    IndicesComparer(PerOutput<int64_t> index_tolerance, bool fail_fast)
+        : index_tolerance_(std::move(index_tolerance)), fail_fast_(fail_fast) {}
+
+    IterationCompareResult operator()(const IterationResult& first, const IterationResult& second) const {
+        return run_comparison(first, second, fail_fast_,
+                              [this](const std::string& name0, const Tensor& output0, const std::string& name1,
+                                     const Tensor& output1, const std::string& runner0, const std::string& runner1) {
+                                  return match(name0, output0, name1, output1, runner0, runner1);
+                              });
+    }
+
+private:
+    OutputCompareResult match(const std::string& name0, const Tensor& output0, const std::string& name1,
+                              const Tensor& output1, const std::string& runner0, const std::string& runner1) const {
+        const int64_t tolerance = per_output_value(index_tolerance_, name0, int64_t{0});
+        OutputCompareResult result;
+        if (output0.shape() != output1.shape()) {
+            result.error = "Cannot compare outputs of different shapes.";
+            logger().error(result.error);
+            return result;
+        }
+        if (output0.dtype() == DataType::kString || output1.dtype() == DataType::kString) {
+            result.error = "Cannot compare outputs of type string";
+            logger().error("FAILED | Output: '" + name0 + "' | " + result.error);
+            return result;
+        }
+        // Batches of the last axis (a scalar is one batch of one value).
+        const int64_t width = output0.rank() ? output0.shape().back() : 1;
+        const int64_t batches = width ? output0.numel() / width : 0;
+        const int64_t compared = std::max<int64_t>(0, width - std::max<int64_t>(tolerance, 0));
+        bool passed = true;
+        for (int64_t batch = 0; batch < batches && (passed || !fail_fast_); ++batch) {
+            const int64_t base = batch * width;
+            for (int64_t index0 = 0; index0 < compared; ++index0) {
+                const double value = output0.value_as_double(base + index0);
+                if (value == output1.value_as_double(base + index0)) continue;
+                int64_t index1 = -1;
+                for (int64_t j = 0; j < width && index1 < 0; ++j)
+                    if (output1.value_as_double(base + j) == value) index1 = j;
+                if (index1 < 0) {
+                    logger().error("FAILED | Value: " +
+                                   stats::array_to_string(Tensor::from_doubles(output0.dtype(), {}, {value})) +
+                                   " not found in output");
+                } else if (std::llabs(index1 - index0) > tolerance) {
+                    logger().error("FAILED | Difference exceeds index tolerance (" + std::to_string(tolerance) + ")");
+                } else {
+                    continue;
+                }
+                passed = false;
+                if (fail_fast_) break;
+            }
+        }
+        result.passed = passed;
+        if (!passed && fail_fast_) return result;
+
+        if (logger().enabled(Severity::kInfo) && output0.dtype() != DataType::kComplex64 &&
+            output0.dtype() != DataType::kComplex128) {
+            const ArrayStats stats0 = stats_of(output0, {}), stats1 = stats_of(output1, {});
+            const std::pair<double, double> hist_range = {python_min(stats0.min, stats1.min),
+                                                          python_max(stats0.max, stats1.max)};
+            log_output_stats(output0, stats0, !passed, runner0 + ": " + name0, hist_range);
+            log_output_stats(output1, stats1, !passed, runner1 + ": " + name1, hist_range);
+        }
+        if (passed)
+            logger().finish("PASSED | Difference is within index tolerance (" + std::to_string(tolerance) + ")");
+        return result;
+    }
+
+    PerOutput<int64_t> index_tolerance_;
+    bool fail_fast_;
+};
+
+}  // namespace
+
+namespace compare_func {
+CompareFunc simple(SimpleCompareOptions options) {
+    auto comparer = std::make_shared<SimpleComparer>(std::move(options));
+    return
+        [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
+}
+
+CompareFunc indices(PerOutput<int64_t> index_tolerance, bool fail_fast) {
+    for (const auto& [name, tolerance] : index_tolerance)
+        if (tolerance < 0)
+            throw UsageError("Index tolerance must not be negative.\nNote: given: " + std::to_string(tolerance) +
+                             (name.empty() ? std::string() : " for output '" + name + "'"));
+    auto comparer = std::make_shared<IndicesComparer>(std::move(index_tolerance), fail_fast);
+    return
+        [comparer](const IterationResult& first, const IterationResult& second) { return (*comparer)(first, second); };
+}
+}  // namespace compare_func
+
+}  // namespace polygraphy

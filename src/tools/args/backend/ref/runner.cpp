@@ -1,0 +1,42 @@
+#include "polygraphy/tools/args/backend/ref/runner.h"
+
+#include "polygraphy/backend/ref/runner.h"
+#include "polygraphy/common/exception.h"
+#include "polygraphy/tools/args/backend/onnx/loader.h"
+#include "polygraphy/tools/args/model.h"
+#include "polygraphy/tools/args/util.h"
+
+namespace polygraphy::tools {
+
+std::vector<std::type_index> RefRunnerArgs::depends_on() const {
+    return {std::type_index(typeid(ModelArgs)), std::type_index(typeid(OnnxLoadArgs))};
+}
+
+std::vector<OptionSpec> RefRunnerArgs::options() const {
+    return {
+        Option({"--ref-threads"})
+            .metavar("N")
+            .help("Number of threads the reference runtime uses. Defaults to 0: the cores available")
+            .type(ValueType::kInt),
+    };
+}
+
+void RefRunnerArgs::parse(const ParsedArgs& args) {
+    threads_ = 0;
+    if (auto text = args.value("ref_threads")) {
+        const auto value = args_util::parse_int(*text);
+        if (!value || *value < 0 || *value > 4096)
+            throw UsageError("Invalid value for --ref-threads: " + args_util::python_repr(*text) +
+                             ". Expected a number of threads between 0 (the cores available) and 4096");
+        threads_ = static_cast<int>(*value);
+    }
+}
+
+std::unique_ptr<BaseRunner> RefRunnerArgs::make_runner() {
+    ref::SessionOptions options;
+    options.num_threads = threads_;
+    return std::make_unique<ref::RefRunner>(
+        ref::SessionFromOnnx(required_group<OnnxLoadArgs>().onnx_loader(), options));
+}
+
+}  // namespace polygraphy::tools

@@ -1,0 +1,114 @@
+#include "polygraphy/tools/args/comparator/comparator.h"
+
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/logger.h"
+#include "polygraphy/tools/args/comparator/compare.h"
+#include "polygraphy/tools/args/comparator/data_loader.h"
+#include "polygraphy/tools/args/util.h"
+
+namespace polygraphy::tools {
+
+// ---- ComparatorRunArgs ---------------------------------------------------------------------------
+
+std::vector<std::type_index> ComparatorRunArgs::depends_on() const {
+    return {std::type_index(typeid(DataLoaderArgs))};
+}
+
+std::vector<OptionSpec> ComparatorRunArgs::options() const {
+    return {
+        Option({"--warm-up"})
+            .metavar("NUM")
+            .help("Number of warm-up runs before timing inference")
+            .type(ValueType::kInt),
+        Option({"--use-subprocess"})
+            .kind(OptionKind::kFlag)
+            .help("Run runners in isolated subprocesses. Not available in this build"),
+        Option({"--save-inputs", "--save-input-data"})
+            .dest("save_inputs_path")
+            .help("Path to save inference inputs. The inputs (List[Dict[str, numpy.ndarray]]) will be encoded as JSON "
+                  "and saved"),
+        Option({"--save-outputs", "--save-results"})
+            .dest("save_outputs_path")
+            .help("Path to save results from runners. The results (RunResults) will be encoded as JSON and saved"),
+    };
+}
+
+void ComparatorRunArgs::parse(const ParsedArgs& args) {
+    if (args.flag("use_subprocess")) throw UnsupportedError("--use-subprocess is not available in this build");
+    warm_up_ = 0;
+    if (auto text = args.value("warm_up")) {
+        const auto value = args_util::parse_int(*text);
+        if (!value || *value < 0 || *value > 1000000)
+            throw UsageError("Invalid value for --warm-up: " + args_util::python_repr(*text) +
+                             ". Expected a number of runs between 0 and 1000000");
+        warm_up_ = static_cast<int>(*value);
+    }
+    save_inputs_path_ = args.value("save_inputs_path");
+    save_outputs_path_ = args.value("save_outputs_path");
+}
+
+Comparator::RunOptions ComparatorRunArgs::run_options() const {
+    Comparator::RunOptions options;
+    options.warm_up = warm_up_;
+    options.save_inputs_path = save_inputs_path_;
+    return options;
+}
+
+// ---- ComparatorCompareArgs -----------------------------------------------------------------------
+
+std::vector<std::type_index> ComparatorCompareArgs::depends_on() const {
+    return {std::type_index(typeid(CompareFuncSimpleArgs)), std::type_index(typeid(CompareFuncIndicesArgs))};
+}
+
+std::vector<OptionSpec> ComparatorCompareArgs::options() const {
+    return {
+        Option({"--validate"}).kind(OptionKind::kFlag).help("Check outputs for NaNs and Infs"),
+        Option({"--fail-fast"}).kind(OptionKind::kFlag).help("Fail fast (stop comparing after the first failure)"),
+        Option({"--compare", "--compare-func"})
+            .dest("compare")
+            .help("Name of the function to use to perform comparison. See the API documentation for `CompareFunc` for "
+                  "details. Defaults to 'simple'. ('indices' is not available in this build yet.)")
+            .choices({"simple", "indices"}),
+        Option({"--compare-func-script"})
+            .help("[EXPERIMENTAL] Path to a Python script that defines a function that can compare two iteration "
+                  "results. Not available in this build"),
+        Option({"--load-outputs", "--load-results"})
+            .dest("load_outputs_paths")
+            .kind(OptionKind::kValues)
+            .help("Path(s) to load results from runners prior to comparing. Each file should be a JSON-ified "
+                  "RunResults"),
+    };
+}
+
+void ComparatorCompareArgs::parse(const ParsedArgs& args) {
+    if (args.has("compare_func_script"))
+        throw UnsupportedError("--compare-func-script is not available in this build (it runs Python code)");
+    validate_ = args.flag("validate");
+    fail_fast_ = args.flag("fail_fast");
+    load_outputs_paths_ = args.values("load_outputs_paths");
+    compare_func_ = args.value("compare").value_or("simple");
+
+    // Options of the comparison function that was not selected are ignored, with a warning.
+    std::vector<std::pair<std::string, std::vector<std::string>>> unselected;
+    if (compare_func_ != "simple")
+        unselected.push_back({"simple", required_group<CompareFuncSimpleArgs>().option_dests()});
+    if (compare_func_ != "indices") unselected.push_back({"indices", {"index_tolerance"}});
+    for (const auto& [name, dests] : unselected) {
+        for (const auto& dest : dests) {
+            if (!args.has(dest)) continue;
+            logger().warning(
+                "Option: " + args.occurrences(dest).front().flag + " is only valid for comparison function: '" + name +
+                "'. The selected comparison function is: '" + compare_func_ + "', so this option will be ignored.");
+        }
+    }
+    if (compare_func_ == "indices")
+        throw UnsupportedError("--compare indices is not available in this build yet; use --compare simple");
+}
+
+CompareFunc ComparatorCompareArgs::compare_func() const {
+    SimpleCompareOptions options = required_group<CompareFuncSimpleArgs>().compare_options();
+    options.fail_fast = fail_fast_;
+    return compare_func::simple(std::move(options));
+}
+
+}  // namespace polygraphy::tools

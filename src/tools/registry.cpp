@@ -1,0 +1,51 @@
+#include "polygraphy/tools/registry.h"
+
+#include <set>
+
+#include "polygraphy/tools/args/backend/ref/runner.h"
+#include "polygraphy/tools/args/backend/unavailable.h"
+#include "polygraphy/tools/run/run.h"
+
+namespace polygraphy::tools {
+namespace {
+
+std::vector<ExtensionModule>& module_registry() {
+    static std::vector<ExtensionModule> modules;
+    return modules;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Tool>> make_tools() {
+    std::vector<std::unique_ptr<Tool>> tools;
+    tools.push_back(std::make_unique<RunTool>());
+
+    std::set<std::string> names;
+    for (const auto& tool : tools)
+        if (!names.insert(tool->name()).second) throw InternalError("two tools are named '" + tool->name() + "'");
+    return tools;
+}
+
+std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups() {
+    std::vector<std::unique_ptr<ArgGroup>> groups;
+    groups.push_back(std::make_unique<RefRunnerArgs>());
+    // Backends this build does not have: their selection flags fail with a clear message.
+    groups.push_back(make_trt_runner_args());
+    groups.push_back(make_tf_runner_args());
+    return groups;
+}
+
+void register_extension_module(ExtensionModule module) {
+    if (!module.run_arg_groups)
+        throw InternalError("extension module '" + module.name + "' provides no argument groups");
+    for (const auto& existing : module_registry())
+        if (existing.name == module.name)
+            throw InternalError("extension module '" + module.name + "' is registered twice");
+    module_registry().push_back(std::move(module));
+}
+
+const std::vector<ExtensionModule>& extension_modules() {
+    return module_registry();
+}
+
+}  // namespace polygraphy::tools

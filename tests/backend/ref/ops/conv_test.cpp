@@ -1,0 +1,449 @@
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel_harness.h"
+
+namespace polygraphy::testing {
+namespace {
+
+int64_t volume(const std::vector<int64_t>& dims) {
+    int64_t v = 1;
+    for (int64_t d : dims) v *= d;
+    return v;
+}
+
+/// Row-major multi-index of `flat` within `dims`.
+std::vector<int64_t> unravel(int64_t flat, const std::vector<int64_t>& dims) {
+    std::vector<int64_t> index(dims.size());
+    for (std::size_t d = dims.size(); d-- > 0;) {
+        index[d] = flat % dims[d];
+        flat /= dims[d];
+    }
+    return index;
+}
+
+struct Window {
+    std::vector<int64_t> strides, dilations, pad_begin, pad_end;
+};
+
+/// Direct definition of ONNX Conv in double: y[n, m, o] = B[m] + sum_{c, k} x[n, g*C/g + c, o*s - pb + k*d] * W[m, c, k].
+Tensor naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group, const Window& win) {
+    const Shape& xs = x.shape();
+    const Shape& ws = w.shape();
+    const std::size_t rank = xs.size() - 2;
+    const int64_t n_count = xs[0], c_count = xs[1], m_count = ws[0];
+    const int64_t cg = c_count / group, mg = m_count / group;
+    std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end()), out(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+        out[d] = (in[d] + win.pad_begin[d] + win.pad_end[d] - ((kernel[d] - 1) * win.dilations[d] + 1)) / win.strides[d] + 1;
+    }
+    Shape ys = {n_count, m_count};
+    ys.insert(ys.end(), out.begin(), out.end());
+    std::vector<double> y(static_cast<std::size_t>(volume(ys)));
+    const int64_t in_size = volume(in), out_size = volume(out), k_size = volume(kernel);
+    for (int64_t n = 0; n < n_count; ++n) {
+        for (int64_t m = 0; m < m_count; ++m) {
+            const int64_t g = m / mg;
+            for (int64_t o = 0; o < out_size; ++o) {
+                const auto oi = unravel(o, out);
+                double acc = b != nullptr ? b->value_as_double(m) : 0.0;
+                for (int64_t c = 0; c < cg; ++c) {
+                    for (int64_t k = 0; k < k_size; ++k) {
+                        const auto ki = unravel(k, kernel);
+                        int64_t offset = 0;
+                        bool inside = true;
+                        for (std::size_t d = 0; d < rank; ++d) {
+                            const int64_t pos = oi[d] * win.strides[d] - win.pad_begin[d] + ki[d] * win.dilations[d];
+                            inside = inside && pos >= 0 && pos < in[d];
+                            offset = offset * in[d] + pos;
+                        }
+                        if (!inside) continue;
+                        acc += x.value_as_double((n * c_count + g * cg + c) * in_size + offset) *
+                               w.value_as_double((m * cg + c) * k_size + k);
+                    }
+                }
+                y[static_cast<std::size_t>((n * m_count + m) * out_size + o)] = acc;
+            }
+        }
+    }
+    return Tensor::from_doubles(DataType::kFloat64, ys, y);
+}
+
+/// Direct definition of ONNX ConvTranspose in double: every x[n, c, i] * W[c, m, k] lands on output
+/// position i*s - pb + k*d of channel g*M/g + m (when inside the output).
+Tensor naive_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group, const Window& win,
+                            const std::vector<int64_t>& out) {
+    const Shape& xs = x.shape();
+    const Shape& ws = w.shape();
+    const std::size_t rank = xs.size() - 2;
+    const int64_t n_count = xs[0], c_count = xs[1], mg = ws[1], m_count = mg * group, cg = c_count / group;
+    std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
+    Shape ys = {n_count, m_count};
+    ys.insert(ys.end(), out.begin(), out.end());
+    const int64_t in_size = volume(in), out_size = volume(out), k_size = volume(kernel);
+    std::vector<double> y(static_cast<std::size_t>(volume(ys)), 0.0);
+    for (int64_t n = 0; n < n_count; ++n) {
+        for (int64_t m = 0; m < m_count; ++m) {
+            for (int64_t o = 0; o < out_size; ++o) {
+                y[static_cast<std::size_t>((n * m_count + m) * out_size + o)] = b != nullptr ? b->value_as_double(m) : 0.0;
+            }
+        }
+        for (int64_t c = 0; c < c_count; ++c) {
+            const int64_t g = c / cg;
+            for (int64_t i = 0; i < in_size; ++i) {
+                const auto ii = unravel(i, in);
+                const double xv = x.value_as_double((n * c_count + c) * in_size + i);
+                for (int64_t m = 0; m < mg; ++m) {
+                    for (int64_t k = 0; k < k_size; ++k) {
+                        const auto ki = unravel(k, kernel);
+                        int64_t offset = 0;
+                        bool inside = true;
+                        for (std::size_t d = 0; d < rank; ++d) {
+                            const int64_t pos = ii[d] * win.strides[d] - win.pad_begin[d] + ki[d] * win.dilations[d];
+                            inside = inside && pos >= 0 && pos < out[d];
+                            offset = offset * out[d] + pos;
+                        }
+                        if (!inside) continue;
+                        y[static_cast<std::size_t>((n * m_count + g * mg + m) * out_size + offset)] +=
+                            xv * w.value_as_double((c * mg + m) * k_size + k);
+                    }
+                }
+            }
+        }
+    }
+    return Tensor::from_doubles(DataType::kFloat64, ys, y);
+}
+
+
+// ---- Conv ---------------------------------------------------------------------------------------------
+
+TEST(ConvOp, BasicWithPaddingMatchesOnnxExample) {
+    // numpy: xp = np.pad(np.arange(25.).reshape(5, 5), 1); y[i, j] = xp[i:i+3, j:j+3].sum()
+    KernelHarness h("Conv", 11);
+    set_attr(h.node(), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    set_attr(h.node(), "kernel_shape", std::vector<int64_t>{3, 3});
+    h.input(f32({1, 1, 5, 5}, arange(25))).input(f32({1, 1, 3, 3}, std::vector<double>(9, 1.0)), true);
+    expect_close(h.run()[0], {1, 1, 5, 5},
+                 {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84});
+}
+
+TEST(ConvOp, StridesWithoutPadding) {
+    // numpy: x = np.arange(35.).reshape(7, 5); y[i, j] = x[2i:2i+3, 2j:2j+3].sum()
+    KernelHarness h("Conv", 17);
+    set_attr(h.node(), "strides", std::vector<int64_t>{2, 2});
+    h.input(f32({1, 1, 7, 5}, arange(35))).input(f32({1, 1, 3, 3}, std::vector<double>(9, 1.0)));
+    expect_close(h.run()[0], {1, 1, 3, 2}, {54, 72, 144, 162, 234, 252});
+}
+
+struct ConvCase {
+    std::string name;
+    Shape x_shape;
+    Shape w_shape;
+    int64_t group = 1;
+    std::vector<int64_t> strides, dilations, pads;  // empty: attribute not set
+    std::string auto_pad;                           // empty: not set
+    bool bias = false;
+    bool constant_weight = true;
+};
+
+/// Pads the spec's auto_pad rules give (SAME_*: output ceil(in / stride); VALID: none).
+Window expected_window(const ConvCase& c) {
+    const std::size_t rank = c.x_shape.size() - 2;
+    Window win;
+    win.strides = c.strides.empty() ? std::vector<int64_t>(rank, 1) : c.strides;
+    win.dilations = c.dilations.empty() ? std::vector<int64_t>(rank, 1) : c.dilations;
+    win.pad_begin.assign(rank, 0);
+    win.pad_end.assign(rank, 0);
+    for (std::size_t d = 0; d < rank; ++d) {
+        const int64_t in = c.x_shape[d + 2];
+        const int64_t extent = (c.w_shape[d + 2] - 1) * win.dilations[d] + 1;
+        if (c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
+            const int64_t out = (in + win.strides[d] - 1) / win.strides[d];
+            const int64_t total = std::max<int64_t>(0, (out - 1) * win.strides[d] + extent - in);
+            win.pad_begin[d] = c.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+            win.pad_end[d] = total - win.pad_begin[d];
+        } else if (c.auto_pad.empty() && !c.pads.empty()) {
+            win.pad_begin[d] = c.pads[d];
+            win.pad_end[d] = c.pads[d + rank];
+        }
+    }
+    return win;
+}
+
+void run_conv_case(const ConvCase& c, DataType dtype, double rtol, int threads = 2) {
+    SCOPED_TRACE(c.name + " " + std::string(dtype_name(dtype)));
+    const Tensor x32 = random_tensor(c.x_shape, 1);
+    const Tensor w32 = random_tensor(c.w_shape, 2);
+    const Tensor b32 = random_tensor({c.w_shape[0]}, 3);
+    KernelHarness h("Conv", 17);
+    if (c.group != 1) set_attr(h.node(), "group", c.group);
+    if (!c.strides.empty()) set_attr(h.node(), "strides", c.strides);
+    if (!c.dilations.empty()) set_attr(h.node(), "dilations", c.dilations);
+    if (!c.pads.empty()) set_attr(h.node(), "pads", c.pads);
+    if (!c.auto_pad.empty()) set_attr(h.node(), "auto_pad", c.auto_pad);
+    h.input(x32.cast(dtype)).input(w32.cast(dtype), c.constant_weight);
+    if (c.bias) h.input(b32.cast(dtype));
+    // Two runs: the second reuses the cached primitive and packed weights.
+    const Tensor y = h.run(threads, 2)[0];
+    EXPECT_EQ(y.dtype(), dtype);
+    // The reference sees the same (possibly rounded) inputs.
+    const Tensor bias = b32.cast(dtype);
+    const Tensor expected = naive_conv(x32.cast(dtype), w32.cast(dtype), c.bias ? &bias : nullptr, c.group, expected_window(c));
+    expect_close(y, expected, rtol, rtol);
+}
+
+std::vector<ConvCase> conv_cases() {
+    return {
+        {"2d plain", {1, 3, 9, 9}, {4, 3, 3, 3}, 1, {}, {}, {}, "", false, true},
+        {"2d bias computed weight", {2, 5, 8, 7}, {6, 5, 3, 3}, 1, {}, {}, {1, 1, 1, 1}, "", true, false},
+        {"2d stride asym pads", {1, 4, 11, 10}, {8, 4, 3, 2}, 1, {2, 3}, {}, {1, 0, 2, 1}, "", true, true},
+        {"2d dilation", {1, 2, 12, 12}, {3, 2, 3, 3}, 1, {1, 1}, {2, 3}, {2, 2, 2, 2}, "", false, true},
+        {"2d groups", {1, 6, 7, 7}, {4, 3, 3, 3}, 2, {1, 1}, {}, {1, 1, 1, 1}, "", true, true},
+        {"depthwise", {2, 8, 10, 10}, {8, 1, 3, 3}, 8, {2, 2}, {}, {1, 1, 1, 1}, "", true, true},
+        {"depthwise multiplier", {1, 4, 9, 9}, {8, 1, 5, 5}, 4, {}, {}, {2, 2, 2, 2}, "", true, false},
+        {"same upper", {1, 3, 10, 9}, {4, 3, 4, 3}, 1, {2, 2}, {}, {}, "SAME_UPPER", true, true},
+        {"same lower", {1, 3, 10, 9}, {4, 3, 4, 3}, 1, {2, 2}, {}, {}, "SAME_LOWER", true, true},
+        {"valid", {1, 3, 10, 9}, {4, 3, 3, 2}, 1, {3, 2}, {}, {}, "VALID", false, true},
+        {"1x1", {1, 16, 5, 5}, {32, 16, 1, 1}, 1, {}, {}, {}, "", true, true},
+        {"1d", {2, 3, 20}, {5, 3, 4}, 1, {2}, {2}, {1, 3}, "", true, true},
+        {"3d", {1, 2, 6, 7, 5}, {4, 2, 3, 2, 3}, 1, {1, 2, 1}, {}, {1, 0, 1, 1, 1, 0}, "", true, true},
+        {"4d spatial (reference loop)", {1, 2, 4, 3, 4, 3}, {3, 2, 2, 2, 2, 2}, 1, {}, {}, {}, "", true, true},
+        {"resnet-like", {1, 64, 14, 14}, {64, 64, 3, 3}, 1, {}, {}, {1, 1, 1, 1}, "", true, true},
+    };
+}
+
+TEST(ConvOp, MatchesNaiveReferenceFloat32) {
+    for (const ConvCase& c : conv_cases()) run_conv_case(c, DataType::kFloat32, 1e-5);
+}
+
+TEST(ConvOp, MatchesNaiveReferenceSingleThread) {
+    run_conv_case(conv_cases()[2], DataType::kFloat32, 1e-5, 1);
+    run_conv_case(conv_cases()[5], DataType::kFloat32, 1e-5, 1);
+}
+
+TEST(ConvOp, MatchesNaiveReferenceFloat64) {
+    for (const ConvCase& c : conv_cases()) run_conv_case(c, DataType::kFloat64, 1e-12);
+}
+
+TEST(ConvOp, Float16ComputesInFloat32) {
+    // float32 accumulation of float16 inputs, rounded once to float16 (rel. error ~1e-3).
+    run_conv_case(conv_cases()[1], DataType::kFloat16, 2e-3);
+    run_conv_case(conv_cases()[5], DataType::kFloat16, 2e-3);
+}
+
+/// The activations a graph pass may fold into a node (families.h kFusedActivationAttr), in double.
+double activation(const std::string& name, double x) {
+    if (name == "Relu") return x > 0 ? x : 0;
+    if (name == "Clip") return std::min(std::max(x, 0.0), 6.0);
+    if (name == "Gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    return x / (1 + std::exp(-x));  // Silu
+}
+
+TEST(ConvOp, FusedActivationMatchesConvThenActivation) {
+    for (const std::string name : {"Relu", "Clip", "Gelu", "Silu"}) {
+        for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+            SCOPED_TRACE(name + " " + std::string(dtype_name(dtype)));
+            const Tensor x = random_tensor({1, 4, 7, 7}, 51, -3, 3), w = random_tensor({5, 4, 3, 3}, 52), b = random_tensor({5}, 53);
+            KernelHarness h("Conv", 17);
+            set_attr(h.node(), "pads", std::vector<int64_t>{1, 1, 1, 1});
+            set_attr(h.node(), std::string(ref::kFusedActivationAttr), name);
+            if (name == "Clip") {
+                set_attr(h.node(), std::string(ref::kFusedClipMinAttr), 0.0f);
+                set_attr(h.node(), std::string(ref::kFusedClipMaxAttr), 6.0f);
+            }
+            h.input(x.cast(dtype)).input(w.cast(dtype), true).input(b.cast(dtype), true);
+            Window win{{1, 1}, {1, 1}, {1, 1}, {1, 1}};
+            const Tensor plain = naive_conv(x, w, &b, 1, win);
+            std::vector<double> expected;
+            for (double v : values_of(plain)) expected.push_back(activation(name, v));
+            expect_close(h.run(2, 2)[0], plain.shape(), expected, 1e-5, 1e-5);
+        }
+    }
+    KernelHarness bad("Conv", 17);
+    set_attr(bad.node(), std::string(ref::kFusedActivationAttr), std::string("Tanh"));
+    expect_error([&] { bad.create(); }, "attribute 'polygraphy.fused_activation' has an unknown value 'Tanh'");
+}
+
+TEST(ConvOp, ZeroBatchGivesEmptyOutput) {
+    KernelHarness h("Conv", 17);
+    set_attr(h.node(), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    h.input(Tensor(DataType::kFloat32, {0, 3, 5, 5})).input(random_tensor({4, 3, 3, 3}, 1), true);
+    const Tensor y = h.run()[0];
+    EXPECT_EQ(y.shape(), (Shape{0, 4, 5, 5}));
+}
+
+TEST(ConvOp, RejectsNegativePads) {
+    KernelHarness h("Conv", 17);
+    set_attr(h.node(), "pads", std::vector<int64_t>{1, -1, 1, 1});
+    h.input(random_tensor({1, 1, 5, 5}, 1)).input(random_tensor({1, 1, 3, 3}, 2), true);
+    expect_error([&] { h.create(); }, "Node 'node' (Conv): attribute 'pads' must have values >= 0");
+}
+
+TEST(ConvOp, RejectsKernelShapeRankMismatch) {
+    KernelHarness h("Conv", 17);
+    set_attr(h.node(), "kernel_shape", std::vector<int64_t>{3, 3, 3});
+    h.input(random_tensor({1, 1, 5, 5}, 1)).input(random_tensor({1, 1, 3, 3}, 2), true);
+    expect_error([&] { h.create(); }, "attribute 'kernel_shape' [3, 3, 3] does not match the weight's spatial dims [3, 3]");
+}
+
+TEST(ConvOp, RejectsUnknownAutoPadAndBadGroup) {
+    KernelHarness a("Conv", 17);
+    set_attr(a.node(), "auto_pad", std::string("SAME"));
+    expect_error([&] { a.create(); }, "attribute 'auto_pad' has an unknown value 'SAME'");
+    KernelHarness g("Conv", 17);
+    set_attr(g.node(), "group", int64_t{2});
+    g.input(random_tensor({1, 3, 5, 5}, 1)).input(random_tensor({4, 1, 3, 3}, 2));
+    expect_error([&] { g.run(); }, "input channels (3) are not divisible by attribute 'group' (2)");
+}
+
+TEST(ConvOp, RejectsChannelMismatchAndSmallInput) {
+    KernelHarness h("Conv", 17);
+    h.input(random_tensor({1, 3, 5, 5}, 1)).input(random_tensor({4, 2, 3, 3}, 2));
+    expect_error([&] { h.run(); }, "weight dim 1 (2) times group (1) must equal the input channels (3)");
+    KernelHarness s("Conv", 17);
+    s.input(random_tensor({1, 1, 2, 5}, 1)).input(random_tensor({1, 1, 3, 3}, 2));
+    expect_error([&] { s.run(); }, "is smaller than the window");
+}
+
+TEST(ConvOp, RejectsIntegerInput) {
+    KernelHarness h("Conv", 17);
+    h.input(Tensor(DataType::kInt32, {1, 1, 3, 3})).input(Tensor(DataType::kInt32, {1, 1, 1, 1}));
+    try {
+        h.run();
+        ADD_FAILURE() << "expected UnsupportedError";
+    } catch (const UnsupportedError& e) {
+        EXPECT_NE(std::string(e.what()).find("input X has unsupported data type int32"), std::string::npos) << e.what();
+    }
+}
+
+// ---- ConvTranspose ---------------------------------------------------------------------------------------
+
+TEST(ConvTransposeOp, BasicMatchesOnnxExample) {
+    // numpy: y = zeros((5, 5)); for i, j: y[i:i+3, j:j+3] += np.arange(9.).reshape(3, 3)[i, j]  (both channels)
+    KernelHarness h("ConvTranspose", 11);
+    h.input(f32({1, 1, 3, 3}, arange(9))).input(f32({1, 2, 3, 3}, std::vector<double>(18, 1.0)), true);
+    const std::vector<double> plane = {0, 1, 3, 3, 2, 3, 8, 15, 12, 7, 9, 21, 36, 27, 15, 9, 20, 33, 24, 13, 6, 13, 21, 15, 8};
+    std::vector<double> expected = plane;
+    expected.insert(expected.end(), plane.begin(), plane.end());
+    expect_close(h.run()[0], {1, 2, 5, 5}, expected);
+}
+
+TEST(ConvTransposeOp, PadsMatchOnnxExample) {
+    // onnx backend test "test_convtranspose_pads" (strides [3, 2], pads [1, 2, 1, 2]).
+    KernelHarness h("ConvTranspose", 11);
+    set_attr(h.node(), "strides", std::vector<int64_t>{3, 2});
+    set_attr(h.node(), "pads", std::vector<int64_t>{1, 2, 1, 2});
+    h.input(f32({1, 1, 3, 3}, arange(9))).input(f32({1, 2, 3, 3}, std::vector<double>(18, 1.0)));
+    const std::vector<double> plane = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};
+    std::vector<double> expected = plane;
+    expected.insert(expected.end(), plane.begin(), plane.end());
+    expect_close(h.run()[0], {1, 2, 7, 3}, expected);
+}
+
+struct TransposeCase {
+    std::string name;
+    Shape x_shape;
+    Shape w_shape;
+    int64_t group = 1;
+    std::vector<int64_t> strides, dilations, pads, output_padding, output_shape;
+    std::string auto_pad;
+    bool bias = false;
+    bool constant_weight = true;
+};
+
+void run_transpose_case(const TransposeCase& c, DataType dtype, double rtol) {
+    SCOPED_TRACE(c.name + " " + std::string(dtype_name(dtype)));
+    const std::size_t rank = c.x_shape.size() - 2;
+    Window win;
+    win.strides = c.strides.empty() ? std::vector<int64_t>(rank, 1) : c.strides;
+    win.dilations = c.dilations.empty() ? std::vector<int64_t>(rank, 1) : c.dilations;
+    win.pad_begin.assign(rank, 0);
+    win.pad_end.assign(rank, 0);
+    std::vector<int64_t> out(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+        const int64_t op = c.output_padding.empty() ? 0 : c.output_padding[d];
+        const int64_t full = win.strides[d] * (c.x_shape[d + 2] - 1) + op + (c.w_shape[d + 2] - 1) * win.dilations[d] + 1;
+        const bool same = c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER";
+        if (!c.output_shape.empty() || same) {
+            // ONNX spec: total = full - output_shape; SAME_UPPER puts the odd pad at the end.
+            out[d] = !c.output_shape.empty() ? c.output_shape[d] : c.x_shape[d + 2] * win.strides[d];
+            const int64_t total = full - out[d];
+            const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            win.pad_begin[d] = c.auto_pad == "SAME_UPPER" ? half : total - half;
+            win.pad_end[d] = total - win.pad_begin[d];
+        } else {
+            if (!c.pads.empty()) {
+                win.pad_begin[d] = c.pads[d];
+                win.pad_end[d] = c.pads[d + rank];
+            }
+            out[d] = full - win.pad_begin[d] - win.pad_end[d];
+        }
+    }
+    const Tensor x32 = random_tensor(c.x_shape, 4);
+    const Tensor w32 = random_tensor(c.w_shape, 5);
+    const Tensor b32 = random_tensor({c.w_shape[1] * c.group}, 6);
+    KernelHarness h("ConvTranspose", 17);
+    if (c.group != 1) set_attr(h.node(), "group", c.group);
+    if (!c.strides.empty()) set_attr(h.node(), "strides", c.strides);
+    if (!c.dilations.empty()) set_attr(h.node(), "dilations", c.dilations);
+    if (!c.pads.empty()) set_attr(h.node(), "pads", c.pads);
+    if (!c.output_padding.empty()) set_attr(h.node(), "output_padding", c.output_padding);
+    if (!c.output_shape.empty()) set_attr(h.node(), "output_shape", c.output_shape);
+    if (!c.auto_pad.empty()) set_attr(h.node(), "auto_pad", c.auto_pad);
+    h.input(x32.cast(dtype)).input(w32.cast(dtype), c.constant_weight);
+    const Tensor bias = b32.cast(dtype);
+    if (c.bias) h.input(bias);
+    const Tensor y = h.run(2, 2)[0];
+    const Tensor expected = naive_conv_transpose(x32.cast(dtype), w32.cast(dtype), c.bias ? &bias : nullptr, c.group, win, out);
+    expect_close(y, expected, rtol, rtol);
+}
+
+std::vector<TransposeCase> transpose_cases() {
+    return {
+        {"plain", {1, 3, 5, 5}, {3, 4, 3, 3}, 1, {}, {}, {}, {}, {}, "", false, true},
+        {"stride 2 pads bias", {2, 4, 6, 5}, {4, 3, 3, 3}, 1, {2, 2}, {}, {1, 1, 1, 1}, {}, {}, "", true, true},
+        {"output_padding", {1, 3, 5, 6}, {3, 2, 3, 3}, 1, {2, 3}, {}, {1, 0, 1, 1}, {1, 2}, {}, "", true, false},
+        {"output_padding beyond pads", {1, 2, 4, 4}, {2, 2, 3, 3}, 1, {2, 2}, {}, {0, 0, 0, 0}, {1, 1}, {}, "", true, true},
+        {"groups", {1, 6, 5, 5}, {6, 2, 3, 3}, 3, {2, 1}, {}, {1, 1, 0, 0}, {}, {}, "", true, true},
+        {"depthwise", {1, 4, 6, 6}, {4, 1, 4, 4}, 4, {2, 2}, {}, {1, 1, 1, 1}, {}, {}, "", true, true},
+        {"dilation", {1, 2, 5, 5}, {2, 3, 3, 3}, 1, {1, 2}, {2, 2}, {1, 1, 1, 1}, {}, {}, "", false, true},
+        {"output_shape", {1, 2, 4, 4}, {2, 3, 3, 3}, 1, {2, 2}, {}, {}, {}, {10, 8}, "", true, true},
+        {"output_shape same_upper", {1, 2, 4, 4}, {2, 3, 3, 3}, 1, {2, 2}, {}, {}, {}, {8, 9}, "SAME_UPPER", true, true},
+        {"same_upper", {1, 2, 5, 4}, {2, 3, 3, 4}, 1, {2, 2}, {}, {}, {}, {}, "SAME_UPPER", true, true},
+        {"same_lower", {1, 2, 5, 4}, {2, 3, 3, 4}, 1, {2, 2}, {}, {}, {}, {}, "SAME_LOWER", true, true},
+        {"valid", {1, 2, 5, 4}, {2, 3, 3, 4}, 1, {2, 1}, {}, {}, {}, {}, "VALID", true, true},
+        {"1d", {2, 3, 7}, {3, 2, 4}, 1, {3}, {}, {1, 2}, {1}, {}, "", true, true},
+        {"3d", {1, 2, 3, 4, 3}, {2, 2, 2, 3, 2}, 1, {2, 1, 2}, {}, {0, 1, 0, 0, 1, 1}, {}, {}, "", true, true},
+    };
+}
+
+TEST(ConvTransposeOp, MatchesNaiveReferenceFloat32) {
+    for (const TransposeCase& c : transpose_cases()) run_transpose_case(c, DataType::kFloat32, 1e-5);
+}
+
+TEST(ConvTransposeOp, MatchesNaiveReferenceFloat64) {
+    for (const TransposeCase& c : transpose_cases()) run_transpose_case(c, DataType::kFloat64, 1e-12);
+}
+
+TEST(ConvTransposeOp, RejectsNegativeOutputPaddingAndChannelMismatch) {
+    KernelHarness h("ConvTranspose", 17);
+    set_attr(h.node(), "output_padding", std::vector<int64_t>{0, -1});
+    expect_error([&] { h.create(); }, "attribute 'output_padding' must have values >= 0");
+    KernelHarness c("ConvTranspose", 17);
+    c.input(random_tensor({1, 3, 4, 4}, 1)).input(random_tensor({2, 2, 3, 3}, 2));
+    expect_error([&] { c.run(); }, "weight dim 0 (2) must equal the input channels (3)");
+}
+
+TEST(ConvTransposeOp, ZeroBatchGivesEmptyOutput) {
+    KernelHarness h("ConvTranspose", 17);
+    set_attr(h.node(), "strides", std::vector<int64_t>{2, 2});
+    h.input(Tensor(DataType::kFloat32, {0, 3, 4, 4})).input(random_tensor({3, 5, 3, 3}, 1), true);
+    EXPECT_EQ(h.run()[0].shape(), (Shape{0, 5, 9, 9}));
+}
+
+}  // namespace
+}  // namespace polygraphy::testing

@@ -1,0 +1,403 @@
+// Argument groups of `polygraphy run`, parsed in-process.
+#include <functional>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model_builder.h"
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/logger.h"
+#include "polygraphy/tools/args/backend/onnx/loader.h"
+#include "polygraphy/tools/args/backend/ref/runner.h"
+#include "polygraphy/tools/args/backend/runner_select.h"
+#include "polygraphy/tools/args/comparator/comparator.h"
+#include "polygraphy/tools/args/comparator/compare.h"
+#include "polygraphy/tools/args/comparator/data_loader.h"
+#include "polygraphy/tools/args/logger/logger.h"
+#include "polygraphy/tools/args/model.h"
+#include "polygraphy/tools/registry.h"
+#include "polygraphy/tools/run/run.h"
+
+namespace polygraphy::tools {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+class RunGroups : public ::testing::Test {
+protected:
+    void SetUp() override {
+        logger().reset();
+        tool_.setup("polygraphy run");
+    }
+    void TearDown() override { logger().reset(); }
+
+    // Parses `args` (argparse + every group). Throws what the groups throw.
+    void parse(const std::vector<std::string>& args) {
+        ParseResult result = tool_.parser().parse_known_args(args);
+        ASSERT_TRUE(result.unknown.empty()) << result.unknown.front();
+        tool_.parse(result.args);
+    }
+
+    // The PolygraphyException message of parsing `args`.
+    std::string error_of(const std::vector<std::string>& args) {
+        try {
+            parse(args);
+        } catch (const PolygraphyException& e) {
+            return e.what();
+        }
+        return "<no error>";
+    }
+
+    template <typename G>
+    G& group() {
+        G* found = tool_.groups().get<G>();
+        if (!found) throw std::runtime_error("missing group");
+        return *found;
+    }
+
+    RunTool tool_;
+};
+
+TEST_F(RunGroups, HelpListsEveryGroupByTitle) {
+    const std::string help = tool_.parser().format_help(100);
+    for (const char* title :
+         {"\nLogging:\n", "\nRunners:\n", "\nModel:\n", "\nONNX Model Loading:\n", "\nONNX Model Saving:\n",
+          "\nReference Runtime Inference:\n", "\nTensorRT Builder Configuration:\n", "\nTensorFlow Inference:\n",
+          "\nData Loader:\n", "\nComparator Inference:\n", "\nComparator Comparisons:\n",
+          "\nComparison Function: `simple`:\n"})
+        EXPECT_THAT(help, HasSubstr(title));
+    EXPECT_THAT(help, HasSubstr("--ref "));
+    EXPECT_THAT(help, HasSubstr("Run inference using the built-in reference runtime (CPU)."));
+    EXPECT_LT(help.find("\nLogging:\n"), help.find("\nRunners:\n"));
+    EXPECT_EQ(tool_.summary(), "Run inference and compare results across backends.");
+}
+
+TEST_F(RunGroups, RunnersKeepOrderAndRepetition) {
+    parse({"m.onnx", "--ref", "--ref"});
+    const auto& selected = group<RunnerSelectArgs>().selected();
+    ASSERT_EQ(selected.size(), 2u);
+    EXPECT_EQ(selected[0]->runner_flag(), "--ref");
+    EXPECT_EQ(group<RunnerSelectArgs>().make_runners().size(), 2u);
+}
+
+TEST_F(RunGroups, TensorRtAndTensorFlowAreRefused) {
+    EXPECT_EQ(error_of({"m.onnx", "--trt"}), "TensorRT is not available in this build (option: --trt)");
+    EXPECT_EQ(error_of({"m.onnx", "--ref", "--fp16"}), "TensorRT is not available in this build (option: --fp16)");
+    EXPECT_EQ(error_of({"m.onnx", "--ref", "--save-engine", "x.engine"}),
+              "TensorRT is not available in this build (option: --save-engine)");
+    EXPECT_EQ(error_of({"m.onnx", "--ref", "--trt-min-shapes", "x:[1]"}),
+              "TensorRT is not available in this build (option: --trt-min-shapes)");
+    EXPECT_EQ(error_of({"m.onnx", "--tf"}), "TensorFlow is not available in this build (option: --tf)");
+    EXPECT_EQ(error_of({"m.onnx", "--ref", "--tf-outputs", "y"}),
+              "TensorFlow is not available in this build (option: --tf-outputs)");
+}
+
+TEST_F(RunGroups, ModelTypes) {
+    EXPECT_EQ(error_of({"m.engine"}), "TensorRT is not available in this build (model type: engine)");
+    EXPECT_EQ(error_of({"m.graphdef"}), "TensorFlow is not available in this build (model type: frozen)");
+    EXPECT_EQ(error_of({"m.txt"}),
+              "Could not automatically determine model type for: m.txt\n"
+              "Please explicitly specify the type with the --model-type option");
+    parse({"m.txt", "--model-type", "onnx"});
+    EXPECT_EQ(group<ModelArgs>().model_type(), "onnx");
+    EXPECT_EQ(group<ModelArgs>().path(), "m.txt");
+    parse({});
+    EXPECT_FALSE(group<ModelArgs>().path().has_value());
+}
+
+TEST_F(RunGroups, InputShapes) {
+    parse({"m.onnx", "--inputs", "x:[1,3]", "y:['batch',2]"});
+    const auto& shapes = group<ModelArgs>().input_shapes();
+    ASSERT_EQ(shapes.size(), 2u);
+    EXPECT_EQ(shapes.at("y").shape->at(0), Dim::named("batch"));
+    // The data loader generates with them.
+    EXPECT_EQ(group<DataLoaderArgs>().generator_options().input_metadata.size(), 2u);
+    EXPECT_EQ(error_of({"m.onnx", "--input-shapes", "x:[1,-3]"}),
+              "Invalid shape in --input-shapes: '[1,-3]'. Dimension -3 is negative (use -1 for a dynamic dimension)");
+}
+
+TEST_F(RunGroups, LoggerSeverity) {
+    parse({"-vv"});
+    EXPECT_EQ(logger().severity(), Severity::kExtraVerbose);
+    parse({"-q"});
+    EXPECT_EQ(logger().severity(), Severity::kStart);
+    parse({"-qqqqq"});
+    EXPECT_EQ(logger().severity(), Severity::kCritical);
+    parse({"-vvvvv"});
+    EXPECT_EQ(logger().severity(), Severity::kUltraVerbose);
+    parse({"--verbosity", "warning"});
+    EXPECT_EQ(logger().severity(), Severity::kWarning);
+    parse({"--verbosity", "warning", "-v"});  // -v/-q override the default verbosity, as in Polygraphy
+    EXPECT_EQ(logger().severity(), Severity::kVerbose);
+    parse({"--silent", "-vvv"});
+    EXPECT_EQ(logger().severity(), Severity::kCritical);
+    parse({});
+    EXPECT_EQ(logger().severity(), Severity::kInfo);
+    EXPECT_THAT(error_of({"--verbosity", "loud"}), HasSubstr("Invalid value in --verbosity: 'loud'"));
+    logger().set_severity(Severity::kSilent);
+}
+
+TEST_F(RunGroups, LoggerLevels) {
+    EXPECT_EQ(LoggerArgs::severity_from_level(0), std::nullopt);
+    EXPECT_EQ(LoggerArgs::severity_from_level(3), Severity::kSuperVerbose);
+    EXPECT_EQ(LoggerArgs::severity_from_level(-2), Severity::kFinish);
+    EXPECT_EQ(LoggerArgs::severity_from_level(-3), Severity::kWarning);
+    EXPECT_EQ(LoggerArgs::severity_from_level(-4), Severity::kError);
+}
+
+TEST_F(RunGroups, DataLoaderOptions) {
+    parse({"m.onnx", "--seed", "7", "--iters", "3", "--val-range", "[0,5]", "x:[-1,1]"});
+    const auto& options = group<DataLoaderArgs>().generator_options();
+    EXPECT_EQ(options.seed, 7);
+    EXPECT_EQ(options.iterations, 3);
+    EXPECT_DOUBLE_EQ(options.val_range.at("").max, 5.0);
+    EXPECT_DOUBLE_EQ(options.val_range.at("x").min, -1.0);
+    EXPECT_TRUE(group<DataLoaderArgs>().is_using_random_data());
+}
+
+TEST_F(RunGroups, DataLoaderErrors) {
+    EXPECT_EQ(error_of({"m.onnx", "--seed", "-1"}),
+              "Invalid value for --seed: '-1'. The seed must be between 0 and 4294967295");
+    EXPECT_EQ(error_of({"m.onnx", "--iterations", "0"}),
+              "Invalid value for --iterations: '0'. The number of iterations must be at least 1");
+    EXPECT_EQ(error_of({"m.onnx", "--seed", "4294967295", "--iterations", "2"}),
+              "--seed 4294967295 with --iterations 2 needs seeds above 4294967295 (iteration i uses seed + i)");
+    EXPECT_THAT(error_of({"m.onnx", "--val-range", "x:[1,2,3]"}),
+                HasSubstr("In --val-range, for input: x, expected to receive exactly 2 values, but received 3."));
+    EXPECT_THAT(error_of({"m.onnx", "--data-loader-script", "load.py"}),
+                HasSubstr("--data-loader-script is not available in this build"));
+    EXPECT_THAT(error_of({"m.onnx", "--data-loader-backend-module", "torch"}),
+                HasSubstr("--data-loader-backend-module torch is not available in this build"));
+    EXPECT_EQ(error_of({"m.onnx", "--int-min", "5", "--int-max", "1"}), "--int-min (5) is greater than --int-max (1)");
+}
+
+TEST_F(RunGroups, DeprecatedRangesWarn) {
+    ::testing::internal::CaptureStdout();
+    parse({"m.onnx", "--int-min", "2", "--float-max", "3"});
+    const std::string output = ::testing::internal::GetCapturedStdout();
+    EXPECT_THAT(output, HasSubstr("[W] --int-min/--int-max and --float-min/--float-max is deprecated"));
+}
+
+TEST_F(RunGroups, GeneratorOptionsWithLoadInputsWarn) {
+    ::testing::internal::CaptureStdout();
+    parse({"m.onnx", "--load-inputs", "in.json", "--seed", "3"});
+    const std::string output = ::testing::internal::GetCapturedStdout();
+    EXPECT_THAT(output, HasSubstr("[W] Argument: '--seed' will be ignored since a custom data loader was provided."));
+    EXPECT_FALSE(group<DataLoaderArgs>().is_using_random_data());
+}
+
+TEST_F(RunGroups, CompareFuncSimpleOptions) {
+    parse({"--load-outputs", "a.json", "--atol", "1e-3", "out0:0.5", "--rtol", "0", "--check-error-stat", "median",
+           "out0:max", "--error-quantile", "0.9", "--no-shape-check", "--infinities-compare-equal", "--fail-fast"});
+    const auto& options = group<CompareFuncSimpleArgs>().compare_options();
+    EXPECT_DOUBLE_EQ(options.atol.at(""), 1e-3);
+    EXPECT_DOUBLE_EQ(options.atol.at("out0"), 0.5);
+    EXPECT_DOUBLE_EQ(options.rtol.at(""), 0.0);
+    EXPECT_EQ(options.check_error_stat.at(""), ErrorStat::kMedian);
+    EXPECT_EQ(options.check_error_stat.at("out0"), ErrorStat::kMax);
+    EXPECT_DOUBLE_EQ(options.error_quantile.at(""), 0.9);
+    EXPECT_FALSE(options.check_shapes);
+    EXPECT_TRUE(options.infinities_compare_equal);
+    EXPECT_TRUE(group<ComparatorCompareArgs>().fail_fast());
+    EXPECT_EQ(group<ComparatorCompareArgs>().load_outputs_paths(), std::vector<std::string>{"a.json"});
+}
+
+TEST_F(RunGroups, CompareErrors) {
+    EXPECT_EQ(error_of({"--check-error-stat", "out0:mode"}),
+              "Invalid choice for check_error_stat: mode.\n"
+              "Note: Valid choices are: ['max', 'mean', 'median', 'elemwise', 'quantile']");
+    EXPECT_EQ(error_of({"--atol", "abc"}),
+              "Invalid value in --atol: 'abc'. Expected [<name>:]<number>, but 'abc' is not a number");
+    EXPECT_EQ(error_of({"--rtol", "-1"}), "Invalid value in --rtol: '-1'. The value must be at least 0");
+    EXPECT_EQ(error_of({"--error-quantile", "2"}),
+              "Invalid value in --error-quantile: '2'. The value must be between 0 and 1");
+    EXPECT_EQ(error_of({"--compare", "indices"}),
+              "--compare indices is not available in this build yet; use --compare simple");
+    EXPECT_EQ(error_of({"--save-heatmaps", "dir"}),
+              "--save-heatmaps is not available in this build (it needs matplotlib)");
+    EXPECT_EQ(error_of({"--postprocess", "top-5"}), "--postprocess is not available in this build yet");
+    EXPECT_EQ(error_of({"--use-subprocess"}), "--use-subprocess is not available in this build");
+    EXPECT_EQ(error_of({"--compare-func-script", "c.py"}),
+              "--compare-func-script is not available in this build (it runs Python code)");
+    EXPECT_EQ(error_of({"--warm-up", "-1"}),
+              "Invalid value for --warm-up: '-1'. Expected a number of runs between 0 and 1000000");
+    EXPECT_EQ(
+        error_of({"--ref-threads", "-2"}),
+        "Invalid value for --ref-threads: '-2'. Expected a number of threads between 0 (the cores available) and 4096");
+    EXPECT_EQ(error_of({"--fp-to-fp16"}), "--fp-to-fp16 is not available in this build yet");
+    EXPECT_THAT(error_of({"--save-external-data"}),
+                HasSubstr("--save-external-data is not available in this build yet"));
+}
+
+TEST_F(RunGroups, OptionsOfTheUnselectedCompareFuncWarn) {
+    ::testing::internal::CaptureStdout();
+    parse({"--index-tolerance", "2"});
+    const std::string output = ::testing::internal::GetCapturedStdout();
+    EXPECT_THAT(output, HasSubstr("[W] Option: --index-tolerance is only valid for comparison function: 'indices'. The "
+                                  "selected comparison function is: 'simple', so this option will be ignored."));
+}
+
+TEST_F(RunGroups, ComparatorRunOptions) {
+    parse({"m.onnx", "--ref", "--warm-up", "2", "--save-input-data", "i.json", "--save-results", "o.json"});
+    const auto options = group<ComparatorRunArgs>().run_options();
+    EXPECT_EQ(options.warm_up, 2);
+    EXPECT_EQ(options.save_inputs_path, "i.json");
+    EXPECT_EQ(group<ComparatorRunArgs>().save_outputs_path(), "o.json");
+}
+
+TEST_F(RunGroups, OnnxLoaderChain) {
+    TempDir dir;
+    testing::ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 2});
+    builder.node("Relu", {"x"}, {"r"});
+    builder.node("Neg", {"r"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{1, 2});
+    builder.save(dir.file("m.onnx"));
+
+    parse({dir.file("m.onnx"), "--ref", "--onnx-outputs", "mark", "all", "--save-onnx", dir.file("saved.onnx")});
+    EXPECT_EQ(group<OnnxLoadArgs>().outputs(), kMarkAll);
+    OnnxModel model = group<OnnxLoadArgs>().onnx_loader()();
+    ASSERT_EQ(model->graph().output_size(), 2);
+    EXPECT_EQ(model->graph().output(0).name(), "r");
+    EXPECT_EQ(onnx_from_path(dir.file("saved.onnx"))->graph().output_size(), 2);
+
+    parse({dir.file("m.onnx"), "--ref", "--onnx-exclude-outputs", "y", "--onnx-outputs", "r", "y"});
+    model = group<OnnxLoadArgs>().onnx_loader()();
+    ASSERT_EQ(model->graph().output_size(), 1);
+    EXPECT_EQ(model->graph().output(0).name(), "r");
+
+    parse({"--ref"});
+    EXPECT_THROW(group<OnnxLoadArgs>().onnx_loader(), UsageError);
+}
+
+// ---- tool set-up checks --------------------------------------------------------------------------
+
+class GroupWithSeed : public ArgGroup {
+public:
+    std::string title() const override { return "Seeds"; }
+    std::string description() const override { return ""; }
+    std::vector<OptionSpec> options() const override { return {Option({"--seed"})}; }
+    void parse(const ParsedArgs&) override {}
+};
+
+class TestTool : public Tool {
+public:
+    explicit TestTool(std::function<std::vector<std::unique_ptr<ArgGroup>>()> groups)
+        : Tool("test"), groups_(std::move(groups)) {}
+    std::string description() const override { return "A test tool.\n\nMore text."; }
+
+protected:
+    std::vector<std::unique_ptr<ArgGroup>> subscriptions() override { return groups_(); }
+    int run_impl(const ParsedArgs&) override { return 0; }
+
+private:
+    std::function<std::vector<std::unique_ptr<ArgGroup>>()> groups_;
+};
+
+TEST(ToolSetup, DuplicateFlagsAcrossGroupsAreInternalErrors) {
+    TestTool tool([] {
+        std::vector<std::unique_ptr<ArgGroup>> groups;
+        groups.push_back(std::make_unique<DataLoaderArgs>());
+        groups.push_back(std::make_unique<GroupWithSeed>());
+        return groups;
+    });
+    try {
+        tool.setup("polygraphy test");
+        FAIL() << "expected an InternalError";
+    } catch (const InternalError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("option '--seed' is declared twice (second time by group 'Seeds')"));
+    }
+}
+
+TEST(ToolSetup, UnmetDependenciesAreInternalErrors) {
+    TestTool tool([] {
+        std::vector<std::unique_ptr<ArgGroup>> groups;
+        groups.push_back(std::make_unique<RefRunnerArgs>());
+        return groups;
+    });
+    try {
+        tool.setup("polygraphy test");
+        FAIL() << "expected an InternalError";
+    } catch (const InternalError& e) {
+        EXPECT_THAT(e.what(),
+                    HasSubstr("argument group 'Reference Runtime Inference' of tool 'test' depends on a group"));
+    }
+}
+
+TEST(ToolSetup, SummaryIsTheFirstParagraph) {
+    TestTool tool([] { return std::vector<std::unique_ptr<ArgGroup>>{}; });
+    EXPECT_EQ(tool.summary(), "A test tool.");
+    tool.setup("polygraphy test");
+    EXPECT_NE(tool.groups().get<LoggerArgs>(), nullptr) << "the logger group is always subscribed";
+    EXPECT_EQ(tool.groups().all().front().get(), tool.groups().get<LoggerArgs>());
+}
+
+TEST(ToolRegistry, ToolsAndRunnerGroups) {
+    auto tools = make_tools();
+    ASSERT_FALSE(tools.empty());
+    EXPECT_EQ(tools.front()->name(), "run");
+    auto runners = builtin_runner_arg_groups();
+    bool has_ref = false;
+    for (const auto& group : runners)
+        if (auto* runner = dynamic_cast<RunnerArgGroup*>(group.get()))
+            has_ref = has_ref || runner->runner_flag() == "--ref";
+    EXPECT_TRUE(has_ref);
+    EXPECT_THAT(version_info(), ::testing::StartsWith("Polygraphy | Version: "));
+    EXPECT_THAT(version_info(), HasSubstr(" | Path: ['"));
+}
+
+// ---- extension modules ---------------------------------------------------------------------------
+
+class EchoRunner : public BaseRunner {
+public:
+    EchoRunner() : BaseRunner("echo-runner") {}
+
+protected:
+    TensorMetadata get_input_metadata_impl() override {
+        return TensorMetadata().add("x", DataType::kFloat32, DynShape{});
+    }
+    TensorMap infer_impl(const TensorMap& feed) override { return feed; }
+};
+
+class EchoRunnerArgs : public RunnerArgGroup {
+public:
+    std::string title() const override { return "Echo Runner"; }
+    std::string description() const override { return "Options related to the echo runner."; }
+    std::vector<OptionSpec> options() const override { return {Option({"--echo-prefix"}).help("Unused")}; }
+    void parse(const ParsedArgs&) override {}
+    std::string runner_display_name() const override { return "Echo"; }
+    std::string runner_flag() const override { return "--test-echo"; }
+    std::unique_ptr<BaseRunner> make_runner() override { return std::make_unique<EchoRunner>(); }
+};
+
+TEST(ExtensionModules, AddRunnersToRun) {
+    static bool registered = false;  // registration is process-wide; keep --gtest_repeat working
+    if (!registered) {
+        register_extension_module({"polygraphy-test-echo", "1.0", [] {
+                                       std::vector<std::unique_ptr<ArgGroup>> groups;
+                                       groups.push_back(std::make_unique<EchoRunnerArgs>());
+                                       return groups;
+                                   }});
+        registered = true;
+    }
+    EXPECT_THROW(register_extension_module(
+                     {"polygraphy-test-echo", "1.0", [] { return std::vector<std::unique_ptr<ArgGroup>>{}; }}),
+                 InternalError);
+
+    RunTool tool;
+    tool.setup("polygraphy run");
+    EXPECT_THAT(tool.parser().format_help(100), HasSubstr("Run inference using Echo."));
+    ParseResult result = tool.parser().parse_known_args({"m.onnx", "--test-echo", "--ref", "--test-echo"});
+    ASSERT_TRUE(result.unknown.empty());
+    tool.parse(result.args);
+    auto runners = tool.groups().get<RunnerSelectArgs>()->make_runners();
+    ASSERT_EQ(runners.size(), 3u);
+    EXPECT_EQ(runners[0]->name().rfind("echo-runner", 0), 0u);
+    EXPECT_EQ(runners[1]->name().rfind("ref-runner", 0), 0u);
+    EXPECT_EQ(runners[2]->name().rfind("echo-runner", 0), 0u);
+    logger().reset();
+}
+
+}  // namespace
+}  // namespace polygraphy::tools
