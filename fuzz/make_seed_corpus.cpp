@@ -9,6 +9,7 @@
 //                 external-data, segment and weightless tensors
 //   onnx_model    models built with tests/support/model_builder.h: dynamic shapes, initializers
 //                 that are also inputs, Constant and If nodes, value_info, several opset imports
+//   cli_value_spec argument values of --input-shapes, --atol/--rtol, --val-range, --pool-limit...
 // scripts/fuzz_smoke.sh adds the example models and, when ../shared is there, Polygraphy's files.
 #include <cstdio>
 #include <cstring>
@@ -280,6 +281,27 @@ void write_models(const fs::path& dir) {
     }
 }
 
+// Argument values as users type them (one per line), for the CLI value spec parsers.
+void write_cli_value_specs(const fs::path& dir) {
+    const std::vector<std::string> specs = {
+        "[1,3,224,224]",
+        "input0:[1,3,224,224]\nmask:['batch',3,-1]\nids:[batch, 128]\nscalar:[]",
+        "Input:0:[1,2]\nother:auto",
+        "1e-5\nout0:1e-3\nout1:inf\nlogits:0.5",
+        "1\nout0:0\n+2\n1_000",
+        "max\nout0:mean\nout1:median",
+        "[0,1]\nx:[-1,1]\ny:[0.5, 2e3]\nz:[-inf,inf]",
+        "16M",
+        "2K",
+        "1G",
+        "16e6",
+        "  -0.0  ",
+        "'quoted'",
+        "[\"a\", 'b', 3]",
+    };
+    for (std::size_t i = 0; i < specs.size(); ++i) write(dir / ("spec" + std::to_string(i)), specs[i]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -292,7 +314,8 @@ int main(int argc, char** argv) {
         const fs::path root(argv[1]);
         const std::vector<std::pair<std::string, void (*)(const fs::path&)>> targets = {
             {"base64", write_base64},   {"npy", write_npy},           {"run_results", write_run_results},
-            {"tensor_proto", write_tensor_protos}, {"onnx_model", write_models}};
+            {"tensor_proto", write_tensor_protos}, {"onnx_model", write_models},
+            {"cli_value_spec", write_cli_value_specs}};
         for (const auto& [name, writer] : targets) {
             fs::create_directories(root / name);
             writer(root / name);

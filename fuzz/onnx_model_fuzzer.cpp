@@ -1,7 +1,8 @@
 // Fuzzes ONNX model loading (include/polygraphy/backend/onnx/loader.h) the way `polygraphy run`
 // prepares a model before any inference: parse (onnx_from_bytes), read input/output metadata and
 // the opset, decode initializers and Constant tensors, mark every tensor as an output
-// (--onnx-outputs mark all), select and exclude named outputs, and serialize the result again.
+// (--onnx-outputs mark all), select and exclude named outputs, serialize the result again, and
+// prepare a built-in runtime session (include/polygraphy/backend/ref/runner.h) without running it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,6 +12,7 @@
 #include "fuzz_support.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
 
 namespace {
@@ -102,9 +104,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     } catch (const PolygraphyException&) {
     }
 
-    // TODO(fuzz): graph preparation of the built-in runtime. When ref::Session
-    // (include/polygraphy/backend/ref/runner.h) lands on main, build one from `model` here, catching
-    // PolygraphyException (ModelError / UnsupportedError are the expected rejections). Never call
-    // Session::run: a fuzzed shape can ask for terabytes, and kernels are out of this target's scope.
+    // Graph preparation of the built-in runtime: topological sort, slots, initializers, kernel
+    // factories (which inspect attributes and constant inputs), Constant nodes evaluated. Never
+    // run: a fuzzed shape can ask for terabytes, and kernels are out of this target's scope.
+    // ModelError / UnsupportedError are the expected refusals.
+    try {
+        const ref::Session session(*model, ref::SessionOptions{1});
+        (void)session.input_metadata().to_string();
+        (void)session.output_metadata().to_string();
+    } catch (const PolygraphyException&) {
+        return 0;
+    }
+    // What `polygraphy run --onnx-outputs mark all` prepares: the same nodes, so it must prepare too.
+    const ref::Session all_outputs(*marked, ref::SessionOptions{1});
+    FUZZ_CHECK(all_outputs.output_metadata().size() == static_cast<std::size_t>(marked->graph().output_size()));
     return 0;
 }
