@@ -3,12 +3,14 @@
 // neighbours. Reports GFLOP/s (or GB/s for the memory-bound ones) per thread count.
 //
 //   build/bench/ops_bench [--benchmark_filter=Conv]
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
+#include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 #include "model_builder.h"
 #include "polygraphy/backend/ref/kernel.h"
@@ -132,8 +134,35 @@ void BM_ReduceMean_64x3136(benchmark::State& state) {
     run(state, node, 4.0 * 64 * 56 * 56, "GB/s");
 }
 
+// onednn::Eltwise (offered to the elementwise family) against a scalar libm loop: Sigmoid over
+// EfficientNet-B0's largest activation (32x112x112).
+void BM_Sigmoid_Eltwise_401408(benchmark::State& state) {
+    const Tensor x = random_tensor({32 * 112 * 112}, 1, -6, 6);
+    Tensor y(DataType::kFloat32, x.shape());
+    const ref::onednn::Eltwise logistic(dnnl::algorithm::eltwise_logistic);
+    for (auto _ : state) {
+        logistic.run(x.data_as<float>(), y.data_as<float>(), x.numel(), static_cast<int>(state.range(0)));
+        benchmark::DoNotOptimize(y.data());
+    }
+    state.counters["GB/s"] = benchmark::Counter(8.0 * static_cast<double>(x.numel()) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Sigmoid_ScalarLoop_401408(benchmark::State& state) {
+    const Tensor x = random_tensor({32 * 112 * 112}, 1, -6, 6);
+    Tensor y(DataType::kFloat32, x.shape());
+    for (auto _ : state) {
+        const float* in = x.data_as<float>();
+        float* out = y.data_as<float>();
+        for (int64_t i = 0; i < x.numel(); ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+        benchmark::DoNotOptimize(y.data());
+    }
+    state.counters["GB/s"] = benchmark::Counter(8.0 * static_cast<double>(x.numel()) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 }  // namespace
 
+BENCHMARK(BM_Sigmoid_Eltwise_401408)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Sigmoid_ScalarLoop_401408)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Conv3x3_64x56x56)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv3x3_256x14x14)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv7x7s2_stem)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

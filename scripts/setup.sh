@@ -9,7 +9,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libdnnl-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  doxygen npm ca-certificates
+  doxygen ca-certificates
   libonnx-testdata
 )
 
@@ -17,6 +17,10 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+
+# npm fetches ONNX Runtime; any npm will do (Node.js from other sources bundles its own and
+# conflicts with Debian's package), so Debian's is installed only when there is none.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if ((${#missing[@]})); then
   echo "[I] Installing Debian packages: ${missing[*]}"

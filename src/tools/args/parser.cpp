@@ -379,15 +379,24 @@ ParseResult ArgumentParser::parse_known_args(const std::vector<std::string>& arg
         std::size_t index = match.index;
         std::string option_string = match.option_string;
         std::optional<std::string> explicit_arg = match.explicit_arg;
+        // Flags combined in one token (`-vq`) are all validated before any takes effect, as in argparse.
+        std::vector<std::pair<std::size_t, std::string>> combined;
+        auto take_combined = [&]() {
+            for (const auto& [flag_index, flag_string] : combined) {
+                if (flag_index == kHelpIndex) return true;
+                record(flag_index, flag_string, {}, position);
+            }
+            return false;
+        };
         while (true) {
             const OptionSpec& spec = options_[index];
             if (takes_no_values(spec.kind)) {
                 if (!explicit_arg) {
-                    if (index == kHelpIndex) {
+                    combined.emplace_back(index, option_string);
+                    if (take_combined()) {
                         result.help_requested = true;
                         return result;
                     }
-                    record(index, option_string, {}, position);
                     ++i;
                     break;
                 }
@@ -396,11 +405,7 @@ ParseResult ArgumentParser::parse_known_args(const std::vector<std::string>& arg
                 if (!single_dash || explicit_arg->empty())
                     throw ArgumentError("argument " + action_name(spec) + ": ignored explicit argument " +
                                         python_repr(*explicit_arg));
-                if (index == kHelpIndex) {
-                    result.help_requested = true;
-                    return result;
-                }
-                record(index, option_string, {}, position);
+                combined.emplace_back(index, option_string);
                 const std::string next_flag = std::string("-") + explicit_arg->front();
                 std::optional<std::size_t> next;
                 for (std::size_t k = 0; k < options_.size() && !next; ++k) {
@@ -416,6 +421,10 @@ ParseResult ArgumentParser::parse_known_args(const std::vector<std::string>& arg
                 const std::string rest = explicit_arg->substr(1);
                 explicit_arg = rest.empty() ? std::nullopt : std::optional<std::string>(rest);
                 continue;
+            }
+            if (take_combined()) {
+                result.help_requested = true;
+                return result;
             }
 
             std::vector<std::string> values;

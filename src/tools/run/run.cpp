@@ -3,6 +3,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/comparator.h"
+#include "polygraphy/comparator/divergence.h"
 #include "polygraphy/tools/args/backend/onnx/loader.h"
 #include "polygraphy/tools/args/backend/runner_select.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
@@ -98,6 +99,18 @@ int RunTool::run_impl(const ParsedArgs& args) {
         const AccuracyResult accuracy =
             Comparator::compare_accuracy(results, compare_args.compare_func(), compare_args.fail_fast());
         success = static_cast<bool>(accuracy) && success;
+        // Beyond Polygraphy: name the node where the runners started to disagree, so nobody has to
+        // read hundreds of per-layer comparisons (most useful with --onnx-outputs mark all).
+        std::optional<Divergence> divergence;
+        if (!accuracy && model.path()) {
+            const OnnxModel onnx_model = arg_group<OnnxLoadArgs>().onnx_loader()();
+            divergence = find_first_divergence(onnx_model->graph(), accuracy);
+            if (divergence) logger().error(describe_divergence(*divergence));
+        }
+        if (compare_args.report_path()) {
+            save_accuracy_report(accuracy, divergence, *compare_args.report_path());
+            logger().info("Saving accuracy report to " + *compare_args.report_path());
+        }
     }
     if (compare_args.validate()) success = Comparator::validate(results, true, true) && success;
     return success ? 0 : 1;

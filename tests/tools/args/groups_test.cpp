@@ -81,6 +81,19 @@ TEST_F(RunGroups, RunnersKeepOrderAndRepetition) {
     EXPECT_EQ(group<RunnerSelectArgs>().make_runners().size(), 2u);
 }
 
+TEST_F(RunGroups, OnnxRuntimeRunnerIsListed) {
+    EXPECT_THAT(tool_.parser().format_help(100), HasSubstr("--onnxrt "));
+    // Selecting it works where ONNX-Runtime is built in, and fails while parsing, naming the flag, elsewhere.
+    const std::string error = error_of({"m.onnx", "--ref", "--onnxrt"});
+    if (error == "<no error>") {
+        ASSERT_EQ(group<RunnerSelectArgs>().selected().size(), 2u);
+        EXPECT_EQ(group<RunnerSelectArgs>().selected()[1]->runner_flag(), "--onnxrt");
+    } else {
+        EXPECT_THAT(error, HasSubstr("ONNX-Runtime"));
+        EXPECT_THAT(error, HasSubstr("(option: --onnxrt)"));
+    }
+}
+
 TEST_F(RunGroups, TensorRtAndTensorFlowAreRefused) {
     EXPECT_EQ(error_of({"m.onnx", "--trt"}), "TensorRT is not available in this build (option: --trt)");
     EXPECT_EQ(error_of({"m.onnx", "--ref", "--fp16"}), "TensorRT is not available in this build (option: --fp16)");

@@ -234,6 +234,10 @@ TEST(ArgumentParser, HelpStopsParsing) {
     auto result = parse({"--seed", "1", "-h", "--seed", "abc"});
     EXPECT_TRUE(result.help_requested);
     EXPECT_TRUE(parse({"--he"}).help_requested);
+    // Combined flags are all checked before -h takes effect.
+    EXPECT_EQ(error_of({"-h=1"}), "argument -h/--help: ignored explicit argument '1'");
+    EXPECT_TRUE(parse({"-vh"}).help_requested);
+    EXPECT_EQ(error_of({"-hx"}), "argument -h/--help: ignored explicit argument 'x'");
     // Errors before -h still win.
     EXPECT_EQ(error_of({"--seed", "abc", "-h"}), "argument --seed: invalid int value: 'abc'");
 }

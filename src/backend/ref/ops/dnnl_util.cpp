@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <new>
+
+#include <omp.h>
 #include <string>
 
 #include "backend/ref/ops/families.h"
@@ -73,6 +75,19 @@ void* thread_scratch(int slot, std::size_t bytes) {
     return entry.data.get();
 }
 
+void parallel_chunks(int64_t count, int threads, const std::function<void(int64_t, int64_t)>& body) {
+#pragma omp parallel num_threads(threads)
+    {
+        const int64_t t = omp_get_thread_num();
+        const int64_t nt = omp_get_num_threads();
+        const int64_t chunk = count / nt;
+        const int64_t extra = count % nt;
+        const int64_t begin = t * chunk + std::min(t, extra);
+        const int64_t end = begin + chunk + (t < extra ? 1 : 0);
+        if (begin < end) body(begin, end);
+    }
+}
+
 void fail_dtype(const NodeInfo& node, const std::string& what, DataType dtype, const std::string& allowed) {
     throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() + "): " + what +
                            " has unsupported data type " + std::string(dtype_name(dtype)) + "\nNote: supported: " +
@@ -115,8 +130,9 @@ void FusedActivation::append_to(dnnl::post_ops& ops) const {
 
 double FusedActivation::apply(double x) const {
     switch (kind_) {
-        case Kind::kRelu: return x > 0.0 || std::isnan(x) ? x : 0.0;
-        case Kind::kClip: return std::isnan(x) ? x : std::min(std::max(x, static_cast<double>(min_)), static_cast<double>(max_));
+        // NaN -> 0 and -> the lower bound, like the oneDNN post-ops (documented with kFusedActivationAttr).
+        case Kind::kRelu: return x > 0.0 ? x : 0.0;
+        case Kind::kClip: return std::isnan(x) ? static_cast<double>(min_) : std::min(std::max(x, static_cast<double>(min_)), static_cast<double>(max_));
         case Kind::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
         case Kind::kSilu: return x / (1.0 + std::exp(-x));
         case Kind::kNone: break;
@@ -135,6 +151,26 @@ void FusedActivation::apply_in_place(Tensor& tensor, int num_threads) const {
     if (tensor.dtype() == DataType::kFloat64) run(tensor.data_as<double>());
     else if (tensor.dtype() == DataType::kFloat32) run(tensor.data_as<float>());
     else throw InternalError("FusedActivation::apply_in_place on " + std::string(dtype_name(tensor.dtype())));
+}
+
+bool Eltwise::run(const float* x, float* y, int64_t count, int num_threads) const {
+    if (count <= 0) return true;
+    const int threads = resolve_threads(num_threads);
+    ThreadScope scope(threads);
+    auto plan = cache_.get({count, threads}, [&]() -> std::shared_ptr<const Plan> {
+        auto plan = std::make_shared<Plan>();
+        plan->desc = plain_desc({count});
+        try {
+            dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm_, plan->desc, alpha_, beta_);
+            plan->primitive = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(desc, cpu_engine()));
+        } catch (const dnnl::error&) {
+            return nullptr;
+        }
+        return plan;
+    });
+    if (plan == nullptr) return false;
+    execute(plan->primitive, {{DNNL_ARG_SRC, wrap_memory(plan->desc, x)}, {DNNL_ARG_DST, wrap_memory(plan->desc, y)}});
+    return true;
 }
 
 const void* PackedWeights::get(const dnnl::memory::desc& plain_desc, const void* plain_data,

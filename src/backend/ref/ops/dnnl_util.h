@@ -14,8 +14,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <omp.h>
-
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "polygraphy/backend/ref/kernel.h"
@@ -124,6 +122,29 @@ private:
     mutable std::map<Key, std::shared_ptr<const Value>> entries_;
 };
 
+/// A oneDNN elementwise function over contiguous float32 data, JIT-vectorized (logistic, exp, tanh,
+/// gelu_erf, swish, ...): much faster than a scalar libm loop. Primitives are cached per element
+/// count and thread count.
+class Eltwise {
+public:
+    explicit Eltwise(dnnl::algorithm algorithm, float alpha = 0.0f, float beta = 0.0f)
+        : algorithm_(algorithm), alpha_(alpha), beta_(beta) {}
+
+    /// y[i] = f(x[i]) for i < count (x == y is allowed). Returns false, computing nothing, when
+    /// oneDNN has no implementation for the function (callers then use their own loop).
+    bool run(const float* x, float* y, int64_t count, int num_threads) const;
+
+private:
+    struct Plan {
+        dnnl::eltwise_forward primitive;
+        dnnl::memory::desc desc;
+    };
+    dnnl::algorithm algorithm_;
+    float alpha_;
+    float beta_;
+    PrimitiveCache<Plan> cache_;
+};
+
 /// Weights reordered into a primitive's preferred layout, computed once per layout. Used for
 /// constant weights (initializers): oneDNN chooses the layout when the primitive is created, which
 /// needs the input shape, so the packing happens on the first compute() for a new layout.
@@ -138,29 +159,25 @@ private:
     mutable std::vector<std::pair<dnnl::memory::desc, std::shared_ptr<void>>> packed_;
 };
 
+/// Runs body(begin, end) on each of `threads` contiguous chunks of [0, count), one per OpenMP thread
+/// (in dnnl_util.cpp, so that this header needs no OpenMP).
+void parallel_chunks(int64_t count, int threads, const std::function<void(int64_t, int64_t)>& body);
+
 /// Runs body(begin, end) over [0, count) split into contiguous chunks on up to `num_threads` OpenMP
-/// threads; stays on the calling thread when `count * cost_per_item` is small.
+/// threads; stays on the calling thread when `count * cost_per_item` is small. The body must not
+/// throw (an exception cannot leave an OpenMP region).
 template <typename Body>
 void parallel_for(int64_t count, int num_threads, int64_t cost_per_item, Body&& body) {
     if (count <= 0) return;
     constexpr int64_t kMinWorkPerThread = 32768;
     const int64_t total_work = count * std::max<int64_t>(cost_per_item, 1);
-    int64_t threads = std::min<int64_t>({static_cast<int64_t>(resolve_threads(num_threads)), count,
-                                         std::max<int64_t>(total_work / kMinWorkPerThread, 1)});
+    const int64_t threads = std::min<int64_t>({static_cast<int64_t>(resolve_threads(num_threads)), count,
+                                               std::max<int64_t>(total_work / kMinWorkPerThread, 1)});
     if (threads <= 1) {
         body(int64_t{0}, count);
         return;
     }
-#pragma omp parallel num_threads(static_cast<int>(threads))
-    {
-        const int64_t t = omp_get_thread_num();
-        const int64_t nt = omp_get_num_threads();
-        const int64_t chunk = count / nt;
-        const int64_t extra = count % nt;
-        const int64_t begin = t * chunk + std::min(t, extra);
-        const int64_t end = begin + chunk + (t < extra ? 1 : 0);
-        if (begin < end) body(begin, end);
-    }
+    parallel_chunks(count, static_cast<int>(threads), std::ref(body));
 }
 
 /// Folds map(x[0..n)) with `combine` (associative and commutative) through 8 independent partial

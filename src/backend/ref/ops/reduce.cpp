@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <omp.h>
+
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 

@@ -5,6 +5,7 @@
 
 #include "polygraphy/backend/onnxrt/runner.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/tools/args/backend/onnx/loader.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -97,10 +98,9 @@ std::optional<std::string> OnnxrtRunnerArgs::unavailable_reason() const {
 }
 
 std::unique_ptr<BaseRunner> OnnxrtRunnerArgs::make_runner() {
-    if (!model_loader_hook_)
-        throw InternalError("OnnxrtRunnerArgs has no model loader: the run tool must call set_model_loader_hook()");
     onnxrt::load_library();  // report a missing ONNX-Runtime before any runner starts
-    OnnxLoader model = model_loader_hook_();
+    // Without a hook, the model comes from the tool's ONNX loading group, like every ONNX runner's.
+    OnnxLoader model = model_loader_hook_ ? model_loader_hook_() : required_group<OnnxLoadArgs>().onnx_loader();
     if (!model) throw InternalError("OnnxrtRunnerArgs: the model loader hook returned an empty loader");
     return std::make_unique<onnxrt::OnnxrtRunner>(onnxrt::SessionFromOnnx(std::move(model), session_options_));
 }

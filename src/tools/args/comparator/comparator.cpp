@@ -77,6 +77,10 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
             .kind(OptionKind::kValues)
             .help("Path(s) to load results from runners prior to comparing. Each file should be a JSON-ified "
                   "RunResults"),
+        Option({"--report"})
+            .metavar("FILE.json")
+            .help("Write every compared tensor's error figures, and the first node whose output diverged while "
+                  "its inputs agreed, to this JSON file (with --onnx-outputs mark all this covers every layer)"),
     };
 }
 
@@ -86,6 +90,7 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     validate_ = args.flag("validate");
     fail_fast_ = args.flag("fail_fast");
     load_outputs_paths_ = args.values("load_outputs_paths");
+    report_path_ = args.value("report");
     compare_func_ = args.value("compare").value_or("simple");
 
     // Options of the comparison function that was not selected are ignored, with a warning.

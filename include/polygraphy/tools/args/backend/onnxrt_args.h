@@ -22,9 +22,9 @@ namespace polygraphy::tools {
 /// The selection flag `--onnxrt` itself is declared by the runner-selection group (runner_flag()).
 class OnnxrtRunnerArgs : public RunnerArgGroup {
 public:
-    /// Supplies the ONNX model of each new runner: the run tool sets it to the loader chain built by
-    /// its ONNX loading group (so --onnx-outputs and friends apply). Called once per make_runner();
-    /// the returned loader is invoked lazily, when the runner is activated.
+    /// Supplies the ONNX model of each new runner. Without a hook the loader chain of the tool's
+    /// OnnxLoadArgs group is used (so --onnx-outputs and friends apply). Called once per
+    /// make_runner(); the returned loader is invoked lazily, when the runner is activated.
     using ModelLoaderHook = std::function<OnnxLoader()>;
 
     explicit OnnxrtRunnerArgs(ModelLoaderHook model_loader_hook = nullptr)
@@ -42,10 +42,10 @@ public:
     std::string runner_flag() const override { return "--onnxrt"; }
     /// Set when this build has no ONNX-Runtime backend (the message says how to install it). Same
     /// signature as the selector's optional RunnerArgGroup hook, so it overrides it where present.
-    std::optional<std::string> unavailable_reason() const;
+    std::optional<std::string> unavailable_reason() const override;
     /// Checks that ONNX-Runtime can be used (UnsupportedError when not built in, PolygraphyException
     /// when the library is missing: both say how to install it), then returns an OnnxrtRunner over
-    /// SessionFromOnnx(hook(), session_options()). InternalError when no hook was set.
+    /// SessionFromOnnx(model loader, session_options()).
     std::unique_ptr<BaseRunner> make_runner() override;
 
     const onnxrt::SessionOptions& session_options() const { return session_options_; }

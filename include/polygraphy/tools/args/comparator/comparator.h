@@ -43,6 +43,8 @@ public:
     bool fail_fast() const { return fail_fast_; }
     const std::string& compare_func_name() const { return compare_func_; }
     const std::vector<std::string>& load_outputs_paths() const { return load_outputs_paths_; }
+    /// `--report FILE.json`: where to write per-tensor error figures and the first divergence.
+    const std::optional<std::string>& report_path() const { return report_path_; }
     /// The comparison function the options describe.
     CompareFunc compare_func() const;
 
@@ -51,6 +53,7 @@ private:
     bool fail_fast_ = false;
     std::string compare_func_ = "simple";
     std::vector<std::string> load_outputs_paths_;
+    std::optional<std::string> report_path_;
 };
 
 }  // namespace polygraphy::tools

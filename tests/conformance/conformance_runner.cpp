@@ -1,0 +1,269 @@
+// ONNX backend-test conformance runner for the built-in runtime.
+//
+// usage: polygraphy_conformance DATA_DIR EXPECTED_FAILURES_FILE [--update] [--filter SUBSTRING] [-v]
+//
+// DATA_DIR is a libonnx-testdata `data` folder (suites node/, pytorch-converted/, pytorch-operator/,
+// simple/). Each case (model.onnx + test_data_set_N/{input,output}_K.pb) runs in a child process, so
+// a crash or a hang fails that case only. Outputs are compared by the suite's rule: floating point
+// |actual - expected| <= 1e-7 + 1e-3 * |expected| (NaN equals NaN), everything else exactly.
+// The run passes when the failing cases are exactly those listed in EXPECTED_FAILURES_FILE
+// ("suite/case: reason" lines; '#' comments). --update rewrites that file from this run.
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/backend/ref/runner.h"
+#include "polygraphy/common/logger.h"
+
+namespace fs = std::filesystem;
+using namespace polygraphy;
+
+namespace {
+
+const char* const kSuites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+constexpr int kCaseTimeoutSeconds = 120;
+
+std::string first_line(const std::string& text) {
+    const auto end = text.find('\n');
+    return end == std::string::npos ? text : text.substr(0, end);
+}
+
+std::vector<fs::path> numbered_files(const fs::path& folder, const std::string& prefix) {
+    std::vector<std::pair<int, fs::path>> files;
+    for (const auto& entry : fs::directory_iterator(folder)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) == 0 && entry.path().extension() == ".pb")
+            files.emplace_back(std::stoi(name.substr(prefix.size())), entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    std::vector<fs::path> result;
+    for (auto& file : files) result.push_back(file.second);
+    return result;
+}
+
+// Returns an empty string when equal, else a description of the first difference.
+std::string compare_tensors(const Tensor& actual, const Tensor& expected) {
+    if (actual.dtype() != expected.dtype())
+        return "dtype " + std::string(dtype_name(actual.dtype())) + " != expected " +
+               std::string(dtype_name(expected.dtype()));
+    if (actual.shape() != expected.shape())
+        return "shape " + shape_to_string(actual.shape()) + " != expected " + shape_to_string(expected.shape());
+    if (actual.dtype() == DataType::kString) {
+        for (int64_t i = 0; i < actual.numel(); ++i)
+            if (actual.strings()[i] != expected.strings()[i])
+                return "string at " + std::to_string(i) + " differs: '" + actual.strings()[i] + "' vs '" +
+                       expected.strings()[i] + "'";
+        return "";
+    }
+    const bool floating = dtype_is_floating(actual.dtype()) || actual.dtype() == DataType::kComplex64 ||
+                          actual.dtype() == DataType::kComplex128;
+    for (int64_t i = 0; i < actual.numel(); ++i) {
+        const double a = actual.value_as_double(i);
+        const double e = expected.value_as_double(i);
+        bool equal;
+        if (floating) {
+            if (std::isnan(a) || std::isnan(e))
+                equal = std::isnan(a) && std::isnan(e);
+            else if (std::isinf(a) || std::isinf(e))
+                equal = a == e;
+            else
+                equal = std::fabs(a - e) <= 1e-7 + 1e-3 * std::fabs(e);
+        } else {
+            equal = a == e;
+        }
+        if (!equal) {
+            char text[160];
+            std::snprintf(text, sizeof(text), "value at flat index %lld: %.9g != expected %.9g",
+                          static_cast<long long>(i), a, e);
+            return text;
+        }
+    }
+    return "";
+}
+
+// Runs one case in this process; returns "" on success or the failure reason.
+std::string run_case(const fs::path& case_dir) {
+    try {
+        OnnxModel model = onnx_from_path((case_dir / "model.onnx").string());
+        ref::Session session(*model);
+        const TensorMetadata& inputs = session.input_metadata();
+        const TensorMetadata& outputs = session.output_metadata();
+        std::vector<fs::path> data_sets;
+        for (const auto& entry : fs::directory_iterator(case_dir))
+            if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0)
+                data_sets.push_back(entry.path());
+        std::sort(data_sets.begin(), data_sets.end());
+        if (data_sets.empty()) return "no test_data_set folders";
+        for (const auto& data_set : data_sets) {
+            TensorMap feed;
+            const auto input_files = numbered_files(data_set, "input_");
+            // Input files follow the graph's input order; a proto name, when present, wins.
+            for (std::size_t k = 0; k < input_files.size(); ++k) {
+                std::string name;
+                Tensor tensor = tensor_from_pb_file(input_files[k].string(), &name);
+                if (name.empty() || !inputs.contains(name)) {
+                    if (k >= inputs.size()) return "more input files than graph inputs";
+                    name = inputs[k].first;
+                }
+                feed.set(name, tensor);
+            }
+            TensorMap results = session.run(feed);
+            const auto output_files = numbered_files(data_set, "output_");
+            for (std::size_t k = 0; k < output_files.size(); ++k) {
+                std::string name;
+                Tensor expected = tensor_from_pb_file(output_files[k].string(), &name);
+                if (name.empty() || !results.contains(name)) {
+                    if (k >= outputs.size()) return "more output files than graph outputs";
+                    name = outputs[k].first;
+                }
+                const Tensor* actual = results.find(name);
+                if (!actual) return "output '" + name + "' was not produced";
+                const std::string difference = compare_tensors(*actual, expected);
+                if (!difference.empty())
+                    return data_set.filename().string() + " output '" + name + "': " + difference;
+            }
+        }
+        return "";
+    } catch (const std::exception& error) {
+        return first_line(error.what());
+    }
+}
+
+// Forks, runs the case in the child and reads its verdict through a pipe.
+std::string run_case_isolated(const fs::path& case_dir) {
+    int pipe_fds[2];
+    if (pipe(pipe_fds) != 0) return "could not create a pipe";
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(pipe_fds[0]);
+        const std::string verdict = run_case(case_dir);
+        const std::string message = verdict.empty() ? "PASS" : verdict;
+        if (write(pipe_fds[1], message.data(), message.size()) < 0) _exit(3);
+        _exit(0);
+    }
+    close(pipe_fds[1]);
+    std::string message;
+    char buffer[4096];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kCaseTimeoutSeconds);
+    bool timed_out = false;
+    while (true) {
+        const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now()).count();
+        if (remaining <= 0) {
+            timed_out = true;
+            break;
+        }
+        pollfd descriptor{pipe_fds[0], POLLIN, 0};
+        if (poll(&descriptor, 1, static_cast<int>(remaining)) <= 0) continue;
+        const ssize_t count = read(pipe_fds[0], buffer, sizeof(buffer));
+        if (count <= 0) break;
+        message.append(buffer, static_cast<std::size_t>(count));
+    }
+    close(pipe_fds[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (timed_out) return "timed out after " + std::to_string(kCaseTimeoutSeconds) + " s";
+    if (WIFSIGNALED(status)) return "crashed with signal " + std::to_string(WTERMSIG(status));
+    if (message == "PASS") return "";
+    return message.empty() ? "child exited without a verdict" : message;
+}
+
+std::map<std::string, std::string> read_expected(const std::string& path) {
+    std::map<std::string, std::string> expected;
+    std::ifstream file(path);
+    std::string line;
+    while (std::getline(file, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        const auto colon = line.find(": ");
+        expected[line.substr(0, colon)] = colon == std::string::npos ? "" : line.substr(colon + 2);
+    }
+    return expected;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::printf("usage: %s DATA_DIR EXPECTED_FAILURES_FILE [--update] [--filter SUBSTRING] [-v]\n", argv[0]);
+        return 2;
+    }
+    const fs::path data_dir = argv[1];
+    const std::string expected_path = argv[2];
+    bool update = false, verbose = false;
+    std::string filter;
+    for (int i = 3; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--update") update = true;
+        else if (arg == "-v") verbose = true;
+        else if (arg == "--filter" && i + 1 < argc) filter = argv[++i];
+    }
+    if (!fs::is_directory(data_dir)) {
+        std::printf("[!] Conformance data folder not found: %s\n", data_dir.c_str());
+        return 1;
+    }
+    logger().set_severity(Severity::kError);
+
+    std::map<std::string, std::string> failures;
+    std::size_t total = 0;
+    for (const char* suite : kSuites) {
+        const fs::path suite_dir = data_dir / suite;
+        if (!fs::is_directory(suite_dir)) continue;
+        std::vector<fs::path> cases;
+        for (const auto& entry : fs::directory_iterator(suite_dir))
+            if (entry.is_directory()) cases.push_back(entry.path());
+        std::sort(cases.begin(), cases.end());
+        std::size_t passed = 0, failed = 0;
+        for (const auto& case_dir : cases) {
+            const std::string key = std::string(suite) + "/" + case_dir.filename().string();
+            if (!filter.empty() && key.find(filter) == std::string::npos) continue;
+            ++total;
+            const std::string verdict = run_case_isolated(case_dir);
+            if (verdict.empty()) {
+                ++passed;
+            } else {
+                ++failed;
+                failures[key] = verdict;
+            }
+            if (verbose) std::printf("%s: %s\n", key.c_str(), verdict.empty() ? "PASS" : verdict.c_str());
+        }
+        std::printf("[I] %-18s %zu passed, %zu failed\n", suite, passed, failed);
+    }
+
+    if (update) {
+        std::ofstream out(expected_path);
+        out << "# Conformance cases the built-in runtime does not pass, with the reason. Generated by\n"
+               "# polygraphy_conformance --update; a case leaving or joining this list must be deliberate.\n";
+        for (const auto& [key, reason] : failures) out << key << ": " << reason << "\n";
+        std::printf("[I] Wrote %zu expected failures to %s\n", failures.size(), expected_path.c_str());
+        return 0;
+    }
+
+    const auto expected = read_expected(expected_path);
+    std::vector<std::string> regressions, fixed;
+    for (const auto& [key, reason] : failures)
+        if (!expected.count(key)) regressions.push_back(key + ": " + reason);
+    for (const auto& [key, reason] : expected) {
+        if (!filter.empty() && key.find(filter) == std::string::npos) continue;
+        if (!failures.count(key)) fixed.push_back(key);
+    }
+    for (const auto& line : regressions) std::printf("[E] New failure: %s\n", line.c_str());
+    for (const auto& key : fixed) std::printf("[E] Now passes (remove it from %s): %s\n", expected_path.c_str(), key.c_str());
+    std::printf("%zu passed, %zu failed\n", total - failures.size(), failures.size());
+    return regressions.empty() && fixed.empty() ? 0 : 1;
+}

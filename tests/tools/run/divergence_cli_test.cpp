@@ -1,0 +1,71 @@
+// `polygraphy run --onnx-outputs mark all` names the first node that diverged: a saved layer-wise
+// run is perturbed from one intermediate tensor downstream, and a fresh run is compared against it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model_builder.h"
+#include "polygraphy/common/file_io.h"
+#include "polygraphy/common/run_results.h"
+
+namespace polygraphy {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ModelBuilder;
+using testing::run_polygraphy;
+using testing::TempDir;
+
+void perturb(RunResults& results, const std::string& tensor) {
+    for (auto& [runner, iterations] : results.lst)
+        for (auto& iteration : iterations) {
+            Tensor& values = iteration.outputs.at(tensor);
+            values = values.clone();
+            values.data_as<float>()[0] += 1.0f;
+        }
+}
+
+TEST(RunFirstDivergence, NamesTheNodeWherePerturbedResultsStart) {
+    TempDir dir;
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{2, 3});
+    builder.node("Relu", {"x"}, {"a"}, "relu");
+    builder.node("Sigmoid", {"a"}, {"b"}, "sigmoid");
+    builder.node("Neg", {"b"}, {"c"}, "neg");
+    builder.node("Abs", {"c"}, {"y"}, "abs");
+    builder.output("y", DataType::kFloat32, Shape{2, 3});
+    builder.save(dir.file("model.onnx"));
+
+    auto saved = run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--onnx-outputs", "mark", "all",
+                                 "--save-outputs", dir.file("golden.json")});
+    ASSERT_EQ(saved.exit_code, 0) << saved.output;
+
+    RunResults golden = RunResults::load(dir.file("golden.json"));
+    perturb(golden, "c");  // the Neg node's output and everything after it
+    perturb(golden, "y");
+    golden.save(dir.file("perturbed.json"));
+
+    auto compared = run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--onnx-outputs", "mark", "all",
+                                    "--load-outputs", dir.file("perturbed.json"), "--report", dir.file("report.json")});
+    EXPECT_EQ(compared.exit_code, 1) << compared.output;
+    EXPECT_THAT(compared.output, HasSubstr("[E] First divergence: node 'neg' (Neg), output 'c'"));
+    const std::string report = read_file(dir.file("report.json"));
+    EXPECT_THAT(report, HasSubstr("\"node\": \"neg\""));
+    EXPECT_THAT(report, HasSubstr("\"b\": {\n"));  // upstream tensors are in the report too
+}
+
+TEST(RunFirstDivergence, NothingReportedWhenRunsAgree) {
+    TempDir dir;
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{2});
+    builder.node("Relu", {"x"}, {"y"}, "relu");
+    builder.output("y", DataType::kFloat32, Shape{2});
+    builder.save(dir.file("model.onnx"));
+    auto result = run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--ref", "--report", dir.file("r.json")});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, Not(HasSubstr("First divergence")));
+    EXPECT_THAT(read_file(dir.file("r.json")), HasSubstr("\"first_divergence\": null"));
+}
+
+}  // namespace
+}  // namespace polygraphy
