@@ -79,7 +79,14 @@ std::size_t decode_groups_scalar(const char* text, std::size_t ngroups, uint8_t*
     for (; g + 2 < ngroups; g += 2, s += 8, out += 6) {
         const uint32_t a = decode_group(s);
         const uint32_t b = decode_group(s + 4);
-        if ((a | b) >= (1u << 24)) return a >= (1u << 24) ? g : g + 1;
+        if ((a | b) >= (1u << 24)) {
+            if (a >= (1u << 24)) return g;
+            // Groups before the bad one are decoded, as decode_groups promises.
+            out[0] = static_cast<uint8_t>(a);
+            out[1] = static_cast<uint8_t>(a >> 8);
+            out[2] = static_cast<uint8_t>(a >> 16);
+            return g + 1;
+        }
         std::memcpy(out, &a, 4);
         std::memcpy(out + 3, &b, 4);
     }

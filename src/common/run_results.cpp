@@ -14,10 +14,14 @@
 namespace polygraphy {
 namespace {
 
+// Reads from a file mapping (releasing consumed pages as it goes) or from text already in memory.
 class Reader {
 public:
-    explicit Reader(const std::string& path) : file_(path), cursor_(file_.view(), path) {
-        if (file_.size() == 0) throw FormatError(fmt::format("{}: file is empty", path));
+    explicit Reader(const std::string& path) : file_(std::in_place, path), cursor_(file_->view(), path) {
+        if (file_->size() == 0) throw FormatError(fmt::format("{}: file is empty", path));
+    }
+    Reader(std::string_view text, const std::string& source) : cursor_(text, source) {
+        if (text.empty()) throw FormatError(fmt::format("{}: file is empty", source));
     }
 
     json::Cursor& cursor() { return cursor_; }
@@ -202,8 +206,10 @@ private:
             cursor_.fail(fmt::format("\"array\" of {} must be a base64 string but is {}", what,
                                      json::Cursor::type_name(cursor_.peek())));
         const char* start = cursor_.begin_raw_string();
-        const char* end = file_.data() + file_.size();
-        auto release = [&](std::size_t consumed) { file_.release_before(start + consumed); };
+        const char* end = cursor_.text().data() + cursor_.text().size();
+        auto release = [&](std::size_t consumed) {
+            if (file_) file_->release_before(start + consumed);
+        };
         const auto length = npy::base64_length_hint(start, static_cast<std::size_t>(end - start));
         if (length && *length < static_cast<std::size_t>(end - start) && start[*length] == '"') {
             try {
@@ -225,7 +231,7 @@ private:
         }
     }
 
-    MappedFile file_;
+    std::optional<MappedFile> file_;
     json::Cursor cursor_;
     std::string scratch_;
 };
@@ -305,10 +311,21 @@ InputList load_inputs(const std::string& path) {
     return reader.read_inputs();
 }
 
-std::variant<RunResults, InputList> load_run_results_or_inputs(const std::string& path) {
-    Reader reader(path);
+namespace {
+std::variant<RunResults, InputList> read_run_results_or_inputs(Reader& reader) {
     if (reader.cursor().peek() == json::Cursor::Type::kArray) return reader.read_inputs();
     return reader.read_run_results();
+}
+}  // namespace
+
+std::variant<RunResults, InputList> load_run_results_or_inputs(const std::string& path) {
+    Reader reader(path);
+    return read_run_results_or_inputs(reader);
+}
+
+std::variant<RunResults, InputList> parse_run_results_or_inputs(std::string_view text, const std::string& source) {
+    Reader reader(text, source);
+    return read_run_results_or_inputs(reader);
 }
 
 }  // namespace polygraphy

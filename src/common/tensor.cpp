@@ -107,10 +107,16 @@ void store_double(DataType dtype, void* data, int64_t index, double value) {
 }  // namespace
 
 int64_t shape_volume(const Shape& shape) {
-    int64_t volume = 1;
+    bool has_zero = false;
     for (int64_t dim : shape) {
         if (dim < 0) throw PolygraphyException("Invalid shape " + shape_to_string(shape) + ": negative dimension");
-        if (dim != 0 && volume > std::numeric_limits<int64_t>::max() / dim)
+        has_zero = has_zero || dim == 0;
+    }
+    // A zero dimension makes the volume 0 whatever the others are, in any order.
+    if (has_zero) return 0;
+    int64_t volume = 1;
+    for (int64_t dim : shape) {
+        if (volume > std::numeric_limits<int64_t>::max() / dim)
             throw PolygraphyException("Invalid shape " + shape_to_string(shape) + ": element count overflows int64");
         volume *= dim;
     }

@@ -765,11 +765,14 @@ TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
         }
         Tensor buffer = feed.at(*found);
         const std::string wanted_shape = entry.shape ? dyn_shape_to_string(*entry.shape) : "None";
+        // Structured bindings cannot be captured by clang before 16: capture plain references.
+        const std::string& input_name = name;
+        const auto& wanted_dtype = entry.dtype;
         auto mismatch = [&]() {
-            return InputError("Input tensor: " + name +
+            return InputError("Input tensor: " + input_name +
                               " | Cannot reuse input data due to mismatch in shape or data type." +
                               "\nNote: Provided input: " + meta_text(buffer.dtype(), shape_to_string(buffer.shape())) +
-                              ", Requested input: " + meta_text(entry.dtype, wanted_shape));
+                              ", Requested input: " + meta_text(wanted_dtype, wanted_shape));
         };
 
         if (entry.dtype && buffer.dtype() != *entry.dtype) {

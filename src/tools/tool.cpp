@@ -40,8 +40,10 @@ void Tool::setup(const std::string& prog) {
     for (const auto& group : groups_.all()) {
         for (const auto& dependency : group->depends_on()) {
             bool found = false;
-            for (const auto& other : groups_.all())
-                if (std::type_index(typeid(*other)) == dependency) found = true;
+            for (const auto& other : groups_.all()) {
+                const auto& other_group = *other;  // typeid of a plain reference: no side effects to warn about
+                if (std::type_index(typeid(other_group)) == dependency) found = true;
+            }
             if (!found)
                 throw InternalError("argument group '" + group->title() + "' of tool '" + name_ +
                                     "' depends on a group the tool does not subscribe to (" + dependency.name() + ")");

@@ -167,5 +167,24 @@ TEST(Base64, DecodeRangeReportsProgressAndHandlesTheFinalGroup) {
     EXPECT_EQ(reports.back(), text.size());
 }
 
+// Fuzzing finding (base64_fuzzer): when the second group of a pair was the bad one, the scalar
+// decoder returned its index without writing the good group before it, although decode_groups
+// promises every group before the first bad one.
+TEST(Base64, DecodeGroupsWritesEveryGroupBeforeTheFirstBadOne) {
+    std::vector<uint8_t> bytes(102);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i);
+    const std::string clean = base64::encode(bytes.data(), bytes.size());  // 34 groups
+    for (const std::size_t bad_group : {std::size_t{1}, std::size_t{27}, std::size_t{33}}) {
+        for (const char bad : {'\xe7', '=', '!'}) {
+            std::string text = clean;
+            text[4 * bad_group + 1] = bad;
+            std::vector<uint8_t> out(3 * 34);
+            EXPECT_EQ(base64::decode_groups(text.data(), 34, out.data()), bad_group);
+            EXPECT_TRUE(std::equal(bytes.begin(), bytes.begin() + 3 * bad_group, out.begin()))
+                << "group " << bad_group << ", character " << bad;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace polygraphy

@@ -398,6 +398,17 @@ TEST(Npy, RejectsMalformedFilesWithOneClearLine) {
     // A zero dimension makes any other dimension harmless.
     const std::string zero = make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 9223372036854775807), }", "");
     EXPECT_EQ(npy::load(zero.data(), zero.size()).numel(), 0);
+    // Fuzzing finding (npy_fuzzer): with the zero last, Tensor refused the shape with a
+    // PolygraphyException ("element count overflows int64") instead of loading an empty array.
+    for (const std::string dict : {"{'descr': '<f8', 'fortran_order': False, 'shape': (5, 3999999994,19396,999991999996,0000), }",
+                                   "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4611686018427387904, 0), }",
+                                   "{'descr': '>U3', 'fortran_order': True, 'shape': (4611686018427387904, 4611686018427387904, 0), }"}) {
+        const std::string zero_last = make_npy(dict, "");
+        const Tensor loaded = npy::load(zero_last.data(), zero_last.size());
+        EXPECT_EQ(loaded.numel(), 0) << dict;
+        EXPECT_EQ(loaded.shape().back(), 0) << dict;
+        EXPECT_EQ(npy::load_base64(base64::encode(zero_last)).numel(), 0) << dict;
+    }
     // Invalid UTF-32 in a string array.
     const uint32_t bad_code_point[] = {0x110000};
     EXPECT_THAT(load_error(make_npy("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }",

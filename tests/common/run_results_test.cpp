@@ -6,12 +6,14 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "test_helpers.h"
 #include "polygraphy/common/base64.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
@@ -247,6 +249,30 @@ TEST_F(RunResultsTest, InputsRoundTrip) {
     save_inputs({}, path);
     EXPECT_EQ(read_file(path), "[]");
     EXPECT_TRUE(load_inputs(path).empty());
+}
+
+// The in-memory entry point (used by the fuzzers) is the same reader as the file loaders: same
+// results, same messages, with `source` where the loaders name the file.
+TEST_F(RunResultsTest, ParsesTextInMemoryLikeTheFileLoaders) {
+    const RunResults results = sample_results();
+    const std::string path = dir_.file("results.json");
+    results.save(path);
+    const auto parsed = parse_run_results_or_inputs(read_file(path), "memory");
+    ASSERT_TRUE(std::holds_alternative<RunResults>(parsed));
+    expect_same(std::get<RunResults>(parsed), results);
+
+    InputList inputs(1);
+    inputs[0].set("x", Tensor::from_doubles(DataType::kFloat32, {2}, {1, 2}));
+    save_inputs(inputs, path);
+    const auto parsed_inputs = parse_run_results_or_inputs(read_file(path), "memory");
+    ASSERT_TRUE(std::holds_alternative<InputList>(parsed_inputs));
+    EXPECT_TRUE(std::get<InputList>(parsed_inputs)[0].at("x").equals(inputs[0].at("x")));
+
+    EXPECT_EQ(testing::error_message<FormatError>([] { parse_run_results_or_inputs("", "memory"); }),
+              "memory: file is empty");
+    const std::string bad = R"({"lst": [], "polygraphy_class": "Nope"})";
+    EXPECT_EQ(testing::error_message<FormatError>([&] { parse_run_results_or_inputs(bad, "memory"); }),
+              "memory: " + load_error(bad));
 }
 
 TEST_F(RunResultsTest, AcceptsEveryLayoutPythonWouldRead) {

@@ -66,6 +66,17 @@ TEST(Tensor, RejectsAbsurdShapes) {
     EXPECT_THROW(Tensor(DataType::kFloat32, {int64_t{1} << 38}), PolygraphyException);
 }
 
+// Fuzzing finding (npy_fuzzer): a zero dimension after dimensions whose product overflows made
+// shape_volume throw, although the volume is 0 (and a zero dimension first was accepted).
+TEST(Tensor, ZeroDimensionMakesAnyShapeEmptyInAnyOrder) {
+    const int64_t big = int64_t{1} << 62;
+    EXPECT_EQ(shape_volume({big, big, 0}), 0);
+    EXPECT_EQ(shape_volume({0, big, big}), 0);
+    EXPECT_EQ(Tensor(DataType::kFloat32, {big, big, 0}).numel(), 0);
+    EXPECT_EQ(Tensor(DataType::kString, {big, 0, big}).strings().size(), 0u);
+    EXPECT_THROW(shape_volume({big, big, -1}), PolygraphyException);
+}
+
 TEST(Tensor, CastFollowsNumpy) {
     Tensor floats = Tensor::from_doubles(DataType::kFloat32, {4}, {1.7, -1.7, 0.0, 300.0});
     Tensor ints = floats.cast(DataType::kInt32);

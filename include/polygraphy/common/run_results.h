@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -51,5 +52,9 @@ InputList load_inputs(const std::string& path);
 /// anything else as RunResults. Logs nothing (save/load above log Polygraphy's "Saving ... to" /
 /// "Loading ... from" lines). Throws FormatError like the loaders above.
 std::variant<RunResults, InputList> load_run_results_or_inputs(const std::string& path);
+
+/// The same for JSON text already in memory (the reader behind the loaders above; used by the
+/// fuzzers). `source` names the text in error messages where the loaders name the file. Logs nothing.
+std::variant<RunResults, InputList> parse_run_results_or_inputs(std::string_view text, const std::string& source);
 
 }  // namespace polygraphy

@@ -1001,7 +1001,9 @@ public:
             out_dtype = zp->dtype();
         else if (output_dtype_ != 0)
             out_dtype = dtype_from_onnx(output_dtype_);
-        const auto [lo, hi] = quant_range(out_dtype);
+        // Not a structured binding: clang before 16 cannot capture those in the lambda below.
+        const auto range = quant_range(out_dtype);
+        const double lo = range.first, hi = range.second;
         if (lo > hi) unsupported_dtype(node, out_dtype, "quantized output");
         const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
         const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);

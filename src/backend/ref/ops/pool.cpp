@@ -175,6 +175,7 @@ void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool cou
         width_counts[static_cast<std::size_t>(ow)] = static_cast<Acc>(count_include_pad ? rw.padded : rw.hi - rw.lo);
     }
     auto map = [p](T v) -> Acc {
+        (void)p;  // used by kPowerSum only (clang warns about the capture otherwise)
         if constexpr (kReduction == Reduction::kSquareSum) return static_cast<Acc>(v) * static_cast<Acc>(v);
         else if constexpr (kReduction == Reduction::kPowerSum) return static_cast<Acc>(std::pow(std::abs(static_cast<double>(v)), p));
         else return static_cast<Acc>(v);

@@ -1,0 +1,328 @@
+// Writes the seed corpora of the fuzzers with the project's own writers (no binary files are checked
+// in): make_seed_corpus <folder> creates <folder>/<target>/ for every target in fuzz/.
+//   base64        base64::encode of short strings, byte ramps and .npy files
+//   npy           npy::save of every dtype numpy knows, plus big-endian, Fortran-order, byte-string
+//                 and version 2.0 / 3.0 files (headers written here, as numpy writes them)
+//   run_results   RunResults::save and save_inputs files of several dtypes, and a RunResults with
+//                 plain ndarrays (not LazyArray), written with json::Writer
+//   tensor_proto  tensor_to_proto of every dtype, typed-field encodings (float_data, int32_data...),
+//                 external-data, segment and weightless tensors
+//   onnx_model    models built with tests/support/model_builder.h: dynamic shapes, initializers
+//                 that are also inputs, Constant and If nodes, value_info, several opset imports
+//   cli_value_spec argument values of --input-shapes, --atol/--rtol, --val-range, --pool-limit...
+// scripts/fuzz_smoke.sh adds the example models and, when ../shared is there, Polygraphy's files.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/common/base64.h"
+#include "polygraphy/common/json.h"
+#include "polygraphy/common/logger.h"
+#include "polygraphy/common/npy.h"
+#include "polygraphy/common/run_results.h"
+
+using namespace polygraphy;
+using polygraphy::testing::ModelBuilder;
+using polygraphy::testing::random_tensor;
+using polygraphy::testing::set_attr;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void write(const fs::path& path, const std::string& bytes) {
+    std::ofstream file(path, std::ios::binary);
+    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!file) throw PolygraphyException("cannot write " + path.string());
+}
+
+Tensor ramp(DataType dtype, const Shape& shape) {
+    Tensor tensor(dtype, shape);
+    if (dtype == DataType::kComplex64 || dtype == DataType::kComplex128) {  // (re, im) pairs
+        for (int64_t i = 0; i < 2 * tensor.numel(); ++i) {
+            if (dtype == DataType::kComplex64) tensor.data_as<float>()[i] = static_cast<float>(i) - 1.5f;
+            else tensor.data_as<double>()[i] = static_cast<double>(i) - 1.5;
+        }
+        return tensor;
+    }
+    std::vector<double> values(static_cast<std::size_t>(tensor.numel()));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 7) - 2.5;
+    return Tensor::from_doubles(dtype, shape, values);
+}
+
+Tensor strings(const Shape& shape, const std::vector<std::string>& values) {
+    Tensor tensor(DataType::kString, shape);
+    tensor.strings() = values;
+    return tensor;
+}
+
+// One small tensor of every dtype, numeric ones with values.
+std::vector<std::pair<std::string, Tensor>> sample_tensors() {
+    std::vector<std::pair<std::string, Tensor>> tensors = {
+        {"f32", ramp(DataType::kFloat32, {2, 3})},
+        {"f64_scalar", ramp(DataType::kFloat64, {})},
+        {"f16", ramp(DataType::kFloat16, {4})},
+        {"bf16", ramp(DataType::kBFloat16, {2, 2})},
+        {"i8", ramp(DataType::kInt8, {3})},
+        {"i16", ramp(DataType::kInt16, {1, 2})},
+        {"i32", ramp(DataType::kInt32, {1, 2, 3})},
+        {"i64", ramp(DataType::kInt64, {2})},
+        {"u8", ramp(DataType::kUInt8, {5})},
+        {"u16", ramp(DataType::kUInt16, {2})},
+        {"u32", ramp(DataType::kUInt32, {2})},
+        {"u64", ramp(DataType::kUInt64, {2})},
+        {"bool", ramp(DataType::kBool, {2, 2})},
+        {"c64", ramp(DataType::kComplex64, {2})},
+        {"c128", ramp(DataType::kComplex128, {1})},
+        {"f32_empty", Tensor(DataType::kFloat32, {0, 3})},
+        {"str", strings({3}, {"a", "", "h\xc3\xa9llo"})},
+    };
+    for (DataType dtype : {DataType::kInt4, DataType::kUInt4, DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ,
+                           DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ}) {
+        Tensor tensor(dtype, {3});
+        for (int i = 0; i < 3; ++i) tensor.data_as<uint8_t>()[i] = static_cast<uint8_t>(0x31 * (i + 1));
+        if (dtype == DataType::kInt4 || dtype == DataType::kUInt4)
+            for (int i = 0; i < 3; ++i) tensor.data_as<uint8_t>()[i] &= 0x07;
+        tensors.emplace_back(std::string(dtype_name(dtype)), tensor);
+    }
+    return tensors;
+}
+
+// A .npy file with the given header dict and payload, in format `major`.0.
+std::string npy_file(const std::string& dict, const std::string& payload, int major = 1) {
+    const std::size_t prefix = major == 1 ? 10 : 12;
+    std::string header = dict;
+    while ((prefix + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::string bytes = "\x93NUMPY";
+    bytes += static_cast<char>(major);
+    bytes += '\0';
+    for (std::size_t i = 0; i < prefix - 8; ++i) bytes += static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    return bytes + header + payload;
+}
+
+void write_npy(const fs::path& dir) {
+    for (const auto& [name, tensor] : sample_tensors()) write(dir / (name + ".npy"), npy::save(tensor));
+    // Layouts np.save does not write but numpy reads.
+    const std::string be_f32("\x3f\x80\x00\x00\xc0\x00\x00\x00", 8);  // 1.0, -2.0 big-endian
+    write(dir / "f32_big_endian.npy", npy_file("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", be_f32));
+    const std::string i32_6("\x01\0\0\0\x02\0\0\0\x03\0\0\0\x04\0\0\0\x05\0\0\0\x06\0\0\0", 24);
+    write(dir / "i32_fortran.npy", npy_file("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }", i32_6));
+    write(dir / "bytes_S3.npy", npy_file("{'descr': '|S3', 'fortran_order': False, 'shape': (2,), }",
+                                         std::string("ab\0xyz", 6)));
+    write(dir / "unicode_big_endian.npy", npy_file("{'descr': '>U2', 'fortran_order': False, 'shape': (1,), }",
+                                                   std::string("\0\0\0a\0\0\0\xe9", 8)));
+    write(dir / "version2.npy", npy_file("{'descr': '<i4', 'fortran_order': False, 'shape': (6,), }", i32_6, 2));
+    write(dir / "version3.npy", npy_file("{'descr': '<u1', 'fortran_order': False, 'shape': (3,), }", "\1\2\3", 3));
+}
+
+void write_base64(const fs::path& dir) {
+    const std::vector<std::string> texts = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    for (std::size_t i = 0; i < texts.size(); ++i) write(dir / ("text" + std::to_string(i)), base64::encode(texts[i]));
+    std::string all_bytes;
+    for (int i = 0; i < 256; ++i) all_bytes += static_cast<char>(i);
+    write(dir / "all_bytes", base64::encode(all_bytes));
+    write(dir / "ramp_100", base64::encode(all_bytes.substr(0, 100)));  // long enough for the AVX2 path
+    write(dir / "npy_f32", base64::encode(npy::save(ramp(DataType::kFloat32, {2, 3}))));
+    write(dir / "npy_str", base64::encode(npy::save(strings({2}, {"x", "yz"}))));
+}
+
+void write_run_results(const fs::path& dir) {
+    RunResults results;
+    IterationResult first;
+    first.runner_name = "onnxrt-runner-N0-07/15/24-12:00:00";
+    first.runtime = 0.00123;
+    for (const auto& [name, tensor] : sample_tensors())
+        if (name == "f32" || name == "f16" || name == "i64" || name == "bool" || name == "str" || name == "f64_scalar")
+            first.outputs.set(name, tensor);
+    IterationResult second;
+    second.runner_name = first.runner_name;
+    second.outputs.set("f32", ramp(DataType::kFloat32, {1}));
+    results.add({first, second}, first.runner_name);
+    IterationResult other;
+    other.runner_name = "polygraphy-ref-runner";
+    other.runtime = 1e-05;
+    other.outputs.set("f32", ramp(DataType::kFloat32, {2, 3}));
+    results.add({other}, other.runner_name);
+    results.save((dir / "run_results.json").string());
+    RunResults{}.save((dir / "empty_run_results.json").string());
+
+    InputList inputs(2);
+    inputs[0].set("x", ramp(DataType::kFloat32, {1, 1, 2, 2}));
+    inputs[0].set("ids", ramp(DataType::kInt32, {3}));
+    inputs[1].set("x", ramp(DataType::kFloat32, {1, 1, 2, 2}));
+    save_inputs(inputs, (dir / "inputs.json").string());
+
+    // Outputs as plain ndarrays (older Polygraphy files), one string with an escape, compact layout.
+    std::string text;
+    json::Writer writer(&text, 0);
+    writer.begin_object().key("lst").begin_array().begin_array().value("runner\u00e9").begin_array();
+    writer.begin_object().key("outputs").begin_object().key("y").ndarray(ramp(DataType::kFloat64, {2})).end_object();
+    writer.key("runtime").null().key("runner_name").value("runner\u00e9").key("polygraphy_class").value("IterationResult");
+    writer.end_object().end_array().end_array().end_array().key("polygraphy_class").value("RunResults").end_object();
+    writer.finish();
+    write(dir / "ndarray_run_results.json", text);
+}
+
+void write_tensor_protos(const fs::path& dir) {
+    for (const auto& [name, tensor] : sample_tensors())
+        write(dir / (name + ".pb"), tensor_to_proto(tensor, name).SerializeAsString());
+
+    // The typed fields that ONNX writers use besides raw_data.
+    auto typed = [&](const std::string& name, int data_type, std::vector<int64_t> dims, auto fill) {
+        onnx::TensorProto proto;
+        proto.set_name(name);
+        proto.set_data_type(data_type);
+        for (int64_t dim : dims) proto.add_dims(dim);
+        fill(proto);
+        write(dir / (name + ".pb"), proto.SerializeAsString());
+    };
+    using P = onnx::TensorProto;
+    typed("float_data", P::FLOAT, {2}, [](P& p) { p.add_float_data(1.5f), p.add_float_data(-2.0f); });
+    typed("complex_float_data", P::COMPLEX64, {1}, [](P& p) { p.add_float_data(1.0f), p.add_float_data(2.0f); });
+    typed("double_data", P::DOUBLE, {1}, [](P& p) { p.add_double_data(3.25); });
+    typed("int64_data", P::INT64, {2}, [](P& p) { p.add_int64_data(-1), p.add_int64_data(1LL << 40); });
+    typed("uint64_data_u32", P::UINT32, {2}, [](P& p) { p.add_uint64_data(7), p.add_uint64_data(0xffffffffu); });
+    typed("int32_data_f16", P::FLOAT16, {2}, [](P& p) { p.add_int32_data(0x3c00), p.add_int32_data(0xc000); });
+    typed("int32_data_bool", P::BOOL, {3}, [](P& p) { p.add_int32_data(0), p.add_int32_data(1), p.add_int32_data(5); });
+    typed("int32_data_int4", dtype_to_onnx(DataType::kInt4), {3}, [](P& p) { p.add_int32_data(0x9f), p.add_int32_data(0x07); });
+    typed("string_data", P::STRING, {2}, [](P& p) { p.add_string_data("ab"), p.add_string_data(""); });
+    typed("external", P::FLOAT, {4}, [](P& p) {
+        p.set_data_location(P::EXTERNAL);
+        auto* entry = p.add_external_data();
+        entry->set_key("location");
+        entry->set_value("weights.bin");
+    });
+    typed("segment", P::FLOAT, {2}, [](P& p) {
+        p.mutable_segment()->set_begin(0);
+        p.mutable_segment()->set_end(2);
+    });
+    typed("weightless", P::FLOAT, {2}, [](P& p) { p.set_doc_string("TRT_WEIGHTLESS"); });
+}
+
+void write_models(const fs::path& dir) {
+    {
+        ModelBuilder builder(17, "dynamic_relu");
+        builder.input("x", DataType::kFloat32, DynShape{Dim::named("batch"), Dim::fixed(3), Dim::unknown()});
+        builder.node("Relu", {"x"}, {"y"}, "relu");
+        builder.output("y", DataType::kFloat32, DynShape{Dim::named("batch"), Dim::fixed(3), Dim::unknown()});
+        builder.save((dir / "dynamic_relu.onnx").string());
+    }
+    {
+        ModelBuilder builder(13, "conv");
+        builder.input("x", DataType::kFloat32, Shape{1, 2, 4, 4});
+        builder.input("w", DataType::kFloat32, Shape{2, 2, 3, 3});  // also an initializer: not a real input
+        builder.initializer("w", random_tensor({2, 2, 3, 3}, 1));
+        builder.initializer("b", random_tensor({2}, 2));
+        auto& conv = builder.node("Conv", {"x", "w", "b"}, {"conv"}, "conv");
+        set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+        builder.node("Sigmoid", {"conv"}, {"y"}, "sigmoid");
+        builder.output("y", DataType::kFloat32, Shape{1, 2, 4, 4});
+        auto* info = builder.proto().mutable_graph()->add_value_info();
+        info->set_name("conv");
+        info->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+        builder.save((dir / "conv.onnx").string());
+    }
+    {
+        ModelBuilder builder(17, "constant_add");
+        builder.input("a", DataType::kInt64, Shape{2});
+        auto& constant = builder.node("Constant", {}, {"c"}, "const");
+        set_attr(constant, "value", Tensor::from_doubles(DataType::kInt64, {2}, {1, 2}));
+        builder.node("Add", {"a", "c"}, {"sum"}, "add");
+        auto& cast = builder.node("Cast", {"sum"}, {"out"}, "cast");
+        set_attr(cast, "to", int64_t{onnx::TensorProto::FLOAT});
+        builder.output("out", DataType::kFloat32, Shape{}, false);
+        builder.opset_import("com.microsoft", 1);
+        builder.save((dir / "constant_add.onnx").string());
+    }
+    {
+        ModelBuilder builder(17, "if_model");
+        builder.input("cond", DataType::kBool, Shape{});
+        builder.input("x", DataType::kFloat32, Shape{2});
+        auto& node = builder.node("If", {"cond"}, {"y"}, "if");
+        for (const char* branch : {"then_branch", "else_branch"}) {
+            auto* attribute = node.add_attribute();
+            attribute->set_name(branch);
+            attribute->set_type(onnx::AttributeProto::GRAPH);
+            auto* graph = attribute->mutable_g();
+            graph->set_name(branch);
+            auto* inner = graph->add_node();
+            inner->set_op_type(std::string(branch) == "then_branch" ? "Neg" : "Abs");
+            inner->add_input("x");
+            inner->add_output(std::string(branch) + "_out");
+            graph->add_output()->set_name(std::string(branch) + "_out");
+        }
+        builder.output("y", DataType::kFloat32, Shape{2});
+        builder.save((dir / "if_model.onnx").string());
+    }
+    {
+        ModelBuilder builder(17, "external_and_strings");
+        builder.input("s", DataType::kString, Shape{2});
+        builder.initializer("labels", strings({2}, {"cat", "dog"}));
+        auto& external = *builder.proto().mutable_graph()->add_initializer();
+        external.set_name("ext");
+        external.set_data_type(onnx::TensorProto::FLOAT);
+        external.add_dims(4);
+        external.set_data_location(onnx::TensorProto::EXTERNAL);
+        auto* entry = external.add_external_data();
+        entry->set_key("location");
+        entry->set_value("weights.bin");
+        builder.node("Identity", {"s"}, {"t"}, "id");
+        builder.node("Identity", {"ext"}, {"u"}, "id2");
+        builder.output("t", DataType::kString, Shape{2});
+        builder.output("u", DataType::kFloat32, Shape{4});
+        builder.save((dir / "external_and_strings.onnx").string());
+    }
+}
+
+// Argument values as users type them (one per line), for the CLI value spec parsers.
+void write_cli_value_specs(const fs::path& dir) {
+    const std::vector<std::string> specs = {
+        "[1,3,224,224]",
+        "input0:[1,3,224,224]\nmask:['batch',3,-1]\nids:[batch, 128]\nscalar:[]",
+        "Input:0:[1,2]\nother:auto",
+        "1e-5\nout0:1e-3\nout1:inf\nlogits:0.5",
+        "1\nout0:0\n+2\n1_000",
+        "max\nout0:mean\nout1:median",
+        "[0,1]\nx:[-1,1]\ny:[0.5, 2e3]\nz:[-inf,inf]",
+        "16M",
+        "2K",
+        "1G",
+        "16e6",
+        "  -0.0  ",
+        "'quoted'",
+        "[\"a\", 'b', 3]",
+    };
+    for (std::size_t i = 0; i < specs.size(); ++i) write(dir / ("spec" + std::to_string(i)), specs[i]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s <output folder>\n", argv[0]);
+        return 2;
+    }
+    logger().set_severity(Severity::kWarning);
+    try {
+        const fs::path root(argv[1]);
+        const std::vector<std::pair<std::string, void (*)(const fs::path&)>> targets = {
+            {"base64", write_base64},   {"npy", write_npy},           {"run_results", write_run_results},
+            {"tensor_proto", write_tensor_protos}, {"onnx_model", write_models},
+            {"cli_value_spec", write_cli_value_specs}};
+        for (const auto& [name, writer] : targets) {
+            fs::create_directories(root / name);
+            writer(root / name);
+        }
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "make_seed_corpus: %s\n", error.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,122 @@
+// Fuzzes ONNX model loading (include/polygraphy/backend/onnx/loader.h) the way `polygraphy run`
+// prepares a model before any inference: parse (onnx_from_bytes), read input/output metadata and
+// the opset, decode initializers and Constant tensors, mark every tensor as an output
+// (--onnx-outputs mark all), select and exclude named outputs, serialize the result again, and
+// prepare a built-in runtime session (include/polygraphy/backend/ref/runner.h) without running it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "fuzz_support.h"
+#include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/backend/ref/runner.h"
+#include "polygraphy/common/exception.h"
+
+namespace {
+
+using namespace polygraphy;
+
+void read_metadata(const onnx::ModelProto& model) {
+    const TensorMetadata inputs = get_onnx_input_metadata(model.graph());
+    const TensorMetadata outputs = get_onnx_output_metadata(model.graph());
+    (void)get_onnx_opset(model);
+    // Printing metadata formats every dtype and dimension.
+    (void)inputs.to_string();
+    (void)outputs.to_string();
+}
+
+void decode_tensors(const onnx::GraphProto& graph) {
+    for (const auto& initializer : graph.initializer()) {
+        try {
+            (void)tensor_from_proto(initializer);
+        } catch (const PolygraphyException&) {
+        }
+    }
+    for (const auto& node : graph.node()) {
+        for (const auto& attribute : node.attribute()) {
+            if (!attribute.has_t()) continue;
+            try {
+                (void)tensor_from_proto(attribute.t());
+            } catch (const PolygraphyException&) {
+            }
+        }
+    }
+}
+
+OnnxModel reparse(const onnx::ModelProto& model) {
+    return onnx_from_bytes(bytes_from_onnx(model));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+    polygraphy::fuzz::silence_logger();
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+    const std::string bytes(reinterpret_cast<const char*>(data), size);
+    OnnxModel model;
+    try {
+        model = onnx_from_bytes(bytes);
+    } catch (const FormatError&) {
+        return 0;
+    }
+    FUZZ_CHECK(model && model->has_graph());
+    read_metadata(*model);
+    decode_tensors(model->graph());
+
+    // --onnx-outputs mark all: every non-Constant node output becomes a graph output.
+    OnnxModel marked = modify_outputs(reparse(*model), kMarkAll);
+    std::size_t produced = 0;
+    for (const auto& node : model->graph().node())
+        if (node.op_type() != "Constant")
+            for (const auto& output : node.output()) produced += !output.empty();
+    FUZZ_CHECK(static_cast<std::size_t>(marked->graph().output_size()) <= produced);
+    read_metadata(*marked);
+    (void)reparse(*marked);
+
+    // Named outputs and exclusions, with a name that is missing (the did-you-mean path).
+    std::vector<std::string> names;
+    for (const auto& node : model->graph().node())
+        for (const auto& output : node.output())
+            if (!output.empty() && names.size() < 4) names.push_back(output);
+    for (const auto& input : model->graph().input())
+        if (names.size() < 6) names.push_back(input.name());
+    try {
+        OnnxModel selected = modify_outputs(reparse(*model), names, {names.empty() ? "" : names.front()});
+        read_metadata(*selected);
+    } catch (const PolygraphyException&) {
+        // Unknown names (an empty or duplicate name) are refused with a message.
+    }
+    std::unordered_set<std::string> known;
+    for (const auto& input : model->graph().input()) known.insert(input.name());
+    for (const auto& initializer : model->graph().initializer()) known.insert(initializer.name());
+    for (const auto& node : model->graph().node()) known.insert(node.output().begin(), node.output().end());
+    std::string missing = names.empty() ? "missing" : names.back() + "_";
+    while (known.count(missing)) missing += "_";
+    try {
+        modify_outputs(reparse(*model), {missing});
+        FUZZ_CHECK(!"a tensor name that does not exist was accepted");
+    } catch (const PolygraphyException&) {
+    }
+
+    // Graph preparation of the built-in runtime: topological sort, slots, initializers, kernel
+    // factories (which inspect attributes and constant inputs), Constant nodes evaluated. Never
+    // run: a fuzzed shape can ask for terabytes, and kernels are out of this target's scope.
+    // ModelError / UnsupportedError are the expected refusals.
+    try {
+        const ref::Session session(*model, ref::SessionOptions{1});
+        (void)session.input_metadata().to_string();
+        (void)session.output_metadata().to_string();
+    } catch (const PolygraphyException&) {
+        return 0;
+    }
+    // What `polygraphy run --onnx-outputs mark all` prepares: the same nodes, so it must prepare too.
+    const ref::Session all_outputs(*marked, ref::SessionOptions{1});
+    FUZZ_CHECK(all_outputs.output_metadata().size() == static_cast<std::size_t>(marked->graph().output_size()));
+    return 0;
+}

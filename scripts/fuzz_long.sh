@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The documented long fuzzing run: each target for 10 million executions or 30 minutes, whichever
+# comes first, one target at a time on one core, with a corpus that persists between runs in
+# build-fuzz/corpus/<target>/ (seeded by scripts/fuzz_smoke.sh --prepare-only).
+#
+#   scripts/fuzz_long.sh                     all targets
+#   scripts/fuzz_long.sh run_results npy     some targets
+#   FUZZ_RUNS=1000000 FUZZ_SECONDS=600 scripts/fuzz_long.sh
+#
+# Logs go to build-fuzz/logs/<target>.log; findings to build-fuzz/artifacts/<target>/. Record the
+# executions per target and every finding (with its regression test) in RELIABILITY.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs="${FUZZ_RUNS:-10000000}"
+seconds="${FUZZ_SECONDS:-1800}"
+build=build-fuzz
+
+scripts/fuzz_smoke.sh --prepare-only
+
+targets=("$@")
+if [[ ${#targets[@]} == 0 ]]; then
+  for binary in "$build"/fuzz/*_fuzzer; do targets+=("$(basename "$binary" _fuzzer)"); done
+fi
+
+failed=()
+for target in "${targets[@]}"; do
+  mkdir -p "$build/corpus/$target" "$build/artifacts/$target" "$build/logs"
+  log="$build/logs/$target.log"
+  echo "[I] Fuzzing $target: up to $runs executions or $seconds s (log: $log)"
+  start=$(date +%s)
+  if "$build/fuzz/${target}_fuzzer" -runs="$runs" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
+      "$build/corpus/$target" "$build/seeds/$target" >"$log" 2>&1; then
+    status="no finding"
+  else
+    status="FINDING (see $build/artifacts/$target/)"
+    failed+=("$target")
+  fi
+  executions=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  echo "    ${executions:-?} executions in $(( $(date +%s) - start )) s: $status"
+done
+
+if [[ ${#failed[@]} != 0 ]]; then
+  echo "[!] FAILED | fuzz targets with findings: ${failed[*]}"
+  exit 1
+fi
+echo "[I] PASSED | long fuzz run: ${targets[*]}"

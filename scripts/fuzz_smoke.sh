@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Fuzzing smoke run: configures the `fuzz` preset (clang, libFuzzer, Address + UndefinedBehavior
+# sanitizers) in build-fuzz/, builds the fuzz targets, writes their seed corpora, and runs each
+# target for a few seconds. Fails when any target finds a crash, hang, leak or sanitizer report
+# (the input is kept in build-fuzz/artifacts/<target>/ for a regression test).
+#
+#   scripts/fuzz_smoke.sh                  all targets, 10 s each
+#   scripts/fuzz_smoke.sh npy base64       some targets
+#   FUZZ_SECONDS=30 scripts/fuzz_smoke.sh  longer
+#   scripts/fuzz_smoke.sh --prepare-only   build and write the seeds only (used by fuzz_long.sh)
+#
+# The long run is scripts/fuzz_long.sh; RELIABILITY.md records the runs and their findings.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${FUZZ_SECONDS:-10}"
+build=build-fuzz
+prepare_only=0
+targets=()
+for arg in "$@"; do
+  if [[ "$arg" == --prepare-only ]]; then prepare_only=1; else targets+=("$arg"); fi
+done
+
+# clang with its libFuzzer/sanitizer runtime and OpenMP (not installed by scripts/setup.sh).
+for package in clang libclang-rt-14-dev libomp-14-dev; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    echo "[!] Fuzzing needs the Debian packages clang libclang-rt-14-dev libomp-14-dev ($package is missing):"
+    echo "    sudo apt-get install clang libclang-rt-14-dev libomp-14-dev"
+    exit 1
+  fi
+done
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz --target fuzzers -j"$(nproc)"
+
+# Seeds: the project's own writers, the example models, and Polygraphy's own files when present
+# (POLYGRAPHY_SHARED_DIR, default ../shared).
+seeds="$build/seeds"
+rm -rf "$seeds"
+"$build/fuzz/make_seed_corpus" "$seeds"
+"$build/bin/make_example_models" "$seeds/onnx_model" >/dev/null
+shared="${POLYGRAPHY_SHARED_DIR:-../shared}"
+if [[ -d "$shared/fixtures/polygraphy-json" ]]; then
+  cp "$shared"/fixtures/polygraphy-json/*.json "$seeds/run_results/" 2>/dev/null || true
+fi
+[[ $prepare_only == 1 ]] && exit 0
+
+if [[ ${#targets[@]} == 0 ]]; then
+  for binary in "$build"/fuzz/*_fuzzer; do targets+=("$(basename "$binary" _fuzzer)"); done
+fi
+
+failed=()
+for target in "${targets[@]}"; do
+  work="$(mktemp -d)"
+  mkdir -p "$build/artifacts/$target"
+  echo "[I] Fuzzing $target for ${seconds} s"
+  if "$build/fuzz/${target}_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
+      "$work" "$seeds/$target" >"$work.log" 2>&1; then
+    echo "    $(grep -E '^stat::number_of_executed_units' "$work.log" | awk '{print $2}') executions, no finding"
+  else
+    failed+=("$target")
+    echo "[!] $target: finding (input in $build/artifacts/$target/)"
+    grep -v -E '^#[0-9]+' "$work.log" | tail -40
+  fi
+  rm -rf "$work" "$work.log"
+done
+
+if [[ ${#failed[@]} != 0 ]]; then
+  echo "[!] FAILED | fuzz targets with findings: ${failed[*]}"
+  exit 1
+fi
+echo "[I] PASSED | fuzz smoke run: ${targets[*]}"
