@@ -29,10 +29,15 @@ for target in "${targets[@]}"; do
   log="$build/logs/$target.log"
   echo "[I] Fuzzing $target: up to $runs executions or $seconds s (log: $log)"
   start=$(date +%s)
-  if "$build/fuzz/${target}_fuzzer" -runs="$runs" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
-      "$build/corpus/$target" "$build/seeds/$target" >"$log" 2>&1; then
+  rc=0
+  "$build/fuzz/${target}_fuzzer" -runs="$runs" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
+    "$build/corpus/$target" "$build/seeds/$target" >"$log" 2>&1 || rc=$?
+  if [[ $rc == 0 ]]; then
     status="no finding"
+  elif [[ $rc == 72 ]]; then  # libFuzzer's exit code when SIGINT/SIGTERM stops it
+    status="interrupted, no finding"
+    failed+=("$target")
   else
     status="FINDING (see $build/artifacts/$target/)"
     failed+=("$target")
@@ -42,7 +47,7 @@ for target in "${targets[@]}"; do
 done
 
 if [[ ${#failed[@]} != 0 ]]; then
-  echo "[!] FAILED | fuzz targets with findings: ${failed[*]}"
+  echo "[!] FAILED | fuzz targets with findings or interrupted: ${failed[*]}"
   exit 1
 fi
 echo "[I] PASSED | long fuzz run: ${targets[*]}"
