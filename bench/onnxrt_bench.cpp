@@ -2,11 +2,21 @@
 // inputs and session options, measured in the same process with interleaved rounds.
 //
 // usage: onnxrt_bench [--iterations N] [--rounds R] [--threads T] [MODEL.onnx ...]
+//        onnxrt_bench --startup POLYGRAPHY_EXE MODEL.onnx [--rounds R]
 //   Without models, benchmarks built-in ones: a tiny Add (fixed costs dominate) and a small MLP at
 //   batch 1 and 64.
 //   Dynamic input dims are set to 1; float inputs are uniform in [0, 1), others zero.
 // Prints, per model, the median latency of each loop and the runner's overhead (target: <= 5% or
 // <= 0.2 ms). The runner's figure includes input checks, wrapping inputs and copying outputs.
+//
+// --startup: end to end, `POLYGRAPHY_EXE run MODEL --onnxrt` (process start to exit) against what
+// ONNX Runtime itself needs for that job, measured in a fresh process of this program each round:
+// environment + session creation from the file + the first Run (default session options, as the
+// CLI uses). Target: the CLI takes at most that + 100 ms.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +26,7 @@
 #include <vector>
 
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnxrt/runner.h"
 #include "polygraphy/common/logger.h"
 
@@ -27,6 +38,7 @@ namespace {
 
 using namespace polygraphy;
 using Clock = std::chrono::steady_clock;
+extern "C" char** environ;
 
 struct Config {
     int iterations = 200;  // per round and loop
@@ -196,6 +208,97 @@ void bench_model(const std::string& label, const std::string& bytes, const Confi
                 within ? "[within target]" : "[OVER target]");
 }
 
+
+// Child side of --startup: seconds for environment + session creation (default options) + first Run.
+double direct_startup_seconds(const std::string& path) {
+    const OrtApi& ort = api();
+    const OnnxModel model = onnx_from_path(path);
+    const TensorMetadata metadata = get_onnx_input_metadata(model->graph());
+    const TensorMap feed = make_feed(metadata);
+    const auto start = Clock::now();
+    OrtSessionOptions* raw_options = nullptr;
+    check(ort.CreateSessionOptions(&raw_options), "CreateSessionOptions");
+    SessionOptionsPtr options(raw_options);
+    OrtSession* raw_session = nullptr;
+    check(ort.CreateSession(env(), path.c_str(), raw_options, &raw_session), "CreateSession");
+    SessionPtr session(raw_session);
+    OrtMemoryInfo* raw_memory = nullptr;
+    check(ort.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &raw_memory), "CreateCpuMemoryInfo");
+    MemoryInfoPtr memory(raw_memory);
+    std::vector<ValuePtr> inputs;
+    std::vector<const OrtValue*> input_pointers;
+    std::vector<const char*> input_names;
+    for (const auto& [name, tensor] : feed) {
+        OrtValue* value = nullptr;
+        check(ort.CreateTensorWithDataAsOrtValue(memory.get(), const_cast<void*>(tensor.data()), tensor.nbytes(),
+                                                 tensor.shape().data(), tensor.shape().size(),
+                                                 *dtype_to_ort(tensor.dtype()), &value),
+              "CreateTensorWithDataAsOrtValue");
+        inputs.emplace_back(value);
+        input_pointers.push_back(value);
+        input_names.push_back(name.c_str());
+    }
+    const TensorMetadata outputs_metadata = get_onnx_output_metadata(model->graph());
+    std::vector<std::string> output_names;
+    for (const auto& [name, entry] : outputs_metadata) output_names.push_back(name);
+    std::vector<const char*> output_name_pointers;
+    for (const auto& name : output_names) output_name_pointers.push_back(name.c_str());
+    std::vector<OrtValue*> outputs(output_names.size(), nullptr);
+    check(ort.Run(session.get(), nullptr, input_names.data(), input_pointers.data(), input_pointers.size(),
+                  output_name_pointers.data(), outputs.size(), outputs.data()),
+          "Run");
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    for (OrtValue* output : outputs) ort.ReleaseValue(output);
+    return seconds;
+}
+
+// Wall seconds of a child process from spawn to exit; its stdout goes to /dev/null.
+double spawn_seconds(const std::vector<std::string>& argv, std::string* child_stdout = nullptr) {
+    int pipe_fds[2];
+    if (pipe(pipe_fds) != 0) throw PolygraphyException("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+    std::vector<char*> args;
+    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    const auto start = Clock::now();
+    if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
+        throw PolygraphyException("cannot start " + argv[0]);
+    }
+    close(pipe_fds[1]);
+    std::string output;
+    char buffer[4096];
+    for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) output.append(buffer, static_cast<std::size_t>(n));
+    close(pipe_fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    posix_spawn_file_actions_destroy(&actions);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw PolygraphyException(argv[0] + " failed:\n" + output);
+    if (child_stdout) *child_stdout = output;
+    return seconds;
+}
+
+int startup_bench(const std::string& self, const std::string& polygraphy_exe, const std::string& model, int rounds) {
+    std::vector<double> cli_times, direct_times;
+    for (int round = 0; round < rounds; ++round) {
+        std::string direct_output;
+        spawn_seconds({self, "--direct-startup", model}, &direct_output);
+        direct_times.push_back(std::stod(direct_output));
+        cli_times.push_back(spawn_seconds({polygraphy_exe, "run", model, "--onnxrt"}));
+    }
+    const double direct_ms = median(direct_times) * 1e3;
+    const double cli_ms = median(cli_times) * 1e3;
+    std::printf("%s: ORT env + session + first Run %.1f ms | `polygraphy run --onnxrt` end to end %.1f ms | "
+                "difference %+.1f ms %s (median of %d rounds)\n",
+                model.c_str(), direct_ms, cli_ms, cli_ms - direct_ms,
+                cli_ms - direct_ms <= 100.0 ? "[within target]" : "[OVER target]", rounds);
+    return 0;
+}
+
 #endif  // POLYGRAPHY_HAVE_ONNXRUNTIME
 
 int parse_int(const char* flag, const char* text) {
@@ -212,6 +315,27 @@ int parse_int(const char* flag, const char* text) {
 
 int main(int argc, char** argv) {
     Config config;
+#if POLYGRAPHY_HAVE_ONNXRUNTIME
+    if (argc == 3 && std::string(argv[1]) == "--direct-startup") {
+        logger().set_severity(Severity::kWarning);
+        try {
+            std::printf("%.9f\n", direct_startup_seconds(argv[2]));
+            return 0;
+        } catch (const std::exception& error) {
+            std::printf("[!] %s\n", error.what());
+            return 1;
+        }
+    }
+    if (argc >= 4 && std::string(argv[1]) == "--startup") {
+        const int rounds = argc >= 6 && std::string(argv[4]) == "--rounds" ? parse_int(argv[4], argv[5]) : 7;
+        try {
+            return startup_bench("/proc/self/exe", argv[2], argv[3], rounds);
+        } catch (const std::exception& error) {
+            std::printf("[!] %s\n", error.what());
+            return 1;
+        }
+    }
+#endif
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if ((arg == "--iterations" || arg == "--rounds" || arg == "--threads") && i + 1 < argc) {

@@ -186,6 +186,39 @@ TEST_F(OnnxLoaderTest, IgnoreExternalDataLeavesReferencesAlone) {
     EXPECT_FALSE(w.has_raw_data());
 }
 
+// ---- scanning for external data without parsing ------------------------------------------------
+
+TEST_F(OnnxLoaderTest, ScanFindsNoExternalDataInSelfContainedModels) {
+    TempDir dir;
+    weighted_model().save(dir.file("inline.onnx"));
+    EXPECT_FALSE(onnx_file_may_use_external_data(dir.file("inline.onnx")));
+}
+
+TEST_F(OnnxLoaderTest, ScanFindsExternalInitializers) {
+    TempDir dir;
+    EXPECT_TRUE(onnx_file_may_use_external_data(save_with_external(dir, "weights.bin")));
+}
+
+TEST_F(OnnxLoaderTest, ScanFindsExternalTensorsInsideSubgraphAttributes) {
+    TempDir dir;
+    ModelBuilder builder = weighted_model();
+    onnx::GraphProto* body = builder.proto().mutable_graph()->add_node()->add_attribute()->mutable_g();
+    onnx::TensorProto* tensor = body->add_node()->add_attribute()->mutable_t();
+    tensor->set_data_type(onnx::TensorProto::FLOAT);
+    builder.save(dir.file("flag_only.onnx"));
+    EXPECT_FALSE(onnx_file_may_use_external_data(dir.file("flag_only.onnx")));
+    tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+    builder.save(dir.file("nested.onnx"));
+    EXPECT_TRUE(onnx_file_may_use_external_data(dir.file("nested.onnx")));
+}
+
+TEST_F(OnnxLoaderTest, ScanTreatsUnreadableFilesAsNeedingTheCheckedPath) {
+    TempDir dir;
+    write_bytes(dir.file("garbage.onnx"), std::string("\x3a\xff\xff\xff\xff\x0f", 6));  // graph, absurd length
+    EXPECT_TRUE(onnx_file_may_use_external_data(dir.file("garbage.onnx")));
+    EXPECT_THROW(onnx_file_may_use_external_data(dir.file("missing.onnx")), PolygraphyException);
+}
+
 TEST_F(OnnxLoaderTest, RejectsParentDirectoryEscapes) {
     TempDir dir;
     const std::string path = save_with_external(dir, "../outside.bin");

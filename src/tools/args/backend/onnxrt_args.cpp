@@ -99,6 +99,10 @@ std::optional<std::string> OnnxrtRunnerArgs::unavailable_reason() const {
 
 std::unique_ptr<BaseRunner> OnnxrtRunnerArgs::make_runner() {
     onnxrt::load_library();  // report a missing ONNX-Runtime before any runner starts
+    if (!model_loader_hook_) {
+        if (auto path = required_group<OnnxLoadArgs>().unmodified_model_path())
+            return std::make_unique<onnxrt::OnnxrtRunner>(onnxrt::SessionFromOnnx::from_path(*path, session_options_));
+    }
     // Without a hook, the model comes from the tool's ONNX loading group, like every ONNX runner's.
     OnnxLoader model = model_loader_hook_ ? model_loader_hook_() : required_group<OnnxLoadArgs>().onnx_loader();
     if (!model) throw InternalError("OnnxrtRunnerArgs: the model loader hook returned an empty loader");

@@ -119,4 +119,14 @@ OnnxLoader OnnxLoadArgs::onnx_loader() const {
     return loader;
 }
 
+std::optional<std::string> OnnxLoadArgs::unmodified_model_path() const {
+    const auto& model = required_group<ModelArgs>();
+    if (!model.path() || outputs_ || !exclude_outputs_.empty() || external_data_dir_ || ignore_external_data_)
+        return std::nullopt;
+    if (const auto* save = group<OnnxSaveArgs>(); save && save->path()) return std::nullopt;
+    // External data goes through OnnxFromPath, whose checks keep its locations inside the folder.
+    if (onnx_file_may_use_external_data(*model.path())) return std::nullopt;
+    return model.path();
+}
+
 }  // namespace polygraphy::tools

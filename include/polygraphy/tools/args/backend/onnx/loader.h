@@ -65,6 +65,11 @@ public:
     /// The loader for the command line's model. UsageError when no model was given.
     OnnxLoader onnx_loader() const;
 
+    /// The model's path when the command line loads it unchanged and it is self-contained (no
+    /// external data), so that a runtime that reads ONNX files itself may take the file as is
+    /// instead of a re-serialised copy (Polygraphy's ORT runner does the same). Else nullopt.
+    std::optional<std::string> unmodified_model_path() const;
+
     /// nullopt: keep the model's outputs; kMarkAll for `mark all`; else the names.
     const std::optional<std::vector<std::string>>& outputs() const { return outputs_; }
     const std::vector<std::string>& exclude_outputs() const { return exclude_outputs_; }
