@@ -159,6 +159,9 @@ std::optional<std::string> check_tools(const ExtensionModule& candidate) {
 // The whole load; returns the cause of failure.
 std::optional<std::string> try_load(const std::string& path) {
     dlerror();
+    // Refused modules are never dlclose'd: glibc's dlclose walks every loaded object's dependencies
+    // (milliseconds with libpolygraphy's), and code of a module that has run (static constructors,
+    // registration) may still be referenced. A refused module stays mapped, unused, until exit.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char* error = dlerror();
@@ -169,20 +172,16 @@ std::optional<std::string> try_load(const std::string& path) {
     auto* abi_version = reinterpret_cast<PolygraphyExtensionAbiVersionFn>(dlsym(handle, kExtensionAbiVersionSymbol));
     auto* register_fn = reinterpret_cast<PolygraphyRegisterExtensionFn>(dlsym(handle, kExtensionRegisterSymbol));
     if (!abi_version || !register_fn) {
-        dlclose(handle);  // none of its code has run: unloading it is safe
         return std::string("it does not export ") + (abi_version ? kExtensionRegisterSymbol : kExtensionAbiVersionSymbol) +
                "() (is it a Polygraphy extension module?)";
     }
     const int version = abi_version();
     if (version != POLYGRAPHY_EXTENSION_ABI_VERSION) {
-        dlclose(handle);
         return "it was built for extension ABI version " + std::to_string(version) +
                ", but this Polygraphy expects version " + std::to_string(POLYGRAPHY_EXTENSION_ABI_VERSION) +
                " (rebuild it against this Polygraphy's SDK)";
     }
 
-    // From here on the module's code has run, so it stays mapped even when refused: objects it made
-    // (exceptions, static destructors registered with atexit) may still point into it.
     StagingRegistrar staging;
     try {
         register_fn(staging);
