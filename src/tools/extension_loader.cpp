@@ -331,7 +331,13 @@ void load_extension_modules() {
             continue;
         }
         std::sort(files.begin(), files.end());
-        for (const auto& file : files) load_extension_module(file.string());
+        for (const auto& file : files) {
+            struct stat info {};
+            if (::stat(file.c_str(), &info) == 0 && (info.st_mode & S_IWOTH))
+                logger().warning("Extension module " + file.string() +
+                                 " is writable by every user: anyone can change the code polygraphy runs");
+            load_extension_module(file.string());
+        }
     }
 }
 

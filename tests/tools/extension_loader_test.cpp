@@ -274,6 +274,20 @@ TEST_F(ExtensionModuleCli, WorldWritableFolderGetsAWarning) {
     EXPECT_TRUE(warnings(result.output).empty()) << result.output;
 }
 
+TEST_F(ExtensionModuleCli, WorldWritableModuleFileGetsAWarning) {
+    const std::string file = dir_.file("libgood_module.so");
+    std::filesystem::copy_file(module_file("good", "good_module"), file);
+    ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);
+    ASSERT_EQ(::chmod(file.c_str(), 0666), 0);
+    const auto result = run_with_plugins(dir_.path(), {"--version"});
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const auto lines = warnings(result.output);
+    ASSERT_EQ(lines.size(), 1u) << result.output;
+    EXPECT_EQ(lines[0], "[W] Extension module " + file +
+                            " is writable by every user: anyone can change the code polygraphy runs");
+    EXPECT_THAT(result.output, HasSubstr("polygraphy_test_good"));
+}
+
 // ---- in-process API -------------------------------------------------------------------------------
 
 class PluginPathVariable : public ::testing::Test {
