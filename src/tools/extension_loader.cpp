@@ -55,6 +55,14 @@ std::string name_from_file(const fs::path& path) {
     return name;
 }
 
+// The message of an exception caused by a module. Set-up checks throw InternalError, whose
+// "Polygraphy internal error: " prefix would blame Polygraphy; it is dropped.
+std::string module_fault(const std::exception& error) {
+    const std::string text = error.what();
+    const std::string internal = InternalError("").what();
+    return text.rfind(internal, 0) == 0 ? text.substr(internal.size()) : text;
+}
+
 std::string in_quotes(const std::string& text) {
     return "'" + text + "'";
 }
@@ -104,7 +112,7 @@ std::optional<std::string> check_run_groups(const ExtensionModule& candidate) {
     try {
         tool.setup("polygraphy run");
     } catch (const std::exception& e) {
-        setup_error = e.what();
+        setup_error = module_fault(e);
     } catch (...) {
         setup_error = "unknown error";
     }
@@ -128,7 +136,7 @@ std::optional<std::string> check_run_groups(const ExtensionModule& candidate) {
             }
         }
     } catch (const std::exception& e) {
-        return std::string("its argument groups failed to declare their options: ") + e.what();
+        return "its argument groups failed to declare their options: " + module_fault(e);
     }
     if (!setup_error.empty()) problem = "`polygraphy run` cannot be set up with it: " + setup_error;
     return problem;
@@ -140,7 +148,7 @@ std::optional<std::string> check_tools(const ExtensionModule& candidate) {
     try {
         tools = candidate.tools();
     } catch (const std::exception& e) {
-        return std::string("creating its tools failed: ") + e.what();
+        return "creating its tools failed: " + module_fault(e);
     }
     std::set<std::string> names;
     for (const auto& existing : make_tools()) names.insert(existing->name());
@@ -150,7 +158,7 @@ std::optional<std::string> check_tools(const ExtensionModule& candidate) {
         try {
             tool->setup("polygraphy " + tool->name());
         } catch (const std::exception& e) {
-            return "its tool " + in_quotes(tool->name()) + " cannot be set up: " + e.what();
+            return "its tool " + in_quotes(tool->name()) + " cannot be set up: " + module_fault(e);
         }
     }
     return std::nullopt;
@@ -186,7 +194,7 @@ std::optional<std::string> try_load(const std::string& path) {
     try {
         register_fn(staging);
     } catch (const std::exception& e) {
-        return std::string("its registration failed: ") + e.what();
+        return "its registration failed: " + module_fault(e);
     } catch (...) {
         return "its registration failed with an exception of unknown type";
     }
@@ -282,6 +290,16 @@ std::vector<std::string> extension_module_folders() {
     return folders;
 }
 
+namespace {
+
+// One warning line per refused module, even when the cause has several lines ("...\nNote: ...").
+void warn_refused(const std::string& file, std::string cause) {
+    std::replace(cause.begin(), cause.end(), '\n', ' ');
+    logger().warning("Ignoring extension module " + file + ": " + cause);
+}
+
+}  // namespace
+
 bool load_extension_module(const std::string& path) {
     std::error_code error;
     fs::path canonical = fs::weakly_canonical(fs::path(path), error);
@@ -290,11 +308,11 @@ bool load_extension_module(const std::string& path) {
     if (!attempted_paths().insert(file).second) return false;  // same file through two folders
     try {
         if (auto cause = try_load(file)) {
-            logger().warning("Ignoring extension module " + file + ": " + *cause);
+            warn_refused(file, *cause);
             return false;
         }
     } catch (const std::exception& e) {
-        logger().warning("Ignoring extension module " + file + ": " + e.what());
+        warn_refused(file, module_fault(e));
         return false;
     }
     const auto& module = extension_modules().back();

@@ -20,5 +20,5 @@ public:
 POLYGRAPHY_EXTENSION(registrar) {
     registrar.set_module_info("polygraphy_test_throwing", "0.1");
     registrar.add_run_arg_group<HalfRegisteredArgs>();
-    throw std::runtime_error("the licence server is unreachable");
+    throw std::runtime_error("the licence server is unreachable\nNote: tried licences.example.com");
 }

@@ -166,7 +166,7 @@ TEST_F(ExtensionModuleCli, WrongAbiVersionIsRefusedBeforeRegistration) {
 TEST_F(ExtensionModuleCli, ThrowingRegistrationLeavesNothingBehind) {
     auto result = run_with_plugins(folder("throwing"), {"run", "-h"});
     expect_refused(result, module_file("throwing", "throwing_module"),
-                   "its registration failed: the licence server is unreachable");
+                   "its registration failed: the licence server is unreachable Note: tried licences.example.com");
     EXPECT_THAT(result.output, Not(HasSubstr("--test-half-registered")));
     EXPECT_THAT(result.output, Not(HasSubstr("Half Registered")));
     result = run_with_plugins(folder("throwing"), {"--version"});
@@ -194,6 +194,14 @@ TEST_F(ExtensionModuleCli, ModuleFlagClashingWithABuiltInFlagIsRefused) {
                    "its option '--ref-threads' (group 'Builtin Clash') clashes with the built-in option of group "
                    "'Reference Runtime Inference'");
     EXPECT_THAT(result.output, Not(HasSubstr("--test-builtin-clash-ok")));
+}
+
+TEST_F(ExtensionModuleCli, GroupWithAnUnmetDependencyIsRefused) {
+    const auto result = run_with_plugins(folder("unmet_dependency"), {"run", "-h"});
+    expect_refused(result, module_file("unmet_dependency", "unmet_dependency_module"),
+                   "`polygraphy run` cannot be set up with it: argument group 'Orphan' of tool 'run' depends on a "
+                   "group the tool does not subscribe to");
+    EXPECT_THAT(result.output, Not(HasSubstr("--test-orphan")));
 }
 
 TEST_F(ExtensionModuleCli, FileThatIsNotALibraryIsRefused) {
