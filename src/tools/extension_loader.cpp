@@ -167,9 +167,8 @@ std::optional<std::string> check_tools(const ExtensionModule& candidate) {
 // The whole load; returns the cause of failure.
 std::optional<std::string> try_load(const std::string& path) {
     dlerror();
-    // Refused modules are never dlclose'd: glibc's dlclose walks every loaded object's dependencies
-    // (milliseconds with libpolygraphy's), and code of a module that has run (static constructors,
-    // registration) may still be referenced. A refused module stays mapped, unused, until exit.
+    // Refused modules are never dlclose'd: code of a module that has run (static constructors,
+    // registration) may still be referenced, e.g. by atexit handlers. It stays mapped, unused, until exit.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char* error = dlerror();
