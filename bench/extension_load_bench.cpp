@@ -74,7 +74,9 @@ Timing spawn(const std::vector<std::string>& args, int out_fd = -1) {
     rusage usage{};
     wait4(pid, &status, 0, &usage);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    auto to_ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
+    auto to_ms = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3;
+    };
     posix_spawn_file_actions_destroy(&actions);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         std::fprintf(stderr, "%s exited with status %d\n", argv[0], status);
@@ -135,8 +137,9 @@ int main(int argc, char** argv) {
     const std::string folder = argv[1];  // a folder, or several separated by colons (absolute paths)
     const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 31;
     const std::string self = std::filesystem::canonical("/proc/self/exe").string();
-    const std::string cli = argc > 3 ? std::string(argv[3])
-                                     : (std::filesystem::path(self).parent_path().parent_path() / "bin" / "polygraphy").string();
+    const std::string cli =
+        argc > 3 ? std::string(argv[3])
+                 : (std::filesystem::path(self).parent_path().parent_path() / "bin" / "polygraphy").string();
 
     // Check that the folder really holds a module that loads (else we would time nothing).
     setenv("POLYGRAPHY_PLUGIN_PATH", folder.c_str(), 1);

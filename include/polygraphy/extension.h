@@ -96,9 +96,9 @@ using PolygraphyRegisterExtensionFn = void (*)(polygraphy::ExtensionRegistrar&);
 
 /// Defines both entry points; the body registers through `registrar_name`:
 ///     POLYGRAPHY_EXTENSION(registrar) { registrar.add_run_arg_group<MyArgs>(); }
-#define POLYGRAPHY_EXTENSION(registrar_name)                                                          \
-    extern "C" POLYGRAPHY_EXTENSION_EXPORT int polygraphy_extension_abi_version() {                   \
-        return POLYGRAPHY_EXTENSION_ABI_VERSION;                                                      \
-    }                                                                                                 \
-    extern "C" POLYGRAPHY_EXTENSION_EXPORT void polygraphy_register_extension(                        \
+#define POLYGRAPHY_EXTENSION(registrar_name)                                        \
+    extern "C" POLYGRAPHY_EXTENSION_EXPORT int polygraphy_extension_abi_version() { \
+        return POLYGRAPHY_EXTENSION_ABI_VERSION;                                    \
+    }                                                                               \
+    extern "C" POLYGRAPHY_EXTENSION_EXPORT void polygraphy_register_extension(      \
         ::polygraphy::ExtensionRegistrar& registrar_name)

@@ -129,9 +129,9 @@ std::optional<std::string> check_run_groups(const ExtensionModule& candidate) {
                 // Report from the candidate's side: "its option X (group T) clashes with <other>".
                 const bool candidate_first = it->second.second == candidate.name;
                 const std::string own_title = candidate_first ? it->second.first : group->title();
-                const std::string other = candidate_first ? describe_owner(group->title(), module, "")
-                                                          : describe_owner(it->second.first, it->second.second,
-                                                                           candidate.name);
+                const std::string other = candidate_first
+                                              ? describe_owner(group->title(), module, "")
+                                              : describe_owner(it->second.first, it->second.second, candidate.name);
                 return "its option " + in_quotes(flag) + " (group " + in_quotes(own_title) + ") clashes with " + other;
             }
         }
@@ -179,7 +179,8 @@ std::optional<std::string> try_load(const std::string& path) {
     auto* abi_version = reinterpret_cast<PolygraphyExtensionAbiVersionFn>(dlsym(handle, kExtensionAbiVersionSymbol));
     auto* register_fn = reinterpret_cast<PolygraphyRegisterExtensionFn>(dlsym(handle, kExtensionRegisterSymbol));
     if (!abi_version || !register_fn) {
-        return std::string("it does not export ") + (abi_version ? kExtensionRegisterSymbol : kExtensionAbiVersionSymbol) +
+        return std::string("it does not export ") +
+               (abi_version ? kExtensionRegisterSymbol : kExtensionAbiVersionSymbol) +
                "() (is it a Polygraphy extension module?)";
     }
     const int version = abi_version();
@@ -264,8 +265,7 @@ void warn_if_unsafe(const std::string& folder) {
 
 std::string default_extension_module_folder() {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&default_extension_module_folder), &info) == 0 || !info.dli_fname)
-        return {};
+    if (dladdr(reinterpret_cast<void*>(&default_extension_module_folder), &info) == 0 || !info.dli_fname) return {};
     std::error_code error;
     fs::path library = fs::weakly_canonical(fs::path(info.dli_fname), error);
     if (error) library = fs::path(info.dli_fname);
@@ -340,7 +340,8 @@ void load_extension_modules() {
             const fs::path& candidate = it->path();
             const std::string name = candidate.filename().string();
             std::error_code type_error;
-            if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0 && fs::is_regular_file(candidate, type_error))
+            if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0 &&
+                fs::is_regular_file(candidate, type_error))
                 files.push_back(candidate);
         }
         if (error) {

@@ -8,7 +8,9 @@ public:
     std::string title() const override { return "Clash A"; }
     std::string description() const override { return "Options of clash module a."; }
     std::vector<polygraphy::tools::OptionSpec> options() const override {
-        return {polygraphy::tools::Option({"--test-clash-a-only"}).kind(polygraphy::tools::OptionKind::kFlag).help("Only in a"),
+        return {polygraphy::tools::Option({"--test-clash-a-only"})
+                    .kind(polygraphy::tools::OptionKind::kFlag)
+                    .help("Only in a"),
                 polygraphy::tools::Option({"--test-clash-flag"}).help("Declared by both clash modules")};
     }
     void parse(const polygraphy::tools::ParsedArgs&) override {}

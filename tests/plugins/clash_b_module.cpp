@@ -8,7 +8,9 @@ public:
     std::string title() const override { return "Clash B"; }
     std::string description() const override { return "Options of clash module b."; }
     std::vector<polygraphy::tools::OptionSpec> options() const override {
-        return {polygraphy::tools::Option({"--test-clash-b-only"}).kind(polygraphy::tools::OptionKind::kFlag).help("Only in b"),
+        return {polygraphy::tools::Option({"--test-clash-b-only"})
+                    .kind(polygraphy::tools::OptionKind::kFlag)
+                    .help("Only in b"),
                 polygraphy::tools::Option({"--test-clash-flag"}).help("Declared by both clash modules")};
     }
     void parse(const polygraphy::tools::ParsedArgs&) override {}

@@ -20,10 +20,10 @@
 namespace polygraphy::tools {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::CommandResult;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::TempDir;
 
 const std::string kPluginDir = POLYGRAPHY_TEST_PLUGIN_DIR;
@@ -268,8 +268,9 @@ TEST_F(ExtensionModuleCli, WorldWritableFolderGetsAWarning) {
     ASSERT_EQ(result.exit_code, 0) << result.output;
     auto lines = warnings(result.output);
     ASSERT_EQ(lines.size(), 1u) << result.output;
-    EXPECT_EQ(lines[0], "[W] Extension module folder " + open_folder +
-                            " is writable by every user: anyone able to write there can make polygraphy run their code");
+    EXPECT_EQ(lines[0],
+              "[W] Extension module folder " + open_folder +
+                  " is writable by every user: anyone able to write there can make polygraphy run their code");
     EXPECT_THAT(result.output, HasSubstr("polygraphy_test_good")) << "a warning, not a refusal";
 
     // The sticky bit does not stop other users from adding files, so it still warns.

@@ -13,10 +13,10 @@
 namespace polygraphy::tools {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::CommandResult;
+using ::testing::HasSubstr;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::TempDir;
 
 std::string quote(const std::string& text) {
@@ -99,10 +99,10 @@ TEST_F(ReshapeDestroyerExample, ReshapesThatMayChangeTheShapeStayAndTheRunnerRef
         std::vector<int64_t> new_shape;
     };
     const std::vector<Case> cases = {
-        {"real", {Dim::fixed(2), Dim::fixed(3)}, {3, 2}},            // a real reshape
-        {"minus_one", {Dim::fixed(2), Dim::fixed(3)}, {2, -1}},      // same result, but not statically equal
-        {"dynamic", {Dim::named("N"), Dim::fixed(3)}, {2, 3}},       // input shape unknown before inference
-        {"rank", {Dim::fixed(2), Dim::fixed(3)}, {2, 3, 1}},         // different rank
+        {"real", {Dim::fixed(2), Dim::fixed(3)}, {3, 2}},        // a real reshape
+        {"minus_one", {Dim::fixed(2), Dim::fixed(3)}, {2, -1}},  // same result, but not statically equal
+        {"dynamic", {Dim::named("N"), Dim::fixed(3)}, {2, 3}},   // input shape unknown before inference
+        {"rank", {Dim::fixed(2), Dim::fixed(3)}, {2, 3, 1}},     // different rank
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);

@@ -14,7 +14,9 @@ std::vector<OptionSpec> IdentityOnlyRunnerArgs::options() const {
     return {
         // Prefixed with `--res-des` too. `choices` makes the parser reject anything else with
         // "argument --res-des-speed: invalid choice: 'x' (choose from 'slow', 'medium', 'fast')".
-        Option({"--res-des-speed"}).help("Speed to run inference. Defaults to fast").choices({"slow", "medium", "fast"}),
+        Option({"--res-des-speed"})
+            .help("Speed to run inference. Defaults to fast")
+            .choices({"slow", "medium", "fast"}),
     };
 }
 

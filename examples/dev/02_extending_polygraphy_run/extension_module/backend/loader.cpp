@@ -70,7 +70,8 @@ void remove_unused(onnx::GraphProto& graph, const std::set<std::string>& candida
     auto* nodes = graph.mutable_node();
     for (int i = nodes->size() - 1; i >= 0; --i) {
         const auto& node = nodes->Get(i);
-        if (node.op_type() == "Constant" && node.output_size() == 1 && unused(node.output(0))) nodes->DeleteSubrange(i, 1);
+        if (node.op_type() == "Constant" && node.output_size() == 1 && unused(node.output(0)))
+            nodes->DeleteSubrange(i, 1);
     }
 }
 
@@ -94,7 +95,8 @@ OnnxModel replace_reshapes(OnnxModel model, bool rename_nodes) {
         const std::optional<StaticShape> new_shape = constant_int64(graph, node.input(1));
         if (!new_shape) continue;
         const auto old_shape = shapes.find(node.input(0));
-        const bool no_zero_or_minus_one = std::all_of(new_shape->begin(), new_shape->end(), [](int64_t d) { return d > 0; });
+        const bool no_zero_or_minus_one =
+            std::all_of(new_shape->begin(), new_shape->end(), [](int64_t d) { return d > 0; });
         if (no_zero_or_minus_one) shapes[node.output(0)] = *new_shape;  // lets chains of Reshapes be found
         // ...and the same as the shape of the input, dimension by dimension.
         if (old_shape == shapes.end() || old_shape->second != *new_shape) continue;
