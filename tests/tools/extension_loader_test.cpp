@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "plugin_test_util.h"
 #include "polygraphy/extension.h"
 #include "polygraphy/tools/registry.h"
 
@@ -24,6 +25,7 @@ using testing::CommandResult;
 using ::testing::HasSubstr;
 using testing::ModelBuilder;
 using ::testing::Not;
+using testing::run_with_plugins;
 using testing::TempDir;
 
 const std::string kPluginDir = POLYGRAPHY_TEST_PLUGIN_DIR;
@@ -33,28 +35,6 @@ std::string folder(const std::string& name) {
 }
 std::string module_file(const std::string& folder_name, const std::string& target) {
     return folder(folder_name) + "/lib" + target + ".so";
-}
-
-std::string quote(const std::string& text) {
-    std::string out = "'";
-    for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-// `polygraphy <args>` with POLYGRAPHY_PLUGIN_PATH set to `plugin_path` (unset when nullopt), from `cwd`.
-CommandResult run_with_plugins(const std::optional<std::string>& plugin_path, const std::vector<std::string>& args,
-                               const std::string& cwd = "") {
-    std::string command;
-    if (!cwd.empty()) command += "cd " + quote(cwd) + " && ";
-    command += plugin_path ? "env POLYGRAPHY_PLUGIN_PATH=" + quote(*plugin_path) : "env -u POLYGRAPHY_PLUGIN_PATH";
-    // Appended piece by piece (`" " + quote(x)` trips a GCC 12 -Wrestrict false positive).
-    command += ' ';
-    command += quote(POLYGRAPHY_CLI_PATH);
-    for (const auto& arg : args) {
-        command += ' ';
-        command += quote(arg);
-    }
-    return testing::run_command(command);
 }
 
 std::vector<std::string> warnings(const std::string& output) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "plugin_test_util.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -19,23 +20,9 @@ using testing::ModelBuilder;
 using ::testing::Not;
 using testing::TempDir;
 
-std::string quote(const std::string& text) {
-    std::string out = "'";
-    for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-CommandResult run_example(const std::vector<std::string>& args) {
-    std::string command = "env POLYGRAPHY_PLUGIN_PATH=";
-    command += quote(std::string(POLYGRAPHY_TEST_PLUGIN_DIR) + "/example");
-    command += ' ';
-    command += quote(POLYGRAPHY_CLI_PATH);
-    command += " run";
-    for (const auto& arg : args) {
-        command += ' ';
-        command += quote(arg);
-    }
-    return testing::run_command(command);
+CommandResult run_example(std::vector<std::string> args) {
+    args.insert(args.begin(), "run");
+    return testing::run_with_plugins(std::string(POLYGRAPHY_TEST_PLUGIN_DIR) + "/example", args);
 }
 
 Tensor int64_tensor(const std::vector<int64_t>& values) {
