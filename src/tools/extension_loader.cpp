@@ -325,6 +325,7 @@ void load_extension_modules() {
     loaded = true;
     const std::vector<std::string> folders = extension_module_folders();
     const std::size_t from_variable = folders.size() - (default_extension_module_folder().empty() ? 0 : 1);
+    std::set<std::string> seen_folders;
     for (std::size_t i = 0; i < folders.size(); ++i) {
         const std::string& folder = folders[i];
         std::error_code error;
@@ -334,6 +335,7 @@ void load_extension_modules() {
                 logger().warning(std::string(kPluginPathVariable) + " names " + folder + ", which is not a folder");
             continue;
         }
+        if (!seen_folders.insert(fs::weakly_canonical(folder, error).string()).second) continue;  // named twice
         warn_if_unsafe(folder);
         std::vector<fs::path> files;
         for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
