@@ -31,9 +31,9 @@ struct ExtensionModule {
     /// Fresh groups for one `polygraphy run` set-up (may be empty when the module only adds tools).
     std::function<std::vector<std::unique_ptr<ArgGroup>>()> run_arg_groups;
     /// Fresh tools, listed after the built-in ones (may be empty).
-    std::function<std::vector<std::unique_ptr<Tool>>()> tools;
+    std::function<std::vector<std::unique_ptr<Tool>>()> tools = {};
     /// The shared library it came from; empty for modules registered in-process.
-    std::string path;
+    std::string path = {};
 };
 /// Registers a module for every later `polygraphy run` set-up (call before cli_main()).
 /// InternalError when it adds nothing or its name is taken. Does not check flags: shared-library
