@@ -29,6 +29,8 @@ OnnxModel identity_model() {
 
 TEST(StrFromOnnx, SummaryMatchesPolygraphy) {
     const OnnxModel model = identity_model();
+    model->clear_producer_name();
+    model->clear_producer_version();
     EXPECT_EQ(str_from_onnx(*model),
               "Name: test_identity | ONNX Opset: 8\n"
               "IR Version: 8\n"
@@ -311,6 +313,21 @@ TEST_F(StructureLoad, ExternalDataIsNotRead) {
     builder.save(path);
     const OnnxModel structure = onnx_structure_from_path(path);  // the data file does not exist: not needed
     EXPECT_EQ(structure->graph().initializer(0).external_data(0).value(), "missing.bin");
+}
+
+TEST_F(StructureLoad, AnyIrVersionAndOpset) {
+    for (int64_t ir : {3, 7, 9, 10, 11}) {
+        ModelBuilder builder(ir == 3 ? 7 : 23, "g");
+        builder.ir_version(ir);
+        builder.input("x", DataType::kFloat32, Shape{2});
+        builder.node("Relu", {"x"}, {"y"});
+        builder.output("y", DataType::kFloat32, Shape{2});
+        const std::string path = dir_.file("ir" + std::to_string(ir) + ".onnx");
+        builder.save(path);
+        const std::string text = str_from_onnx(*onnx_structure_from_path(path));
+        EXPECT_THAT(text, HasSubstr("IR Version: " + std::to_string(ir))) << text;
+        EXPECT_THAT(text, HasSubstr(ir == 3 ? "ONNX Opset: 7" : "ONNX Opset: 23")) << text;
+    }
 }
 
 TEST_F(StructureLoad, BadFilesAreClearErrors) {
