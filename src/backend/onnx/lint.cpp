@@ -225,15 +225,19 @@ private:
     void check_graph(bool check_ops) {
         std::map<std::string, int> producer;  // tensor -> node index (first)
         std::set<std::string> inputs, initializers;
+        bool structural_error = false;
         for (const auto& init : graph_.initializer())
-            if (!initializers.insert(init.name()).second)
+            if (!initializers.insert(init.name()).second) {
                 report_.add(LintLevel::kException, kLintSourceGraph,
                             "Initializer '" + init.name() + "' is defined more than once");
+                structural_error = true;
+            }
         for (const auto& input : graph_.input())
-            if (!inputs.insert(input.name()).second)
+            if (!inputs.insert(input.name()).second) {
                 report_.add(LintLevel::kException, kLintSourceGraph,
                             "Graph input '" + input.name() + "' is listed more than once");
-        bool structural_error = false;
+                structural_error = true;
+            }
         for (int i = 0; i < graph_.node_size(); ++i) {
             for (const auto& output : node(i).output()) {
                 if (output.empty()) continue;
