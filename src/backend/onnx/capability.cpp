@@ -1,5 +1,7 @@
 #include "polygraphy/backend/onnx/capability.h"
 
+#include <onnx/shape_inference/implementation.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -72,6 +74,39 @@ std::string pad(const std::string& text, std::size_t width, bool right = false) 
     return right ? std::string(width - text.size(), ' ') + text : text + std::string(width - text.size(), ' ');
 }
 
+// Nodes with the same op, attributes, input types and small constant inputs get the same verdict:
+// the key that decides whether a checker must be asked again (sessions are slow to build).
+std::string verdict_key(const onnx::ModelProto& single, const onnx::NodeProto& node) {
+    std::string key;
+    auto field = [&key](char tag, const std::string& value) {
+        key += '\x1f';
+        key += tag;
+        key += std::to_string(value.size());
+        key += ':';
+        key += value;
+    };
+    field('D', node.domain());
+    field('O', node.op_type());
+    field('N', std::to_string(node.input_size()) + ':' + std::to_string(node.output_size()));
+    for (const auto& attr : node.attribute()) field('A', attr.SerializeAsString());
+    for (const auto& input : single.graph().input()) field('T', input.type().SerializeAsString());
+    for (const auto& init : single.graph().initializer()) {
+        onnx::TensorProto unnamed = init;
+        unnamed.clear_name();
+        if (unnamed.ByteSizeLong() <= 1024) {
+            field('C', unnamed.SerializeAsString());
+        } else {
+            std::string shape = std::to_string(init.data_type());
+            for (int64_t dim : init.dims()) {
+                shape += ',';
+                shape += std::to_string(dim);
+            }
+            field('W', shape);
+        }
+    }
+    return key;
+}
+
 }  // namespace
 
 NodeChecker ref_node_checker() {
@@ -106,6 +141,14 @@ NodeChecker onnxrt_node_checker() {
         }
         return {};
     };
+}
+
+void infer_value_info(onnx::ModelProto& model) {
+    try {
+        onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception& error) {
+        logger().verbose(std::string("Shape inference stopped early: ") + error.what());
+    }
 }
 
 bool CapabilityReport::fully_supported() const {
@@ -149,11 +192,15 @@ CapabilityReport check_capability(const onnx::ModelProto& model, const NodeCheck
     report.backend = backend;
     const NodeSubsetExtractor extractor(model);
     const auto& graph = model.graph();
+    std::map<std::string, NodeVerdict> verdicts;
     for (int index = 0; index < graph.node_size(); ++index) {
         const auto& node = graph.node(index);
         const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
         const onnx::ModelProto single = extractor.extract({index}, name);
-        NodeVerdict verdict = checker(single, node);
+        const std::string key = verdict_key(single, node);
+        auto cached = verdicts.find(key);
+        if (cached == verdicts.end()) cached = verdicts.emplace(key, checker(single, node)).first;
+        NodeVerdict verdict = cached->second;
         logger().verbose("Node " + std::to_string(index) + " | " + name + " [Op: " + node.op_type() + "]: " +
                          (verdict.supported ? "supported" : "unsupported: " + verdict.reason));
         report.nodes.push_back(std::move(verdict));

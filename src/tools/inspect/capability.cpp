@@ -44,6 +44,7 @@ int InspectCapabilityTool::run_impl(const ParsedArgs& args) {
     const std::string display = backend == "onnxrt" ? "ONNX-Runtime" : "the built-in runtime (ref)";
 
     const OnnxModel model = arg_group<OnnxLoadArgs>().onnx_loader()();
+    infer_value_info(*model);
     const CapabilityReport report = check_capability(*model, checker, display);
     if (report.fully_supported()) {
         logger().info("Graph is fully supported by " + display + "; Will not generate subgraphs.");

@@ -288,7 +288,7 @@ TEST_F(InspectCapability, PartitionsAndSummary) {
     result = run_polygraphy({"run", out + "/supported_subgraph-nodes-0-0.onnx", "--ref"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
     result = run_polygraphy({"inspect", "model", out + "/unsupported_subgraph-nodes-1-1.onnx"});
-    EXPECT_THAT(result.output, HasSubstr("---- 1 Graph Input(s) ----\n    {a [dtype=float32, shape=()]}"));
+    EXPECT_THAT(result.output, HasSubstr("---- 1 Graph Input(s) ----\n    {a [dtype=float32, shape=(1, 4)]}"));
 }
 
 TEST_F(InspectCapability, FullySupported) {

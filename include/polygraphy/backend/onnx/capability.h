@@ -46,6 +46,11 @@ struct CapabilityReport {
     std::string summary() const;
 };
 
+/// Best-effort type and shape inference with libonnx, in place (value_info is added), so that the
+/// nodes cut out of the model have typed inputs (ONNX-Runtime needs them) and the saved subgraphs
+/// carry what is known. Never throws: what cannot be inferred stays unknown (logged at verbose).
+void infer_value_info(onnx::ModelProto& model);
+
 /// Asks `checker` about every top-level node of `model` and partitions the graph.
 CapabilityReport check_capability(const onnx::ModelProto& model, const NodeChecker& checker,
                                   const std::string& backend);
