@@ -1,6 +1,7 @@
 // `polygraphy inspect model`.
 #include <algorithm>
 
+#include "polygraphy/backend/onnx/capability.h"
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/tools/args/backend/onnx/loader.h"
@@ -69,6 +70,8 @@ int InspectModelTool::run_impl(const ParsedArgs& args) {
     } else {
         model = load.onnx_loader()();
     }
+    // Shapes of intermediate tensors for --show layers (libonnx; best effort, never fails).
+    if (arg_group<OnnxInferShapesArgs>().do_shape_inference()) infer_value_info(*model);
     logger().info("==== ONNX Model ====\n" + str_from_onnx(*model, options));
     return 0;
 }

@@ -110,6 +110,14 @@ TEST_F(InspectModel, LayersAttrsWeights) {
                                          "        softmax.axis = -1\n"));
 }
 
+TEST_F(InspectModel, ShapeInferenceFillsIntermediateTensors) {
+    auto result = run_polygraphy({"inspect", "model", model_, "--show", "layers", "--shape-inference"});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("         -> {m [dtype=float32, shape=('batch', 4)]}\n"));
+    result = run_polygraphy({"inspect", "model", model_, "--show", "layers"});
+    EXPECT_THAT(result.output, HasSubstr("         -> {m}\n"));
+}
+
 TEST_F(InspectModel, OutputsCanBeRemarked) {
     auto result = run_polygraphy({"inspect", "model", model_, "--onnx-outputs", "m"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
