@@ -1,9 +1,12 @@
 // onnx_structure_from_path: the model without tensor values, from a filtered copy of its wire format.
 #include "polygraphy/backend/onnx/structure.h"
 
+#include "polygraphy/backend/onnx/tensor_proto.h"
+
 #include <climits>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "polygraphy/common/exception.h"
@@ -58,10 +61,14 @@ bool is_tensor_data_field(uint64_t number) {
 }
 
 constexpr int kMaxDepth = 64;
+constexpr uint64_t kRawDataField = 9;
 
 class Filter {
 public:
-    explicit Filter(std::string what) : what_(std::move(what)) {}
+    /// `file_begin`: when set, raw_data is replaced by a reference to where it lies in the file
+    /// (kMappedOffsetKey/kMappedLengthKey external_data entries) and the typed data fields are kept.
+    explicit Filter(std::string what, const uint8_t* file_begin = nullptr)
+        : what_(std::move(what)), file_begin_(file_begin) {}
 
     // Appends the message in [begin, end) to `out`, minus the tensor data fields.
     void run(const uint8_t* begin, const uint8_t* end, Message message, int depth, std::string& out) const {
@@ -97,8 +104,16 @@ public:
                     fail("a field has the unsupported wire type " + std::to_string(wire_type));
             }
             if (message == Message::kTensor && is_tensor_data_field(number)) {
-                p = field_end;
-                continue;  // the values: skipped unread
+                if (file_begin_ && number == kRawDataField && wire_type == 2) {
+                    append_entry(out, kMappedOffsetKey, std::to_string(payload - file_begin_));
+                    append_entry(out, kMappedLengthKey, std::to_string(field_end - payload));
+                    p = field_end;
+                    continue;
+                }
+                if (!file_begin_) {
+                    p = field_end;
+                    continue;  // the values: skipped unread
+                }
             }
             const auto nested = tensor_bearing_field(message, number);
             if (nested && wire_type == 2) {
@@ -144,12 +159,29 @@ private:
         out += static_cast<char>(value);
     }
 
+    // A TensorProto.external_data entry (field 13: StringStringEntryProto {1: key, 2: value}).
+    static void append_entry(std::string& out, const std::string& key, const std::string& value) {
+        std::string entry;
+        entry += static_cast<char>((1 << 3) | 2);
+        append_varint(entry, key.size());
+        entry += key;
+        entry += static_cast<char>((2 << 3) | 2);
+        append_varint(entry, value.size());
+        entry += value;
+        out += static_cast<char>((13 << 3) | 2);
+        append_varint(out, entry.size());
+        out += entry;
+    }
+
     std::string what_;
+    const uint8_t* file_begin_;
 };
 
 }  // namespace
 
-OnnxModel onnx_structure_from_path(const std::string& path) {
+namespace {
+
+OnnxModel load_filtered(const std::string& path, bool keep_references, std::size_t* file_size) {
     logger().info("Loading model: " + path);
     const std::string what = "'" + path + "'";
     std::error_code error;
@@ -158,10 +190,11 @@ OnnxModel onnx_structure_from_path(const std::string& path) {
         throw PolygraphyException("Expected a file, but got a directory: " + what);
     const MappedFile file(path);
     if (file.size() == 0) throw FormatError(what + " is not a valid ONNX model: it is empty");
+    if (file_size) *file_size = file.size();
 
     std::string filtered;
     const auto* begin = reinterpret_cast<const uint8_t*>(file.data());
-    Filter(what).run(begin, begin + file.size(), Message::kModel, 0, filtered);
+    Filter(what, keep_references ? begin : nullptr).run(begin, begin + file.size(), Message::kModel, 0, filtered);
     if (filtered.size() > static_cast<std::size_t>(INT_MAX))
         throw FormatError(what + " is not a valid ONNX model: its structure alone is larger than 2 GiB");
 
@@ -170,6 +203,48 @@ OnnxModel onnx_structure_from_path(const std::string& path) {
         throw FormatError(what + " is not a valid ONNX model: protobuf parsing failed (corrupt or truncated file?)");
     if (!model->has_graph()) throw FormatError(what + " is not a valid ONNX model: it has no graph");
     return model;
+}
+
+}  // namespace
+
+OnnxModel onnx_structure_from_path(const std::string& path) {
+    return load_filtered(path, false, nullptr);
+}
+
+OnnxFileModel::OnnxFileModel(std::string path) : path_(std::move(path)) {
+    model_ = load_filtered(path_, true, &file_size_);
+}
+
+Tensor OnnxFileModel::decode_tensor(const onnx::TensorProto& tensor) const {
+    std::optional<uint64_t> offset, length;
+    auto number = [&](const std::string& text) -> uint64_t {
+        try {
+            std::size_t used = 0;
+            const uint64_t value = std::stoull(text, &used);
+            if (used == text.size()) return value;
+        } catch (const std::exception&) {
+        }
+        throw FormatError("Tensor '" + tensor.name() + "' has an invalid file reference: " + text);
+    };
+    for (const auto& entry : tensor.external_data()) {
+        if (entry.key() == kMappedOffsetKey) offset = number(entry.value());
+        if (entry.key() == kMappedLengthKey) length = number(entry.value());
+    }
+    if (!offset || !length) return tensor_from_proto(tensor);
+    if (*offset > file_size_ || *length > file_size_ - *offset)
+        throw FormatError("Tensor '" + tensor.name() + "': its data would lie outside '" + path_ + "'");
+
+    onnx::TensorProto copy = tensor;
+    copy.clear_external_data();
+    for (const auto& entry : tensor.external_data())
+        if (entry.key() != kMappedOffsetKey && entry.key() != kMappedLengthKey) *copy.add_external_data() = entry;
+    std::string bytes(static_cast<std::size_t>(*length), '\0');
+    std::ifstream in(path_, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(*offset));
+    if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+        throw PolygraphyException("Could not read the data of tensor '" + tensor.name() + "' from '" + path_ + "'");
+    copy.set_raw_data(std::move(bytes));
+    return tensor_from_proto(copy);
 }
 
 }  // namespace polygraphy

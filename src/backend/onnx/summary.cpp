@@ -111,9 +111,9 @@ Meta meta_of(const onnx::TensorProto& tensor) {
 }
 
 // The values of a tensor as numpy prints them, or Polygraphy's placeholder (and one logged error).
-std::string values_str(const onnx::TensorProto& tensor) {
+std::string values_str(const onnx::TensorProto& tensor, const OnnxSummaryOptions& options) {
     try {
-        return stats::array_to_string(tensor_from_proto(tensor));
+        return stats::array_to_string(options.decode ? options.decode(tensor) : tensor_from_proto(tensor));
     } catch (const std::exception& error) {
         logger().log_once(Severity::kError, std::string("Failed to load weights.\nNote: Error was: ") + error.what());
     }
@@ -123,7 +123,7 @@ std::string values_str(const onnx::TensorProto& tensor) {
 std::string tensor_attr_str(const onnx::TensorProto& tensor, const OnnxSummaryOptions& options) {
     const auto dtype = dtype_str(tensor.data_type());
     std::string out = "Tensor: [dtype=" + dtype.value_or("None") + ", shape=" + dims_list(tensor.dims()) + "]";
-    if (options.show_weights) out += " | Values:\n" + indent_block(values_str(tensor));
+    if (options.show_weights) out += " | Values:\n" + indent_block(values_str(tensor, options));
     return out;
 }
 
@@ -275,7 +275,7 @@ std::string str_from_graph(const onnx::GraphProto& graph, MetaMap tensors, const
     if (options.show_weights) {
         for (const auto& init : graph.initializer())
             out += "Initializer | " + init.name() + " [dtype=" + dtype_str(init.data_type()).value_or("None") +
-                   ", shape=" + dims_list(init.dims()) + "] | Values:\n" + indent_block(values_str(init)) + "\n\n";
+                   ", shape=" + dims_list(init.dims()) + "] | Values:\n" + indent_block(values_str(init, options)) + "\n\n";
         if (graph.initializer().empty()) out += "{}\n\n";
     } else if (options.show_layers) {
         out += meta_list_str(initializer_meta) + "\n\n";

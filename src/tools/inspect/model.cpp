@@ -1,5 +1,7 @@
 // `polygraphy inspect model`.
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 
 #include "polygraphy/backend/onnx/capability.h"
 #include "polygraphy/backend/onnx/structure.h"
@@ -61,15 +63,23 @@ int InspectModelTool::run_impl(const ParsedArgs& args) {
     options.show_weights = shows("weights");
 
     const auto& load = arg_group<OnnxLoadArgs>();
+    const std::string& path = *arg_group<ModelArgs>().path();
+    const bool outputs_changed = load.outputs() || !load.exclude_outputs().empty();
     OnnxModel model;
+    std::optional<OnnxFileModel> file_model;
     if (!options.show_weights) {
         // Nothing needs the values: read the structure only (no weights, no external data).
-        model = onnx_structure_from_path(*arg_group<ModelArgs>().path());
-        if (load.outputs() || !load.exclude_outputs().empty())
-            model = modify_outputs(model, load.outputs().value_or(std::vector<std::string>{}), load.exclude_outputs());
+        model = onnx_structure_from_path(path);
+    } else if (std::filesystem::exists(path) && !onnx_file_may_use_external_data(path)) {
+        // The weights are in the file: each is read when it is printed, so memory stays small.
+        file_model.emplace(path);
+        model = file_model->model();
+        options.decode = [&file_model](const onnx::TensorProto& tensor) { return file_model->decode_tensor(tensor); };
     } else {
-        model = load.onnx_loader()();
+        model = load.onnx_loader()();  // external data: the loader resolves it (unless --ignore-external-data)
     }
+    if (outputs_changed && (file_model || !options.show_weights))
+        model = modify_outputs(model, load.outputs().value_or(std::vector<std::string>{}), load.exclude_outputs());
     // Shapes of intermediate tensors for --show layers (libonnx; best effort, never fails).
     if (arg_group<OnnxInferShapesArgs>().do_shape_inference()) infer_value_info(*model);
     logger().info("==== ONNX Model ====\n" + str_from_onnx(*model, options));

@@ -19,6 +19,14 @@ using ::testing::Not;
 using testing::ModelBuilder;
 using testing::TempDir;
 
+OnnxSummaryOptions shown(bool layers, bool attrs, bool weights) {
+    OnnxSummaryOptions options;
+    options.show_layers = layers;
+    options.show_attrs = attrs;
+    options.show_weights = weights;
+    return options;
+}
+
 OnnxModel identity_model() {
     ModelBuilder builder(8, "test_identity");
     builder.input("x", DataType::kFloat32, Shape{1, 1, 2, 2});
@@ -105,7 +113,7 @@ TEST(StrFromOnnx, WeightsAndAttributes) {
     testing::set_attr(node, "axes", std::vector<int64_t>{0, -1});
     testing::set_attr(node, "scales", std::vector<float>{0.5f, 2.0f});
     builder.output("Y", DataType::kFloat32, Shape{2, 2});
-    OnnxSummaryOptions options{true, true, true};
+    OnnxSummaryOptions options = shown(true, true, true);
     const std::string text = str_from_onnx(*builder.build(), options);
     EXPECT_THAT(text, HasSubstr("---- 1 Initializer(s) ----\n"
                                 "Initializer | X [dtype=float32, shape=[2, 2]] | Values:\n"
@@ -156,7 +164,7 @@ TEST(StrFromOnnx, SubgraphsAreNested) {
     *attr->mutable_g() = body;
     testing::set_attr(scan, "num_scan_inputs", int64_t{1});
 
-    OnnxSummaryOptions options{true, true, true};
+    OnnxSummaryOptions options = shown(true, true, true);
     const std::string text = str_from_onnx(*builder.build(), options);
     // Polygraphy's layout: the body at two more levels, under the attribute line.
     EXPECT_THAT(text, HasSubstr("    ---- Attributes ----\n"
@@ -270,7 +278,7 @@ TEST_F(StructureLoad, DropsTensorValuesEverywhereAndKeepsTheRest) {
     EXPECT_EQ(structure->graph().initializer(0).dims_size(), 2);
     EXPECT_EQ(structure->graph().node(1).attribute(0).t().raw_data().size(), 0u);
     EXPECT_GT(full->graph().initializer(0).raw_data().size(), 0u);
-    OnnxSummaryOptions options{true, true, false};
+    OnnxSummaryOptions options = shown(true, true, false);
     EXPECT_EQ(str_from_onnx(*structure, options), str_from_onnx(*full, options));
     EXPECT_LT(structure->ByteSizeLong(), 2000u);
 }
@@ -345,7 +353,7 @@ TEST_F(StructureLoad, DamagedFilesNeverCrash) {
         std::ofstream(damaged, std::ios::binary | std::ios::trunc) << content;
         try {
             const OnnxModel model = onnx_structure_from_path(damaged);
-            (void)str_from_onnx(*model, OnnxSummaryOptions{true, true, false});
+            (void)str_from_onnx(*model, shown(true, true, false));
         } catch (const FormatError&) {
         } catch (const PolygraphyException&) {
         }
@@ -372,6 +380,47 @@ TEST_F(StructureLoad, AnyIrVersionAndOpset) {
         EXPECT_THAT(text, HasSubstr("IR Version: " + std::to_string(ir))) << text;
         EXPECT_THAT(text, HasSubstr(ir == 3 ? "ONNX Opset: 7" : "ONNX Opset: 23")) << text;
     }
+}
+
+TEST_F(StructureLoad, FileModelReadsWeightsWhenAsked) {
+    ModelBuilder builder(17, "g");
+    builder.input("x", DataType::kFloat32, Shape{4});
+    builder.initializer("w", testing::random_tensor({4}, 5));
+    onnx::TensorProto* typed = builder.proto().mutable_graph()->add_initializer();
+    typed->set_name("typed");
+    typed->set_data_type(onnx::TensorProto::INT64);
+    typed->add_dims(2);
+    typed->add_int64_data(7);
+    typed->add_int64_data(-8);
+    auto& constant = builder.node("Constant", {}, {"k"}, "const");
+    testing::set_attr(constant, "value", Tensor::from_doubles(DataType::kInt32, {3}, {1, 2, 3}));
+    builder.node("Add", {"x", "w"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{4});
+    const std::string path = dir_.file("w.onnx");
+    builder.save(path);
+
+    const OnnxFileModel file(path);
+    const auto& graph = file.model()->graph();
+    EXPECT_TRUE(graph.initializer(0).raw_data().empty());
+    EXPECT_TRUE(file.decode_tensor(graph.initializer(0)).equals(testing::random_tensor({4}, 5)));
+    EXPECT_TRUE(file.decode_tensor(graph.initializer(1)).equals(Tensor::from_doubles(DataType::kInt64, {2}, {7, -8})));
+    EXPECT_TRUE(file.decode_tensor(graph.node(0).attribute(0).t())
+                    .equals(Tensor::from_doubles(DataType::kInt32, {3}, {1, 2, 3})));
+
+    // The whole summary with weights is the same as from the fully loaded model.
+    OnnxSummaryOptions lazy = shown(true, true, true);
+    lazy.decode = [&](const onnx::TensorProto& tensor) { return file.decode_tensor(tensor); };
+    EXPECT_EQ(str_from_onnx(*file.model(), lazy), str_from_onnx(*onnx_from_path(path), shown(true, true, true)));
+
+    onnx::TensorProto bad = graph.initializer(0);
+    for (auto& entry : *bad.mutable_external_data())
+        if (entry.key() == kMappedOffsetKey) entry.set_value("999999");
+    EXPECT_THAT(testing::error_message<FormatError>([&] { file.decode_tensor(bad); }),
+                HasSubstr("Tensor 'w': its data would lie outside"));
+    for (auto& entry : *bad.mutable_external_data())
+        if (entry.key() == kMappedOffsetKey) entry.set_value("12abc");
+    EXPECT_THAT(testing::error_message<FormatError>([&] { file.decode_tensor(bad); }),
+                HasSubstr("invalid file reference: 12abc"));
 }
 
 TEST_F(StructureLoad, BadFilesAreClearErrors) {
