@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+
+#include <google/protobuf/stubs/logging.h>
 #include <optional>
 
 #include "polygraphy/common/exception.h"
@@ -181,6 +184,16 @@ private:
 
 namespace {
 
+// Protobuf's own error reports go through our logger (verbose) instead of stderr.
+void route_protobuf_logs() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int, const std::string& message) {
+            logger().verbose("protobuf: " + message);
+        });
+    });
+}
+
 OnnxModel load_filtered(const std::string& path, bool keep_references, std::size_t* file_size) {
     logger().info("Loading model: " + path);
     const std::string what = "'" + path + "'";
@@ -198,6 +211,7 @@ OnnxModel load_filtered(const std::string& path, bool keep_references, std::size
     if (filtered.size() > static_cast<std::size_t>(INT_MAX))
         throw FormatError(what + " is not a valid ONNX model: its structure alone is larger than 2 GiB");
 
+    route_protobuf_logs();
     auto model = std::make_shared<onnx::ModelProto>();
     if (!model->ParseFromString(filtered))
         throw FormatError(what + " is not a valid ONNX model: protobuf parsing failed (corrupt or truncated file?)");
