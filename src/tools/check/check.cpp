@@ -42,11 +42,20 @@ std::vector<std::unique_ptr<ArgGroup>> CheckLintTool::subscriptions() {
 }
 
 std::vector<OptionSpec> CheckLintTool::tool_options() const {
-    return {Option({"-o", "--output"}).help("Path to save json report.")};
+    return {
+        Option({"-o", "--output"}).help("Path to save json report."),
+        Option({"--providers", "--execution-providers"})
+            .dest("providers")
+            .kind(OptionKind::kValues)
+            .help("Accepted for compatibility: ONNX-Runtime execution providers. This build's test inference runs "
+                  "on the built-in runtime, so they are ignored (with a warning)"),
+    };
 }
 
 int CheckLintTool::run_impl(const ParsedArgs& args) {
     const auto output = args.value("output");
+    if (args.has("providers"))
+        logger().warning("--providers is ignored: the test inference of `check lint` runs on the built-in runtime");
     OnnxModel model;
     try {
         model = arg_group<OnnxLoadArgs>().onnx_loader()();

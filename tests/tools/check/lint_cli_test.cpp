@@ -58,6 +58,12 @@ TEST_F(CheckLint, ValidModel) {
     EXPECT_THAT(read_text(dir_.file("report.json")), HasSubstr("\"passing\": [\n            \"relu\"\n        ]"));
 }
 
+TEST_F(CheckLint, ProvidersAreAcceptedAndIgnored) {
+    auto result = run_polygraphy({"check", "lint", good_, "--providers", "cpu"});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("[W] --providers is ignored"));
+}
+
 TEST_F(CheckLint, EveryFailingNodeIsReported) {
     auto result = run_polygraphy({"check", "lint", bad_, "-o", dir_.file("report.json")});
     EXPECT_EQ(result.exit_code, 1) << result.output;
