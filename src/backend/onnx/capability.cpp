@@ -28,6 +28,16 @@ std::string without_node_prefix(const std::string& message) {
     return end == std::string::npos ? message : message.substr(end + 3);
 }
 
+// ONNX-Runtime's messages name the node and its types; keep the reason only, so that nodes failing
+// alike share a row of the summary (as Polygraphy's lint prunes them).
+std::string prune_onnxrt_message(std::string message) {
+    for (const char* noise : {"ONNX-Runtime could not create a session for the model: ", "This is an invalid model. "})
+        if (const auto at = message.find(noise); at != std::string::npos) message.erase(at, std::string(noise).size());
+    if (message.rfind("In Node, ", 0) == 0)
+        if (const auto at = message.find(", Error "); at != std::string::npos) message = message.substr(at + 8);
+    return message;
+}
+
 int64_t opset_of(const onnx::ModelProto& model, const std::string& domain) {
     const std::string wanted = domain == "ai.onnx" ? "" : domain;
     for (const auto& opset : model.opset_import())
@@ -83,12 +93,16 @@ NodeChecker ref_node_checker() {
 NodeChecker onnxrt_node_checker() {
     onnxrt::load_library();  // fails here, once, when ONNX-Runtime is not available
     return [](const onnx::ModelProto& model, const onnx::NodeProto& /*node*/) -> NodeVerdict {
+        for (const auto& input : model.graph().input())
+            if (!input.has_type())
+                return {false, "Cannot be checked: the type of input '" + input.name() +
+                                   "' is unknown (the model has no value_info for it; run shape inference first)"};
         try {
             const std::string bytes = bytes_from_onnx(model);
             QuietInfo quiet;
             onnxrt::SessionFromOnnx::from_bytes([bytes] { return bytes; })();
         } catch (const std::exception& error) {
-            return {false, one_line(without_node_prefix(error.what()))};
+            return {false, prune_onnxrt_message(one_line(without_node_prefix(error.what())))};
         }
         return {};
     };

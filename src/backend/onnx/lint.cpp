@@ -6,6 +6,7 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -130,19 +131,30 @@ private:
         const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
         const int max_opset = ranges.count("") ? ranges.at("").second : 0;
         const int64_t default_opset = opset("");
-        if (model_.ir_version() > max_ir || default_opset > max_opset) {
+        const std::string checker = std::string("this build's checker (onnx ") + onnx::LAST_RELEASE_VERSION + ")";
+        // A newer IR version whose additions (new data types) the model does not use can be checked
+        // as the newest IR version the checker knows.
+        const bool newer_ir = model_.ir_version() > max_ir;
+        if (default_opset > max_opset || (newer_ir && uses_post_ir8_types())) {
             report_.add(LintLevel::kWarning, kLintSourceChecker,
-                        std::string("The ONNX checker was not run: this build's checker (onnx ") +
-                            onnx::LAST_RELEASE_VERSION + ") knows IR versions up to " +
+                        "The ONNX checker was not run: " + checker + " knows IR versions up to " +
                             std::to_string(max_ir) + " and opsets up to " + std::to_string(max_opset) +
                             ", but the model has IR version " + std::to_string(model_.ir_version()) + " and opset " +
                             std::to_string(default_opset) +
+                            (default_opset > max_opset ? "" : " and uses data types of a later IR version") +
                             ". Spec checks of nodes and attributes were skipped; the graph checks and the test "
                             "inference still ran");
             return false;
         }
+        const int ir_version = newer_ir ? max_ir : static_cast<int>(model_.ir_version());
+        if (newer_ir)
+            report_.add(LintLevel::kInfo, kLintSourceChecker,
+                        "The ONNX checker ran as for IR version " + std::to_string(max_ir) + ": " + checker +
+                            " knows IR versions up to " + std::to_string(max_ir) + ", and the model (IR version " +
+                            std::to_string(model_.ir_version()) + ") uses none of the later data types");
+
         onnx::checker::CheckerContext context;
-        context.set_ir_version(static_cast<int>(model_.ir_version()));
+        context.set_ir_version(ir_version);
         std::unordered_map<std::string, int> imports;
         for (const auto& import : model_.opset_import())
             imports[import.domain() == "ai.onnx" ? "" : import.domain()] = static_cast<int>(import.version());
@@ -156,12 +168,31 @@ private:
             try {
                 onnx::checker::check_node(node(i), context, scope);
             } catch (const std::exception& error) {
-                add(LintLevel::kException, kLintSourceChecker, one_line(error.what()), i);
+                const std::string message = one_line(error.what());
+                // As Polygraphy: a custom domain nobody imported is a custom op, so a warning.
+                if (!is_onnx_domain(node(i).domain()) && message.find("No opset import for domain") != std::string::npos) {
+                    add(LintLevel::kWarning, kLintSourceChecker, message, i);
+                    continue;
+                }
+                add(LintLevel::kException, kLintSourceChecker, message, i);
                 checker_failed_nodes_.insert(i);
             }
         }
+
+        // As Polygraphy, outputs without a shape are given an empty one (exporters often omit it).
+        bool outputs_lack_shape = false;
+        for (const auto& output : graph_.output())
+            if (output.type().has_tensor_type() && !output.type().tensor_type().has_shape()) outputs_lack_shape = true;
+        std::optional<onnx::ModelProto> adjusted;
+        if (newer_ir || outputs_lack_shape) {
+            adjusted = model_;
+            adjusted->set_ir_version(ir_version);
+            for (auto& output : *adjusted->mutable_graph()->mutable_output())
+                if (output.type().has_tensor_type() && !output.type().tensor_type().has_shape())
+                    output.mutable_type()->mutable_tensor_type()->mutable_shape();
+        }
         try {
-            onnx::checker::check_model(model_);
+            onnx::checker::check_model(adjusted ? *adjusted : model_);
         } catch (const std::exception& error) {
             const std::string message = error.what();
             // Node errors were reported node by node above.
@@ -170,18 +201,43 @@ private:
         return true;
     }
 
+    // Data types IR version 9 (float8) and 10 (int4, uint4) added.
+    bool uses_post_ir8_types() const {
+        auto late = [](int32_t type) { return type > onnx::TensorProto::BFLOAT16 && type <= 64; };
+        bool found = false;
+        std::function<void(const onnx::GraphProto&)> scan = [&](const onnx::GraphProto& graph) {
+            for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()})
+                for (const auto& value : *list)
+                    if (value.type().has_tensor_type() && late(value.type().tensor_type().elem_type())) found = true;
+            for (const auto& init : graph.initializer())
+                if (late(init.data_type())) found = true;
+            for (const auto& n : graph.node())
+                for (const auto& attr : n.attribute()) {
+                    if (attr.has_t() && late(attr.t().data_type())) found = true;
+                    if (attr.has_g()) scan(attr.g());
+                    for (const auto& sub : attr.graphs()) scan(sub);
+                }
+        };
+        scan(graph_);
+        return found;
+    }
+
     void check_graph(bool check_ops) {
         std::map<std::string, int> producer;  // tensor -> node index (first)
         std::set<std::string> inputs, initializers;
+        bool structural_error = false;
         for (const auto& init : graph_.initializer())
-            if (!initializers.insert(init.name()).second)
+            if (!initializers.insert(init.name()).second) {
                 report_.add(LintLevel::kException, kLintSourceGraph,
                             "Initializer '" + init.name() + "' is defined more than once");
+                structural_error = true;
+            }
         for (const auto& input : graph_.input())
-            if (!inputs.insert(input.name()).second)
+            if (!inputs.insert(input.name()).second) {
                 report_.add(LintLevel::kException, kLintSourceGraph,
                             "Graph input '" + input.name() + "' is listed more than once");
-        bool structural_error = false;
+                structural_error = true;
+            }
         for (int i = 0; i < graph_.node_size(); ++i) {
             for (const auto& output : node(i).output()) {
                 if (output.empty()) continue;
@@ -243,7 +299,9 @@ private:
             const int64_t version = opset(n.domain());
             const std::string domain = n.domain().empty() ? "ai.onnx" : n.domain();
             if (version < 0) {
-                add(LintLevel::kException, kLintSourceGraph, "No opset import for domain '" + domain + "'", i);
+                // As Polygraphy: a custom domain nobody imported is a custom op, so a warning.
+                add(is_onnx_domain(n.domain()) ? LintLevel::kException : LintLevel::kWarning, kLintSourceGraph,
+                    "No opset import for domain '" + domain + "'", i);
                 continue;
             }
             if (!is_onnx_domain(n.domain()) || is_local_function(n)) continue;

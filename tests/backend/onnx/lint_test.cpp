@@ -4,6 +4,7 @@
 
 #include "model_builder.h"
 #include "polygraphy/backend/onnx/lint.h"
+#include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_loader.h"
 
@@ -110,53 +111,49 @@ TEST_F(Lint, EveryIndependentRuntimeFailureIsReported) {
 }
 
 TEST_F(Lint, DataDependentFailuresFollowTheInputs) {
-    // y = MatMul(If(cond, x, z), w): only the else branch has the wrong shape.
+    // y = MatMul(x, Reshape(w, shape)): only some values of `shape` make the MatMul valid.
     ModelBuilder builder(17);
-    builder.input("cond", DataType::kBool, Shape{1});
+    builder.input("shape", DataType::kInt64, Shape{2});
     builder.initializer("x", Tensor::from_doubles(DataType::kFloat32, {1, 2}, {1, 2}));
-    builder.initializer("z", Tensor::from_doubles(DataType::kFloat32, {1, 3}, {1, 2, 3}));
-    builder.initializer("w", Tensor::from_doubles(DataType::kFloat32, {2, 1}, {1, 1}));
-    auto& node = builder.node("If", {"cond"}, {"picked"}, "If_Node");
-    auto branch = [](const std::string& name, const std::string& source) {
-        onnx::GraphProto graph;
-        graph.set_name(name);
-        auto* identity = graph.add_node();
-        identity->set_op_type("Identity");
-        identity->add_input(source);
-        identity->add_output(name + "_out");
-        auto* output = graph.add_output();
-        output->set_name(name + "_out");
-        output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-        return graph;
-    };
-    auto* then_branch = node.add_attribute();
-    then_branch->set_name("then_branch");
-    then_branch->set_type(onnx::AttributeProto::GRAPH);
-    *then_branch->mutable_g() = branch("then", "x");
-    auto* else_branch = node.add_attribute();
-    else_branch->set_name("else_branch");
-    else_branch->set_type(onnx::AttributeProto::GRAPH);
-    *else_branch->mutable_g() = branch("else", "z");
-    builder.node("MatMul", {"picked", "w"}, {"y"}, "MatMul");
+    builder.initializer("w", Tensor::from_doubles(DataType::kFloat32, {2}, {3, 4}));
+    builder.node("Reshape", {"w", "shape"}, {"r"}, "Reshape");
+    builder.node("MatMul", {"x", "r"}, {"y"}, "MatMul");
     builder.output("y", DataType::kFloat32, Shape{1, 1});
     const OnnxModel model = builder.build();
 
-    for (bool cond : {true, false}) {
+    for (bool good : {true, false}) {
         LintOptions options;
-        options.make_feed = [cond](const TensorMetadata&) {
+        options.make_feed = [good](const TensorMetadata&) {
             TensorMap feed;
-            feed.set("cond", Tensor::from_doubles(DataType::kBool, {1}, {cond ? 1.0 : 0.0}));
+            feed.set("shape", Tensor::from_doubles(DataType::kInt64, {2}, {good ? 2.0 : 1.0, good ? 1.0 : 2.0}));
             return feed;
         };
         const LintReport report = lint_onnx(*model, options);
-        EXPECT_EQ(report.valid(), cond) << report.to_json();
-        if (cond) {
-            EXPECT_THAT(report.passing(), UnorderedElementsAre("If_Node", "MatMul"));
+        EXPECT_EQ(report.valid(), good) << report.to_json();
+        if (good) {
+            EXPECT_THAT(report.passing(), UnorderedElementsAre("Reshape", "MatMul"));
         } else {
-            EXPECT_THAT(report.passing(), ElementsAre("If_Node"));
+            EXPECT_THAT(report.passing(), ElementsAre("Reshape"));
             EXPECT_THAT(report.failing(), ElementsAre("MatMul"));
         }
     }
+}
+
+TEST_F(Lint, OperatorsTheRuntimeLacksAreNotedAndSkipped) {
+    // A valid ONNX operator the built-in runtime lacks: noted, and what follows it is skipped.
+    if (ref::OpRegistry::builtin().find("", "Det", 17)) GTEST_SKIP() << "the runtime has Det now";
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{2, 2});
+    builder.node("Relu", {"x"}, {"a"}, "relu");
+    builder.node("Det", {"a"}, {"b"}, "det");
+    builder.node("Neg", {"b"}, {"c"}, "neg");
+    builder.output("c", DataType::kFloat32, Shape{});
+    const LintReport report = lint_onnx(*builder.build(), generated_inputs());
+    EXPECT_TRUE(report.valid()) << report.to_json();
+    const LintEntry* note = find(report, "The built-in runtime has no kernel for Det");
+    ASSERT_NE(note, nullptr) << report.to_json();
+    EXPECT_EQ(note->level, LintLevel::kInfo);
+    EXPECT_THAT(report.passing(), ElementsAre("relu", "det"));
 }
 
 TEST_F(Lint, GraphProblemsAreAllReported) {
@@ -227,6 +224,29 @@ TEST_F(Lint, NewIrVersionsSkipTheCheckerButNotTheGraphChecks) {
     EXPECT_NE(find(report, "Unknown operator FooBar in domain 'ai.onnx'"), nullptr) << report.to_json();
     EXPECT_NE(find(report, "No opset import for domain 'nowhere'"), nullptr) << report.to_json();
     EXPECT_THAT(report.passing(), ::testing::Contains("relu"));
+}
+
+TEST_F(Lint, LaterIrVersionsWithoutTheirTypesAreCheckedAsIr8) {
+    ModelBuilder builder(11, "");  // no graph name: the checker's finding
+    builder.ir_version(9);
+    builder.input("x", DataType::kFloat32, Shape{2});
+    builder.node("Relu", {"x"}, {"y"}, "relu");
+    builder.output("y", DataType::kFloat32, Shape{}, false);  // no shape: tolerated as by Polygraphy
+    LintReport report = lint_onnx(*builder.build(), generated_inputs());
+    const LintEntry* note = find(report, "The ONNX checker ran as for IR version 8");
+    ASSERT_NE(note, nullptr) << report.to_json();
+    EXPECT_EQ(note->level, LintLevel::kInfo);
+    const LintEntry* name = find(report, "name");
+    ASSERT_NE(name, nullptr) << report.to_json();
+    EXPECT_EQ(name->source, "onnx_checker");
+    EXPECT_EQ(name->level, LintLevel::kException);
+    EXPECT_EQ(find(report, "shape"), nullptr) << report.to_json();
+
+    // float8 needs IR 9: the checker cannot check it, and says so.
+    builder.proto().mutable_graph()->set_name("g");
+    builder.initializer("f8", Tensor(DataType::kFloat8E4M3FN, {1}));
+    report = lint_onnx(*builder.build(), generated_inputs());
+    EXPECT_NE(find(report, "uses data types of a later IR version"), nullptr) << report.to_json();
 }
 
 TEST_F(Lint, CustomOpsAreWarnings) {
