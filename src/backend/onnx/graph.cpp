@@ -898,7 +898,9 @@ FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOp
     const std::size_t nodes_before = static_cast<std::size_t>(model.graph().node_size());
     while (true) {
         // Shape inference only matters for Shape/Size nodes whose input shape may have become known.
-        if (options.infer_shapes && options.fold_shapes && has_unfolded_shape_ops(model.graph())) infer_shapes(model);
+        if (options.infer_shapes && options.fold_shapes && has_unfolded_shape_ops(model.graph()) &&
+            (stats.passes > 0 || options.infer_shapes_before_first_pass))
+            infer_shapes(model);
         ++stats.passes;
         const std::size_t folded = fold_pass(model, options);
         stats.nodes_folded += folded;

@@ -234,6 +234,8 @@ int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
     fold_options.fold_shapes = !args.flag("no_fold_shapes");
     const auto& infer = arg_group<OnnxInferShapesArgs>();
     fold_options.infer_shapes = infer.do_shape_inference() && !args.flag("no_per_pass_shape_inference");
+    // The loader (and override_input_shapes) have just inferred shapes.
+    fold_options.infer_shapes_before_first_pass = !infer.do_shape_inference();
 
     OnnxModel model = load_and_log(arg_group<OnnxLoadArgs>());
     const TensorMetadata& shapes = arg_group<ModelArgs>().input_shapes();

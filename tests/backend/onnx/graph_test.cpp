@@ -462,3 +462,50 @@ TEST(ExternalDataTest, SavesLargeTensorsOutsideAndLoadsBack) {
 
 }  // namespace
 }  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+TEST(ConvertToFp16Test, BlockedOpsStayInFloat32WithCasts) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{2, 8});
+    builder.initializer("w", testing::random_tensor({2, 8}, 4));
+    builder.initializer("k", int64s({1}, {3}));
+    builder.node("Mul", {"x", "w"}, {"m"}, "mul");
+    builder.node("TopK", {"m", "k"}, {"values", "indices"}, "topk");
+    builder.node("Relu", {"values"}, {"y"}, "relu");
+    builder.output("y", DataType::kFloat32, Shape{2, 3});
+    builder.output("indices", DataType::kInt64, Shape{2, 3});
+    OnnxModel model = builder.build();
+    TensorMap feed;
+    feed.set("x", testing::random_tensor({2, 8}, 5));
+    const TensorMap expected = run_model(*model, feed);
+
+    Fp16Stats stats = convert_to_fp16(*model);
+    EXPECT_EQ(stats.initializers_converted, 1u);
+    EXPECT_EQ(stats.nodes_in_fp32, 1u);
+    // x -> fp16 for Mul, m -> fp32 for TopK, values -> fp16 for Relu, y back to fp32.
+    EXPECT_EQ(stats.casts_inserted, 4u);
+    EXPECT_THAT(op_types(*model), ElementsAre("Cast", "Mul", "Cast", "TopK", "Cast", "Relu", "Cast"));
+    EXPECT_EQ(model->graph().initializer(0).data_type(), onnx::TensorProto::FLOAT16);
+    EXPECT_EQ(model->graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);
+
+    const TensorMap actual = run_model(*model, feed);
+    EXPECT_TRUE(actual.at("indices").equals(expected.at("indices")));
+    const Tensor& y = actual.at("y");
+    ASSERT_EQ(y.dtype(), DataType::kFloat32);
+    for (int64_t i = 0; i < y.numel(); ++i)
+        EXPECT_NEAR(y.data_as<float>()[i], expected.at("y").data_as<float>()[i], 1e-2);
+
+    // Without keeping I/O types the graph input and output become float16.
+    OnnxModel half_io = builder.build();
+    convert_to_fp16(*half_io, Fp16Options{false, {}});
+    EXPECT_EQ(half_io->graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
+    EXPECT_EQ(half_io->graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
+    TensorMap half_feed;
+    half_feed.set("x", feed.at("x").cast(DataType::kFloat16));
+    EXPECT_EQ(run_model(*half_io, half_feed).at("y").dtype(), DataType::kFloat16);
+}
+
+}  // namespace
+}  // namespace polygraphy

@@ -72,6 +72,8 @@ struct FoldConstantsOptions {
     bool fold_shapes = true;
     /// Run shape inference (infer_shapes) before each pass.
     bool infer_shapes = true;
+    /// With infer_shapes: also before the first pass (false when the caller has just inferred them).
+    bool infer_shapes_before_first_pass = true;
     /// When a node fails to evaluate, warn and leave it (true) or rethrow (false).
     bool error_ok = true;
 };
