@@ -370,8 +370,14 @@ OnnxModel extract_subgraph(const onnx::ModelProto& model, const std::vector<Subg
         if (!shape && !shapes_changed && found != types.end()) shape = found->second.shape;
         set_value_info_type(info, dtype, shape);
     }
-    for (int i = 0; i < graph.node_size(); ++i)
-        if (needed_node[static_cast<std::size_t>(i)]) *sub.add_node() = graph.node(i);
+    for (int i = 0; i < graph.node_size(); ++i) {
+        if (!needed_node[static_cast<std::size_t>(i)]) continue;
+        onnx::NodeProto& node = *sub.add_node();
+        node = graph.node(i);
+        // A needed node that also produces one of the new inputs must not define it a second time.
+        for (auto& output : *node.mutable_output())
+            if (input_names.contains(output)) output += "_polygraphy_extract_unused";
+    }
     for (const auto& initializer : graph.initializer())
         if (needed_initializers.contains(initializer.name()) && !input_names.contains(initializer.name()))
             *sub.add_initializer() = initializer;

@@ -248,7 +248,8 @@ int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
         }
         override_input_shapes(*model, overrides);
     }
-    if (args.flag("cleanup")) cleanup(*model, CleanupOptions{true});
+    // As Polygraphy's (ONNX-GraphSurgeon's) cleanup: graph inputs stay even when unused.
+    if (args.flag("cleanup")) cleanup(*model);
     if (args.flag("toposort")) toposort(*model);
     if (fold) fold_constants(*model, fold_options);
     save_and_log(arg_group<OnnxSaveArgs>(), *model);

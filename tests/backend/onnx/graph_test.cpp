@@ -509,3 +509,26 @@ TEST(ConvertToFp16Test, BlockedOpsStayInFloat32WithCasts) {
 
 }  // namespace
 }  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+TEST(ExtractSubgraphTest, MultiOutputNodeProducingAnInputKeepsOneDefinition) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{4});
+    builder.initializer("split", int64s({2}, {2, 2}));
+    builder.node("Split", {"x", "split"}, {"p", "q"}, "split");
+    builder.node("Add", {"p", "q"}, {"y"}, "add");
+    builder.output("y", DataType::kFloat32, Shape{2});
+    OnnxModel model = builder.build();
+    OnnxModel sub = extract_subgraph(*model, {{"x", {}, {}}, {"q", {}, {}}}, {{"y", {}, {}}});
+    EXPECT_THAT(op_types(*sub), ElementsAre("Split", "Add"));
+    EXPECT_EQ(sub->graph().node(0).output(1), "q_polygraphy_extract_unused");
+    TensorMap feed;
+    feed.set("x", Tensor::from_doubles(DataType::kFloat32, {4}, {1, 2, 3, 4}));
+    feed.set("q", Tensor::from_doubles(DataType::kFloat32, {2}, {10, 20}));
+    EXPECT_THAT(testing::elements_of<float>(run_model(*sub, feed).at("y")), ElementsAre(11, 22));
+}
+
+}  // namespace
+}  // namespace polygraphy
