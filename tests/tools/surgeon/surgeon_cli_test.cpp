@@ -72,6 +72,13 @@ OnnxModel load_quietly(const std::string& path) {
     return model;
 }
 
+// The written model passes `check lint` (checker, graph checks, test inference).
+void expect_lint_passes(const std::string& path) {
+    auto lint = run_polygraphy({"check", "lint", path});
+    EXPECT_EQ(lint.exit_code, 0) << lint.output;
+    EXPECT_THAT(lint.output, Not(HasSubstr("[E]")));
+}
+
 std::vector<std::string> op_types(const onnx::ModelProto& model) {
     std::vector<std::string> ops;
     for (const auto& node : model.graph().node()) ops.push_back(node.op_type());
@@ -101,6 +108,7 @@ TEST_F(SurgeonCli, ExtractWritesARunnableSubgraph) {
     EXPECT_THAT(result.output, HasSubstr("[I] New Model:"));
     EXPECT_THAT(result.output, HasSubstr("[I] PASSED | Runtime: "));
 
+    expect_lint_passes(out);
     OnnxModel sub = load_quietly(out);
     EXPECT_THAT(op_types(*sub), ::testing::ElementsAre("Relu", "Shape", "Gather", "Unsqueeze", "Concat", "Reshape"));
     OnnxModel original = modify_outputs(load_quietly(model_path_), {"a", "r"});
@@ -148,6 +156,7 @@ TEST_F(SurgeonCli, SanitizeFoldsCleansAndSortsWithSameOutputs) {
         {"surgeon", "sanitize", model_path_, "--fold-constants", "--cleanup", "--toposort", "-o", out});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[I] Folded 6 of 10 node(s) into constants"));
+    expect_lint_passes(out);
     OnnxModel clean = load_quietly(out);
     EXPECT_THAT(op_types(*clean), ::testing::ElementsAre("Add", "Relu", "Reshape", "Mul"));
     const TensorMap feed = feed_of("x", {2, 3});
@@ -231,6 +240,7 @@ TEST_F(SurgeonCli, InsertReplacesTheSubgraphBetweenTensors) {
                                   "--name", "new_relu", "-o", out});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, Not(HasSubstr("RUNNING")));
+    expect_lint_passes(out);
     OnnxModel model = load_quietly(out);
     std::vector<std::string> names;
     for (const auto& node : model->graph().node()) names.push_back(node.name());
@@ -280,6 +290,7 @@ TEST_F(SurgeonCli, ConvertToFp16KeepsIoTypesAndOutputs) {
     auto result = run_polygraphy({"convert", model_path_, "--fp-to-fp16", "-o", out});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[I] Saving ONNX model to: " + out));
+    expect_lint_passes(out);
     OnnxModel model = load_quietly(out);
     EXPECT_EQ(model->graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);
     EXPECT_EQ(model->graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);
