@@ -231,6 +231,38 @@ void check_tensor_exists(const std::string& name, const std::unordered_set<std::
     throw PolygraphyException(message);
 }
 
+bool onnx_inference_applies(const onnx::ModelProto& model);
+
+// A copy to run shape inference on. libonnx needs only the types and dims of large initializers
+// (their values matter for small shape tensors only), so those are copied without data; the
+// runtime fallback runs the graph and needs everything.
+onnx::ModelProto copy_for_inference(const onnx::ModelProto& model) {
+    if (!onnx_inference_applies(model)) return model;
+    constexpr std::size_t kLargeBytes = 4096;
+    onnx::ModelProto copy;
+    copy.set_ir_version(model.ir_version());
+    *copy.mutable_opset_import() = model.opset_import();
+    *copy.mutable_functions() = model.functions();
+    const onnx::GraphProto& graph = model.graph();
+    onnx::GraphProto& target = *copy.mutable_graph();
+    target.set_name(graph.name());
+    *target.mutable_node() = graph.node();
+    *target.mutable_input() = graph.input();
+    *target.mutable_output() = graph.output();
+    *target.mutable_value_info() = graph.value_info();
+    for (const auto& initializer : graph.initializer()) {
+        if (initializer.raw_data().size() <= kLargeBytes && initializer.data_location() != onnx::TensorProto::EXTERNAL) {
+            *target.add_initializer() = initializer;
+            continue;
+        }
+        auto& light = *target.add_initializer();
+        light.set_name(initializer.name());
+        light.set_data_type(initializer.data_type());
+        *light.mutable_dims() = initializer.dims();
+    }
+    return copy;
+}
+
 }  // namespace
 
 std::vector<std::string> onnx_tensor_names(const onnx::GraphProto& graph) {
@@ -321,7 +353,10 @@ OnnxModel extract_subgraph(const onnx::ModelProto& model, const std::vector<Subg
         if (!input.shape && (found == types.end() || !found->second.shape)) inputs_need_inference = true;
     }
     if (inputs_need_inference) {
-        onnx::ModelProto copy = model;
+        logger().info(
+            "Running shape inference to derive shapes and/or data types for `auto` arguments.\n"
+            "To avoid this, you can specify the shapes and data types explicitly.");
+        onnx::ModelProto copy = copy_for_inference(model);
         infer_shapes(copy);
         types = known_types(copy.graph());
     }

@@ -136,14 +136,6 @@ int SurgeonExtractTool::run_impl(const ParsedArgs& args) {
     if (outputs.empty()) {
         for (const auto& output : model->graph().output()) outputs.push_back({output.name(), {}, {}});
     }
-    bool missing = false;
-    for (const auto& input : inputs) missing = missing || !input.dtype || !input.shape;
-    for (const auto& output : outputs) missing = missing || !output.dtype;
-    const auto& infer = arg_group<OnnxInferShapesArgs>();
-    if (missing && !infer.do_shape_inference() && !infer.force_fallback())
-        logger().info(
-            "Running shape inference to derive shapes and/or data types for `auto` arguments.\n"
-            "To avoid this, you can specify the shapes and data types explicitly.");
     OnnxModel subgraph = extract_subgraph(*model, inputs, outputs);
     save_and_log(arg_group<OnnxSaveArgs>(), *subgraph);
     return 0;
