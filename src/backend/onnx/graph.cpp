@@ -796,6 +796,7 @@ std::size_t fold_pass(onnx::ModelProto& model, const FoldConstantsOptions& optio
     const auto types = options.fold_shapes ? known_types(graph) : std::unordered_map<std::string, MetadataEntry>{};
 
     std::unordered_map<std::string, Tensor> values;  // constant values loaded or computed so far
+    std::unordered_map<std::string, Tensor> partial_shapes;  // Shape outputs with dynamic dims as -1
     std::unordered_set<std::string> unavailable;     // initializers that cannot be loaded (external data)
     auto constant = [&](const std::string& name) -> const Tensor* {
         auto found = values.find(name);
@@ -834,8 +835,37 @@ std::size_t fold_pass(onnx::ModelProto& model, const FoldConstantsOptions& optio
         std::vector<Tensor> results;
         if (options.fold_shapes && is_shape_op(node) && node.input_size() >= 1) {
             auto shape = known_static_shape(node.input(0));
-            if (!shape) continue;
+            if (!shape) {
+                // Dynamic: remember the dims that are known, for Gathers of static dims below.
+                if (node.op_type() == "Shape") {
+                    auto type = types.find(node.input(0));
+                    if (type != types.end() && type->second.shape) {
+                        Shape dims;
+                        for (const Dim& dim : *type->second.shape) dims.push_back(dim.value);
+                        partial_shapes[node.output(0)] = shape_op_value(node, dims);
+                    }
+                }
+                continue;
+            }
             results.push_back(shape_op_value(node, *shape));
+        } else if (options.fold_shapes && is_default_domain(node.domain()) && node.op_type() == "Gather" &&
+                   node.input_size() == 2 && partial_shapes.contains(node.input(0)) && is_constant(node.input(1)) &&
+                   (attr_int(node, "axis", 0) == 0 || attr_int(node, "axis", 0) == -1)) {
+            // Gather of static dims from a partly dynamic shape (-1 marks the dynamic dims).
+            const Tensor& dims = partial_shapes.at(node.input(0));
+            const Tensor* indices = constant(node.input(1));
+            if (!indices || (indices->dtype() != DataType::kInt64 && indices->dtype() != DataType::kInt32)) continue;
+            Tensor gathered(DataType::kInt64, indices->shape());
+            bool all_static = true;
+            for (int64_t i = 0; i < indices->numel() && all_static; ++i) {
+                int64_t index = static_cast<int64_t>(indices->value_as_double(i));
+                if (index < 0) index += dims.numel();
+                if (index < 0 || index >= dims.numel()) all_static = false;
+                else gathered.data_as<int64_t>()[i] = dims.data_as<int64_t>()[index];
+                all_static = all_static && gathered.data_as<int64_t>()[i] >= 0;
+            }
+            if (!all_static) continue;
+            results.push_back(std::move(gathered));
         } else {
             bool all_constant = true;
             for (const auto& input : node.input())

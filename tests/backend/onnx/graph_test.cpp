@@ -127,6 +127,22 @@ TEST(FoldConstantsTest, ShapeFoldingWaitsForStaticShapes) {
                 ElementsAre("Add", "Relu", "Shape", "Gather", "Unsqueeze", "Concat", "Reshape", "Mul"));
 }
 
+TEST(FoldConstantsTest, GathersOfStaticDimsFoldFromDynamicShapes) {
+    ModelBuilder builder = sample_builder(17, {3});
+    builder.proto().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+        ->mutable_dim(0)->set_dim_param("batch");
+    // Gather dim 1 (static 3) instead of dim 0 (the batch): Reshape(b, [3, -1]).
+    for (auto& initializer : *builder.proto().mutable_graph()->mutable_initializer())
+        if (initializer.name() == "idx0") initializer = tensor_to_proto(int64s({}, {-1}), "idx0");
+    OnnxModel model = builder.build();
+    TensorMap feed;
+    feed.set("x", testing::random_tensor({3, 3}, 8));  // (3, -1) must broadcast with the [3] scale
+    const TensorMap expected = run_model(*model, feed);
+    fold_constants(*model);
+    EXPECT_THAT(op_types(*model), ElementsAre("Add", "Relu", "Reshape", "Mul"));
+    expect_same_outputs(expected, run_model(*model, feed));
+}
+
 TEST(FoldConstantsTest, SizeThresholdKeepsLargeResults) {
     OnnxModel model = sample_builder().build();
     const TensorMap expected = run_model(*model, sample_feed());
