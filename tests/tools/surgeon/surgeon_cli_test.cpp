@@ -188,6 +188,27 @@ TEST_F(SurgeonCli, SanitizeOverridesInputShapesThenFoldsShapes) {
     EXPECT_THAT(unknown.output, HasSubstr("[!] Cannot override the shape of 'y': it is not an input of the model"));
 }
 
+TEST_F(SurgeonCli, SanitizeNewerOpsetsUseRuntimeShapeInference) {
+    ModelBuilder builder = sample();
+    builder.ir_version(10);
+    builder.proto().mutable_opset_import(0)->set_version(21);
+    const std::string newer = dir_.file("opset21.onnx");
+    builder.save(newer);
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{}, std::vector<std::string>{"--force-fallback-shape-inference"}}) {
+        const std::string out = dir_.file("folded21.onnx");
+        std::vector<std::string> args = {"surgeon", "sanitize", newer, "--fold-constants", "-o", out, "-v"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto result = run_polygraphy(args);
+        ASSERT_EQ(result.exit_code, 0) << result.output;
+        EXPECT_THAT(result.output, HasSubstr("[V] Inferred shapes with the built-in runtime"));
+        OnnxModel model = load_quietly(out);
+        EXPECT_THAT(op_types(*model), ::testing::ElementsAre("Add", "Relu", "Reshape", "Mul"));
+        const TensorMap feed = feed_of("x", {2, 3});
+        EXPECT_TRUE(run_ref(*model, feed).at("y").equals(run_ref(*load_quietly(newer), feed).at("y")));
+    }
+}
+
 TEST_F(SurgeonCli, SanitizeBadInputAndOutputPaths) {
     auto missing_folder = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("nope/out.onnx")});
     EXPECT_EQ(missing_folder.exit_code, 1);
