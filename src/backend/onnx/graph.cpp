@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <queue>
@@ -1200,9 +1201,48 @@ void save_onnx_with_external_data(const onnx::ModelProto& model, const std::stri
             "External data path '{}' must be relative to the model's folder and stay inside it", location));
     const fs::path data_path = model_path.parent_path() / location_path;
 
-    onnx::ModelProto copy = model;
-    std::vector<std::string> chunks;
+    // The copy leaves out the top-level initializers: large ones are written to the data file
+    // straight from `model`, so a multi-GB model is not held twice in memory.
+    onnx::ModelProto copy;
+    copy.set_ir_version(model.ir_version());
+    *copy.mutable_opset_import() = model.opset_import();
+    copy.set_producer_name(model.producer_name());
+    copy.set_producer_version(model.producer_version());
+    copy.set_domain(model.domain());
+    copy.set_model_version(model.model_version());
+    copy.set_doc_string(model.doc_string());
+    *copy.mutable_metadata_props() = model.metadata_props();
+    *copy.mutable_training_info() = model.training_info();
+    *copy.mutable_functions() = model.functions();
+    const onnx::GraphProto& graph = model.graph();
+    onnx::GraphProto& target = *copy.mutable_graph();
+    target.set_name(graph.name());
+    target.set_doc_string(graph.doc_string());
+    *target.mutable_node() = graph.node();
+    *target.mutable_input() = graph.input();
+    *target.mutable_output() = graph.output();
+    *target.mutable_value_info() = graph.value_info();
+    *target.mutable_sparse_initializer() = graph.sparse_initializer();
+    *target.mutable_quantization_annotation() = graph.quantization_annotation();
+
+    std::vector<std::string_view> chunks;  // in file order
+    std::deque<std::string> owned;         // data converted from typed fields or moved out of the copy
     uint64_t offset = 0;
+    auto point_to_file = [&](onnx::TensorProto& tensor, std::string_view data) {
+        tensor.clear_raw_data();
+        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
+        tensor.clear_external_data();
+        auto add = [&](const std::string& key, const std::string& value) {
+            auto* entry = tensor.add_external_data();
+            entry->set_key(key);
+            entry->set_value(value);
+        };
+        add("location", location);
+        add("offset", std::to_string(offset));
+        add("length", std::to_string(data.size()));
+        offset += data.size();
+        chunks.push_back(data);
+    };
     auto externalize = [&](onnx::TensorProto& tensor) {
         if (tensor.data_location() == onnx::TensorProto::EXTERNAL) return;
         if (tensor.data_type() == onnx::TensorProto::STRING) return;
@@ -1218,34 +1258,39 @@ void save_onnx_with_external_data(const onnx::ModelProto& model, const std::stri
             tensor.set_raw_data(std::move(*raw.mutable_raw_data()));
         }
         if (tensor.raw_data().size() < options.size_threshold || tensor.raw_data().empty()) return;
-        std::string data;
-        data.swap(*tensor.mutable_raw_data());
-        tensor.clear_raw_data();
-        tensor.set_data_location(onnx::TensorProto::EXTERNAL);
-        tensor.clear_external_data();
-        auto add = [&](const std::string& key, const std::string& value) {
-            auto* entry = tensor.add_external_data();
-            entry->set_key(key);
-            entry->set_value(value);
-        };
-        add("location", location);
-        add("offset", std::to_string(offset));
-        add("length", std::to_string(data.size()));
-        offset += data.size();
-        chunks.push_back(std::move(data));
+        owned.emplace_back();
+        owned.back().swap(*tensor.mutable_raw_data());
+        point_to_file(tensor, owned.back());
     };
-    std::function<void(onnx::GraphProto&)> visit_graph = [&](onnx::GraphProto& graph) {
-        for (auto& tensor : *graph.mutable_initializer()) externalize(tensor);
-        for (auto& node : *graph.mutable_node()) {
+    for (const auto& initializer : graph.initializer()) {
+        const bool large_raw = initializer.data_location() != onnx::TensorProto::EXTERNAL &&
+                               initializer.data_type() != onnx::TensorProto::STRING && initializer.has_raw_data() &&
+                               !initializer.raw_data().empty() && initializer.raw_data().size() >= options.size_threshold;
+        onnx::TensorProto& tensor = *target.add_initializer();
+        if (!large_raw) {
+            tensor = initializer;
+            externalize(tensor);
+            continue;
+        }
+        tensor.set_name(initializer.name());
+        tensor.set_data_type(initializer.data_type());
+        *tensor.mutable_dims() = initializer.dims();
+        tensor.set_doc_string(initializer.doc_string());
+        point_to_file(tensor, initializer.raw_data());
+    }
+    std::function<void(onnx::GraphProto&, bool)> visit_graph = [&](onnx::GraphProto& body, bool top_level) {
+        if (!top_level)
+            for (auto& tensor : *body.mutable_initializer()) externalize(tensor);
+        for (auto& node : *body.mutable_node()) {
             for (auto& attribute : *node.mutable_attribute()) {
                 if (attribute.has_t()) externalize(*attribute.mutable_t());
                 for (auto& tensor : *attribute.mutable_tensors()) externalize(tensor);
-                if (attribute.has_g()) visit_graph(*attribute.mutable_g());
-                for (auto& body : *attribute.mutable_graphs()) visit_graph(body);
+                if (attribute.has_g()) visit_graph(*attribute.mutable_g(), false);
+                for (auto& nested : *attribute.mutable_graphs()) visit_graph(nested, false);
             }
         }
     };
-    visit_graph(*copy.mutable_graph());
+    visit_graph(target, true);
 
     const std::string bytes = bytes_from_onnx(copy);  // checks the size before anything is written
     logger().info(fmt::format("Saving ONNX model to: {}", path));
