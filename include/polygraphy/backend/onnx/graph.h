@@ -67,8 +67,9 @@ struct FoldConstantsOptions {
     std::optional<int> num_passes;
     /// Results larger than this many bytes are not folded (the node stays); nullopt: no limit.
     std::optional<std::size_t> size_threshold;
-    /// Fold Shape/Size of tensors whose shape is static (after shape inference), so shape-only
-    /// subgraphs such as Shape->Gather->Concat become constants.
+    /// Fold Shape/Size of tensors whose shape is static (after shape inference), and Gathers of
+    /// static dims from the Shape of a partly dynamic tensor, so shape-only subgraphs such as
+    /// Shape->Gather->Concat become constants.
     bool fold_shapes = true;
     /// Run shape inference (infer_shapes) before each pass.
     bool infer_shapes = true;
