@@ -436,8 +436,20 @@ OnnxModel extract_subgraph(const onnx::ModelProto& model, const std::vector<Subg
         if (tensor_type.elem_type() == 0 || !tensor_type.has_shape()) outputs_need_inference = true;
     }
     if (outputs_need_inference) {
-        infer_shapes(*result);
+        const ShapeInferenceMethod method = infer_shapes(*result);
         auto inferred = known_types(result->graph());
+        // As Polygraphy falls back to running the model when dtypes are still missing.
+        bool dtype_missing = false;
+        for (const auto& output : outputs) {
+            auto found = inferred.find(output.name);
+            dtype_missing = dtype_missing || (!output.dtype && (found == inferred.end() || !found->second.dtype));
+        }
+        if (dtype_missing && method != ShapeInferenceMethod::kRuntime) {
+            logger().warning(
+                "Some output data types are missing in the model; running the built-in runtime to determine them");
+            infer_shapes(*result, true);
+            inferred = known_types(result->graph());
+        }
         for (std::size_t i = 0; i < outputs.size(); ++i) {
             auto& info = *sub.mutable_output(static_cast<int>(i));
             auto found = inferred.find(outputs[i].name);
