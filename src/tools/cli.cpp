@@ -27,15 +27,21 @@ std::string top_usage(const std::vector<std::unique_ptr<Tool>>& tools) {
     return std::string("usage: ") + kProg + " [-h] [-v] " + tool_choices(tools) + " ...\n";
 }
 
-// Help of the top-level parser, laid out like argparse's (options, then the "Tools" sub-command list).
-std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
+std::string subtool_usage(const std::string& prog, const std::vector<std::unique_ptr<Tool>>& subtools) {
+    return "usage: " + prog + " [-h] " + tool_choices(subtools) + " ...\n";
+}
+
+// Help of a parser whose only positional is a sub-command, laid out like argparse's: usage,
+// description, options, then the section listing the (sub)tools with their summaries.
+std::string choice_help(const std::string& usage, const std::string& description, bool with_version,
+                        const std::string& section, const std::vector<std::unique_ptr<Tool>>& tools) {
     struct Row {
         std::size_t indent;
         std::string header;
         std::string help;
     };
-    std::vector<Row> options = {{2, "-h, --help", "show this help message and exit"},
-                                {2, "-v, --version", "show program's version number and exit"}};
+    std::vector<Row> options = {{2, "-h, --help", "show this help message and exit"}};
+    if (with_version) options.push_back({2, "-v, --version", "show program's version number and exit"});
     std::vector<Row> tool_rows = {{2, tool_choices(tools), ""}};
     for (const auto& tool : tools) tool_rows.push_back({4, tool->name(), tool->summary()});
 
@@ -75,11 +81,18 @@ std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
         return out + wrapped + line + "\n";
     };
 
-    std::string out = top_usage(tools) + "\n" + kDescription + "\n\noptions:\n";
+    std::string out = usage + "\n" + description;
+    if (!description.empty() && description.back() != '\n') out += "\n";
+    out += "\noptions:\n";
     for (const auto& row : options) out += format(row);
-    out += "\nTools:\n";
+    out += "\n" + section + ":\n";
     for (const auto& row : tool_rows) out += format(row);
     return out;
+}
+
+// Help of the top-level parser (options, then the "Tools" sub-command list).
+std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
+    return choice_help(top_usage(tools), kDescription, true, "Tools", tools);
 }
 
 std::string version_text() {
@@ -168,9 +181,49 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         return 2;
     }
 
-    Tool& tool = *tools[*tool_index];
-    tool.setup(std::string(kProg) + " " + tool.name());
-    const std::vector<std::string> tool_args(argv.begin() + static_cast<std::ptrdiff_t>(index) + 1, argv.end());
+    // Tools with subtools (`polygraphy debug reduce`) only dispatch: the next positional token
+    // names the subtool, which then parses the rest of the command line as a tool of its own.
+    Tool* selected = tools[*tool_index].get();
+    std::string prog = std::string(kProg) + " " + selected->name();
+    std::vector<std::unique_ptr<Tool>> chosen_subtools;  // keeps the selected subtools alive
+    ++index;
+    for (auto subtools = selected->make_subtools(); !subtools.empty(); subtools = selected->make_subtools()) {
+        for (; index < argv.size() && argv[index].size() > 1 && argv[index][0] == '-'; ++index) {
+            const std::string& token = argv[index];
+            const std::string name = token.substr(0, token.find('='));
+            const bool help = token[1] == '-' ? (name.size() > 2 && std::string("--help").rfind(name, 0) == 0)
+                                              : token[1] == 'h';
+            if (help) {
+                out << choice_help(subtool_usage(prog, subtools), selected->description(), false,
+                                   selected->subtools_title(), subtools);
+                return 0;
+            }
+            unknown.push_back(token);
+        }
+        if (index >= argv.size()) {
+            err << subtool_usage(prog, subtools) << prog << ": error: the following arguments are required: subtool\n";
+            return 2;
+        }
+        std::optional<std::size_t> subtool_index;
+        for (std::size_t t = 0; t < subtools.size(); ++t)
+            if (subtools[t]->name() == argv[index]) subtool_index = t;
+        if (!subtool_index) {
+            std::vector<std::string> names;
+            for (const auto& subtool : subtools) names.push_back(args_util::python_repr(subtool->name()));
+            err << subtool_usage(prog, subtools) << prog
+                << ": error: argument subtool: invalid choice: " << args_util::python_repr(argv[index])
+                << " (choose from " << join(names, ", ") << ")\n";
+            return 2;
+        }
+        chosen_subtools.push_back(std::move(subtools[*subtool_index]));
+        selected = chosen_subtools.back().get();
+        prog += " " + selected->name();
+        ++index;
+    }
+
+    Tool& tool = *selected;
+    tool.setup(prog);
+    const std::vector<std::string> tool_args(argv.begin() + static_cast<std::ptrdiff_t>(index), argv.end());
     ParseResult parsed;
     try {
         parsed = tool.parser().parse_known_args(tool_args);

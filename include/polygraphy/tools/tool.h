@@ -36,6 +36,13 @@ public:
 
     /// Parses every group in subscription order (so logging is configured first).
     void parse(const ParsedArgs& args);
+    /// Subtools (`polygraphy debug reduce`). A tool that returns any only dispatches: cli_main
+    /// selects the subtool named by the next token and runs it as a tool with prog
+    /// "<prog> <subtool>"; the dispatcher's own groups and run_impl() are not used.
+    virtual std::vector<std::unique_ptr<Tool>> make_subtools() const { return {}; }
+    /// Heading of the subtool list in the dispatcher's help ("Debug Subtools").
+    virtual std::string subtools_title() const { return "Subtools"; }
+
     /// Whether `[I] RUNNING | Command: ...` and `PASSED/FAILED | Runtime: ...` lines frame the run.
     virtual bool show_start_end_logging(const ParsedArgs& /*args*/) const { return false; }
     /// Logs the loaded module (verbose) and runs the tool; returns the exit status.
