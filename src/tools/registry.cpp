@@ -5,6 +5,7 @@
 #include "polygraphy/tools/args/backend/onnxrt_args.h"
 #include "polygraphy/tools/args/backend/ref/runner.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
+#include "polygraphy/tools/debug/debug.h"
 #include "polygraphy/tools/run/run.h"
 
 namespace polygraphy::tools {
@@ -20,6 +21,7 @@ std::vector<ExtensionModule>& module_registry() {
 std::vector<std::unique_ptr<Tool>> make_tools() {
     std::vector<std::unique_ptr<Tool>> tools;
     tools.push_back(std::make_unique<RunTool>());
+    tools.push_back(std::make_unique<DebugTool>());
 
     std::set<std::string> names;
     for (const auto& tool : tools)
