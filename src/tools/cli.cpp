@@ -27,22 +27,16 @@ std::string top_usage(const std::vector<std::unique_ptr<Tool>>& tools) {
     return std::string("usage: ") + kProg + " [-h] [-v] " + tool_choices(tools) + " ...\n";
 }
 
-std::string subtool_usage(const std::string& prog, const std::vector<std::unique_ptr<Tool>>& subtools) {
-    return "usage: " + prog + " [-h] " + tool_choices(subtools) + " ...\n";
-}
+struct HelpRow {
+    std::size_t indent;
+    std::string header;
+    std::string help;
+};
 
-// Help of a parser whose only positional is a sub-command, laid out like argparse's: usage,
-// description, options, then the section listing the (sub)tools with their summaries.
-std::string choice_help(const std::string& usage, const std::string& description, bool with_version,
-                        const std::string& section, const std::vector<std::unique_ptr<Tool>>& tools) {
-    struct Row {
-        std::size_t indent;
-        std::string header;
-        std::string help;
-    };
-    std::vector<Row> options = {{2, "-h, --help", "show this help message and exit"}};
-    if (with_version) options.push_back({2, "-v, --version", "show program's version number and exit"});
-    std::vector<Row> tool_rows = {{2, tool_choices(tools), ""}};
+// Help laid out like argparse's: usage, description, options, then a sub-command section.
+std::string list_help(const std::string& usage, const std::string& description, std::vector<HelpRow> options,
+                      const std::string& section_title, const std::vector<std::unique_ptr<Tool>>& tools) {
+    std::vector<HelpRow> tool_rows = {{2, tool_choices(tools), ""}};
     for (const auto& tool : tools) tool_rows.push_back({4, tool->name(), tool->summary()});
 
     const int width = help_width();
@@ -51,7 +45,7 @@ std::string choice_help(const std::string& usage, const std::string& description
         for (const auto& row : *rows) max_length = std::max(max_length, row.header.size() + row.indent);
     const std::size_t help_position = std::min<std::size_t>(max_length + 2, 24);
 
-    auto format = [&](const Row& row) {
+    auto format = [&](const HelpRow& row) {
         std::string out(row.indent, ' ');
         out += row.header;
         if (row.help.empty()) return out + "\n";
@@ -81,18 +75,25 @@ std::string choice_help(const std::string& usage, const std::string& description
         return out + wrapped + line + "\n";
     };
 
-    std::string out = usage + "\n" + description;
-    if (!description.empty() && description.back() != '\n') out += "\n";
-    out += "\noptions:\n";
+    std::string text = description;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::string out = usage + "\n" + text + "\n\noptions:\n";
     for (const auto& row : options) out += format(row);
-    out += "\n" + section + ":\n";
+    out += "\n" + section_title + ":\n";
     for (const auto& row : tool_rows) out += format(row);
     return out;
 }
 
 // Help of the top-level parser (options, then the "Tools" sub-command list).
 std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
-    return choice_help(top_usage(tools), kDescription, true, "Tools", tools);
+    return list_help(top_usage(tools), kDescription,
+                     {{2, "-h, --help", "show this help message and exit"},
+                      {2, "-v, --version", "show program's version number and exit"}},
+                     "Tools", tools);
+}
+
+std::string subtool_usage(const std::string& prog, const std::vector<std::unique_ptr<Tool>>& tools) {
+    return "usage: " + prog + " [-h] " + tool_choices(tools) + " ...\n";
 }
 
 std::string version_text() {
@@ -181,42 +182,39 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         return 2;
     }
 
-    // Tools with subtools (`polygraphy debug reduce`) only dispatch: the next positional token
-    // names the subtool, which then parses the rest of the command line as a tool of its own.
+    // Descend through subtools (`polygraphy inspect model ...`), as argparse's required subparsers.
     Tool* selected = tools[*tool_index].get();
     std::string prog = std::string(kProg) + " " + selected->name();
-    std::vector<std::unique_ptr<Tool>> chosen_subtools;  // keeps the selected subtools alive
+    std::vector<std::unique_ptr<Tool>> holders;
     ++index;
-    for (auto subtools = selected->make_subtools(); !subtools.empty(); subtools = selected->make_subtools()) {
-        for (; index < argv.size() && argv[index].size() > 1 && argv[index][0] == '-'; ++index) {
-            const std::string& token = argv[index];
-            const std::string name = token.substr(0, token.find('='));
-            const bool help = token[1] == '-' ? (name.size() > 2 && std::string("--help").rfind(name, 0) == 0)
-                                              : token[1] == 'h';
-            if (help) {
-                out << choice_help(subtool_usage(prog, subtools), selected->description(), false,
-                                   selected->subtools_title(), subtools);
-                return 0;
-            }
-            unknown.push_back(token);
-        }
+    for (Subtools subtools = selected->make_subtools(); !subtools.tools.empty();
+         subtools = selected->make_subtools()) {
+        const std::string usage = subtool_usage(prog, subtools.tools);
         if (index >= argv.size()) {
-            err << subtool_usage(prog, subtools) << prog << ": error: the following arguments are required: subtool\n";
+            err << usage << prog << ": error: the following arguments are required: subtool\n";
             return 2;
         }
-        std::optional<std::size_t> subtool_index;
-        for (std::size_t t = 0; t < subtools.size(); ++t)
-            if (subtools[t]->name() == argv[index]) subtool_index = t;
-        if (!subtool_index) {
+        const std::string& token = argv[index];
+        if (token == "-h" || (token.size() > 2 && std::string("--help").rfind(token, 0) == 0)) {
+            out << list_help(usage, selected->description(), {{2, "-h, --help", "show this help message and exit"}},
+                             subtools.title, subtools.tools);
+            return 0;
+        }
+        std::optional<std::size_t> found;
+        for (std::size_t t = 0; t < subtools.tools.size(); ++t)
+            if (subtools.tools[t]->name() == token) found = t;
+        if (!found) {
             std::vector<std::string> names;
-            for (const auto& subtool : subtools) names.push_back(args_util::python_repr(subtool->name()));
-            err << subtool_usage(prog, subtools) << prog
-                << ": error: argument subtool: invalid choice: " << args_util::python_repr(argv[index])
-                << " (choose from " << join(names, ", ") << ")\n";
+            for (const auto& tool : subtools.tools) names.push_back(args_util::python_repr(tool->name()));
+            if (token.size() > 1 && token[0] == '-')
+                err << usage << prog << ": error: the following arguments are required: subtool\n";
+            else
+                err << usage << prog << ": error: argument subtool: invalid choice: " << args_util::python_repr(token)
+                    << " (choose from " << join(names, ", ") << ")\n";
             return 2;
         }
-        chosen_subtools.push_back(std::move(subtools[*subtool_index]));
-        selected = chosen_subtools.back().get();
+        holders.push_back(std::move(subtools.tools[*found]));
+        selected = holders.back().get();
         prog += " " + selected->name();
         ++index;
     }

@@ -5,7 +5,10 @@
 #include "polygraphy/tools/args/backend/onnxrt_args.h"
 #include "polygraphy/tools/args/backend/ref/runner.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
+#include "polygraphy/tools/check/check.h"
+#include "polygraphy/tools/data/data.h"
 #include "polygraphy/tools/debug/debug.h"
+#include "polygraphy/tools/inspect/inspect.h"
 #include "polygraphy/tools/run/run.h"
 
 namespace polygraphy::tools {
@@ -21,7 +24,10 @@ std::vector<ExtensionModule>& module_registry() {
 std::vector<std::unique_ptr<Tool>> make_tools() {
     std::vector<std::unique_ptr<Tool>> tools;
     tools.push_back(std::make_unique<RunTool>());
+    tools.push_back(std::make_unique<InspectTool>());
+    tools.push_back(std::make_unique<CheckTool>());
     tools.push_back(std::make_unique<DebugTool>());
+    tools.push_back(std::make_unique<DataTool>());
 
     std::set<std::string> names;
     for (const auto& tool : tools)

@@ -32,10 +32,10 @@ std::string DebugTool::description() const {
            "        [--check <checker_command>]\n";
 }
 
-std::vector<std::unique_ptr<Tool>> DebugTool::make_subtools() const {
-    std::vector<std::unique_ptr<Tool>> subtools;
-    subtools.push_back(std::make_unique<ReduceTool>());
-    subtools.push_back(std::make_unique<RepeatTool>());
+Subtools DebugTool::make_subtools() const {
+    Subtools subtools{"Debug Subtools", {}};
+    subtools.tools.push_back(std::make_unique<ReduceTool>());
+    subtools.tools.push_back(std::make_unique<RepeatTool>());
     return subtools;
 }
 

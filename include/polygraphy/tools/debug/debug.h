@@ -11,8 +11,7 @@ class DebugTool : public Tool {
 public:
     DebugTool() : Tool("debug") {}
     std::string description() const override;
-    std::vector<std::unique_ptr<Tool>> make_subtools() const override;
-    std::string subtools_title() const override { return "Debug Subtools"; }
+    Subtools make_subtools() const override;
 
 protected:
     int run_impl(const ParsedArgs& args) override;
