@@ -9,6 +9,7 @@
 
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
@@ -202,21 +203,15 @@ TensorMap reference_values(const onnx::ModelProto& model, const DataLoaderFn& lo
     const auto names = onnx_tensor_names(model.graph());
     const std::set<std::string> known(names.begin(), names.end());
     for (const auto& [name, value] : *feed)
-        if (known.count(name) && !values.find(name)) values.set(name, value);
-        else if (known.count(name) && !inputs.find(name)) values.set(name, value);
+        if (known.count(name) && !inputs.find(name)) values.set(name, value);
     return values;
 }
 
+// Polygraphy's str_from_onnx summary, with the nodes listed (they are what the user is after).
 std::string model_summary(const onnx::ModelProto& model) {
-    const auto& graph = model.graph();
-    std::string text = "---- " + std::to_string(graph.input_size()) + " Graph Input(s) ----\n" +
-                       get_onnx_input_metadata(graph).to_string() + "\n\n---- " +
-                       std::to_string(graph.output_size()) + " Graph Output(s) ----\n" +
-                       get_onnx_output_metadata(graph).to_string() + "\n\n---- " +
-                       std::to_string(graph.node_size()) + " Node(s) ----";
-    for (int n = 0; n < graph.node_size(); ++n)
-        text += "\nNode " + std::to_string(n) + "    | " + node_label(graph.node(n), static_cast<std::size_t>(n));
-    return text;
+    OnnxSummaryOptions options;
+    options.show_layers = true;
+    return str_from_onnx(model, options);
 }
 
 }  // namespace

@@ -300,6 +300,63 @@ TEST(DebugReduce, WithInspectModelAndFailRegex) {
     expect_target_alone(dir.file("reduced.onnx"));
 }
 
+TEST(DebugReduce, IterationModelsCanBeSortedAsArtifacts) {
+    TempDir dir;
+    chain_model(8, 5).save(dir.file("model.onnx"));
+    const std::string artifact = dir.file("polygraphy_debug.onnx");
+    const auto result = run_polygraphy(concat({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced.onnx"),
+                                               "--iter-artifact", artifact, "--artifacts", artifact, "--art-dir",
+                                               dir.file("arts")},
+                                              contains_target_check(artifact)));
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    std::size_t good = 0, bad = 0;
+    bool original_sorted = false;
+    for (const auto& entry : fs::recursive_directory_iterator(dir.file("arts"))) {
+        if (!entry.is_regular_file()) continue;
+        const std::string name = entry.path().filename().string();
+        const bool is_bad = entry.path().parent_path().filename() == "bad";
+        (is_bad ? bad : good) += 1;
+        if (name.find("_N0_original.onnx") != std::string::npos) original_sorted = is_bad;
+        // Sorted models hold the target exactly when they failed.
+        const OnnxModel model = onnx_from_path(entry.path().string());
+        bool has_target = false;
+        for (const auto& node : model->graph().node()) has_target = has_target || node.name() == kTarget;
+        EXPECT_EQ(has_target, is_bad) << name;
+    }
+    EXPECT_TRUE(original_sorted);
+    EXPECT_EQ(good + bad, count_of(result.output, "Running check command:"));
+    EXPECT_GE(good, 1u);
+}
+
+TEST(DebugReduce, NoReduceInputsKeepsTheModelInputs) {
+    TempDir dir;
+    chain_model(8, 5).save(dir.file("model.onnx"));
+    const std::string artifact = dir.file("polygraphy_debug.onnx");
+    const auto result = run_polygraphy(concat({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced.onnx"),
+                                               "--iter-artifact", artifact, "--no-reduce-inputs"},
+                                              contains_target_check(artifact)));
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const OnnxModel reduced = onnx_from_path(dir.file("reduced.onnx"));
+    EXPECT_EQ(reduced->graph().node_size(), 6);
+    ASSERT_EQ(reduced->graph().input_size(), 1);
+    EXPECT_EQ(reduced->graph().input(0).name(), "x");
+    EXPECT_EQ(reduced->graph().node(5).name(), kTarget);
+    EXPECT_THAT(result.output, Not(HasSubstr("Reducing model inputs")));
+    expect_runnable(dir.file("reduced.onnx"));
+}
+
+TEST(DebugReduce, BranchingModelLinearEndsWithTheFailingNode) {
+    TempDir dir;
+    branching_model("cross").save(dir.file("model.onnx"));
+    const std::string artifact = dir.file("polygraphy_debug.onnx");
+    const auto result = run_polygraphy(concat({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced.onnx"),
+                                               "--iter-artifact", artifact, "--mode", "linear"},
+                                              contains_target_check(artifact)));
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    expect_target_alone(dir.file("reduced.onnx"));
+    expect_runnable(dir.file("reduced.onnx"));
+}
+
 TEST(DebugReduce, ModelWithoutFailureIsAnError) {
     TempDir dir;
     chain_model(6, 2).save(dir.file("model.onnx"));
