@@ -343,6 +343,15 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
         logger().warning("This model uses dynamic input shapes.\nYou may want to provide input shapes to `debug reduce` "
                          "using the `--model-input-shapes` option to prevent unexpected behavior.\n");
 
+    for (const auto& node : model->graph().node()) {
+        if (node.op_type() != "Shape") continue;
+        logger().warning("This model includes shape operations, which may cause issues while reducing.\n"
+                         "You may want to freeze the input shapes (--model-input-shapes) so that constant folding "
+                         "removes them, or fold them with:\n"
+                         "\t`polygraphy surgeon sanitize --override-input-shapes <shapes> --fold-constants`");
+        break;
+    }
+
     TensorMap values;
     {
         logger().info("Running the model on the built-in runtime to find the values of intermediate tensors.\n"
