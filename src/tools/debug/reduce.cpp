@@ -300,7 +300,7 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
     const auto& save_args = arg_group<OnnxSaveArgs>();
     const auto& load_args = arg_group<OnnxLoadArgs>();
     const auto& model_args = arg_group<ModelArgs>();
-    const auto& iterative = arg_group<IterativeDebugArgs>();
+    auto& iterative = arg_group<IterativeDebugArgs>();
     const auto min_good_path = args.value("min_good");
     const auto layerwise_path = args.value("save_layerwise_inputs");
     if (!save_args.path() && !min_good_path)

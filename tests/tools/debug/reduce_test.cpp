@@ -357,6 +357,36 @@ TEST(DebugReduce, BranchingModelLinearEndsWithTheFailingNode) {
     expect_runnable(dir.file("reduced.onnx"));
 }
 
+TEST(DebugReduce, DebugReplaySkipsRecordedIterations) {
+    TempDir dir;
+    chain_model(8, 5).save(dir.file("model.onnx"));
+    const std::string artifact = dir.file("polygraphy_debug.onnx");
+    const auto first = run_polygraphy(concat({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced.onnx"),
+                                              "--iter-artifact", artifact, "--save-debug-replay", dir.file("replay.json")},
+                                             contains_target_check(artifact)));
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    EXPECT_TRUE(fs::exists(dir.file("replay_skip_current.json")));
+    const std::string replay = testing::run_command("cat " + dir.file("replay.json")).output;
+    EXPECT_THAT(replay, HasSubstr("\"_N0_original\": {\n        \"success\": false,\n        \"iteration_info\": {\n"));
+    EXPECT_THAT(replay, HasSubstr("\"_N0_outputs\""));
+
+    // Every verdict comes from the replay: a check that always fails changes nothing and never runs.
+    const auto second = run_polygraphy({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced2.onnx"),
+                                        "--iter-artifact", artifact, "--load-debug-replay", dir.file("replay.json"),
+                                        "--check", "false"});
+    ASSERT_EQ(second.exit_code, 0) << second.output;
+    EXPECT_EQ(count_of(second.output, "Running check command:"), 0u);
+    EXPECT_THAT(second.output, HasSubstr("Loading iteration information from debug replay: success=False"));
+    expect_target_alone(dir.file("reduced2.onnx"));
+
+    std::ofstream(dir.file("bad_replay.json")) << "{\"_N0_original\": {\"iteration_info\": {}}}";
+    const auto bad = run_polygraphy({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced3.onnx"),
+                                     "--iter-artifact", artifact, "--load-debug-replay", dir.file("bad_replay.json"),
+                                     "--check", "false"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_THAT(bad.output, HasSubstr("debug replay entry '_N0_original' has no verdict"));
+}
+
 TEST(DebugReduce, ModelWithoutFailureIsAnError) {
     TempDir dir;
     chain_model(6, 2).save(dir.file("model.onnx"));

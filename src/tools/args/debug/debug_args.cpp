@@ -1,6 +1,7 @@
 #include "polygraphy/tools/args/debug/debug_args.h"
 
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
@@ -306,6 +307,19 @@ std::vector<OptionSpec> IterativeDebugArgs::options() const {
                           .dest("iteration_info_path")
                           .help("Path to write a JSON file containing information about the current iteration. This "
                                 "will include an 'iteration' key whose value is the current iteration number."));
+    options.push_back(Option({"--load-debug-replay"})
+                          .dest("load_debug_replay")
+                          .help("Path from which to load a debug replay. A replay file includes information on the "
+                                "results of some or all iterations, allowing you to skip those iterations."));
+    options.push_back(Option({"--save-debug-replay"})
+                          .dest("save_debug_replay")
+                          .help("Path at which to save a debug replay, which includes information on the results of "
+                                "debugging iterations. The replay can be used with `--load-debug-replay` to skip "
+                                "iterations during subsequent debugging sessions. The replay is saved after the first "
+                                "iteration and overwritten with an updated replay during each iteration thereafter. "
+                                "This will also write a second replay file with a suffix of `_skip_current`, which is "
+                                "written before the iteration completes, and treats it as a failure. Not saved by "
+                                "default."));
     if (config_.allow_until)
         options.push_back(Option({"--until"})
                               .required()
@@ -329,6 +343,42 @@ void IterativeDebugArgs::parse(const ParsedArgs& args) {
     remove_intermediate_ = !args.flag("no_remove_intermediate");
     iteration_info_path_ = args.value("iteration_info_path");
 
+    save_replay_path_ = args.value("save_debug_replay");
+    if (save_replay_path_ && save_replay_path_->empty()) throw UsageError("--save-debug-replay must not be empty");
+    loaded_replay_ = {};
+    replay_ = {};
+    if (const auto path = args.value("load_debug_replay")) {
+        const std::string text = read_file(*path);
+        json::Cursor cursor(text, *path);
+        std::string scratch;
+        cursor.begin_object();
+        while (const auto key = cursor.next_key(scratch)) {
+            const std::string name(*key);
+            std::optional<bool> success;
+            if (cursor.peek() == json::Cursor::Type::kArray) {
+                cursor.begin_array();
+                if (cursor.next_element()) {
+                    success = cursor.read_bool();
+                    while (cursor.next_element()) cursor.skip_value();
+                }
+            } else {
+                cursor.begin_object();
+                std::string inner_scratch;
+                while (const auto field = cursor.next_key(inner_scratch)) {
+                    if (*field == "success")
+                        success = cursor.read_bool();
+                    else
+                        cursor.skip_value();
+                }
+            }
+            if (!success) cursor.fail("debug replay entry '" + name + "' has no verdict (\"success\")");
+            loaded_replay_.set(name, *success);
+        }
+        cursor.expect_end();
+        logger().info("Loaded debug replay from " + *path + " (" + std::to_string(loaded_replay_.size()) +
+                      " iteration(s))");
+    }
+
     until_mode_.reset();
     if (const auto until = args.value("until")) {
         if (*until == "good" || *until == "bad") {
@@ -343,7 +393,29 @@ void IterativeDebugArgs::parse(const ParsedArgs& args) {
     }
 }
 
-IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbacks) const {
+void IterativeDebugArgs::save_replay(const std::string& path) const {
+    std::string text;
+    {
+        json::Writer writer(&text);
+        writer.begin_object();
+        for (const auto& [key, success] : replay_) {
+            // The iteration number is the digits after "_N".
+            std::size_t end = 2;
+            while (end < key.size() && std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
+            writer.key(key).begin_object().key("success").value(success);
+            if (end > 2) {
+                const auto iteration = static_cast<int64_t>(std::stoll(key.substr(2, end - 2)));
+                writer.key("iteration_info").begin_object().key("iteration").value(iteration).end_object();
+            }
+            writer.end_object();
+        }
+        writer.end_object();
+        writer.finish();
+    }
+    write_file_atomically(path, text + "\n");
+}
+
+IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbacks) {
     const auto& checker = required_group<CheckCmdArgs>();
     const auto& sorter = required_group<ArtifactSortArgs>();
     auto try_remove = [](const std::optional<std::string>& path) {
@@ -375,12 +447,31 @@ IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbac
             try_remove(iteration_info_path_);
         }};
 
-        if (callbacks.make_artifact && callbacks.make_artifact(index) == Step::kStop) break;
-        if (iteration_info_path_)
-            write_file_atomically(*iteration_info_path_, "{\n    \"iteration\": " + std::to_string(index) + "\n}");
-
-        const bool success = checker.run_check(iter_artifact_path_);
-        sorter.sort_artifacts(success, "_N" + std::to_string(index) + callbacks.suffix);
+        const std::string key = "_N" + std::to_string(index) + callbacks.suffix;
+        bool success;
+        if (const bool* recorded = loaded_replay_.find(key)) {
+            success = *recorded;
+            logger().info(std::string("Loading iteration information from debug replay: success=") +
+                          (success ? "True" : "False"));
+        } else {
+            if (callbacks.make_artifact && callbacks.make_artifact(index) == Step::kStop) break;
+            if (iteration_info_path_)
+                write_file_atomically(*iteration_info_path_, "{\n    \"iteration\": " + std::to_string(index) + "\n}");
+            // Saved first with the iteration failed: if the check takes the machine down, loading
+            // this file skips past it.
+            if (save_replay_path_) {
+                replay_.set(key, false);
+                const fs::path path(*save_replay_path_);
+                save_replay((path.parent_path() / (path.stem().string() + "_skip_current" + path.extension().string())).string());
+            }
+            success = checker.run_check(iter_artifact_path_);
+            sorter.sort_artifacts(success, key);
+        }
+        replay_.set(key, success);
+        if (save_replay_path_) {
+            save_replay(*save_replay_path_);
+            logger().info("Saving debug replay to " + *save_replay_path_);
+        }
 
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
         summary.iterations = index + 1;

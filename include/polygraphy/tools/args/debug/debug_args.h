@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "polygraphy/common/ordered_map.h"
 #include "polygraphy/common/subprocess.h"
 #include "polygraphy/tools/args/arg_group.h"
 
@@ -85,7 +86,14 @@ private:
 /// Iterative Debugging: `--iter-artifact/--intermediate-artifact PATH` (tools that write one per
 /// iteration; refused when it exists already), `--no-remove-intermediate`,
 /// `--iter-info/--iteration-info PATH` (JSON {"iteration": i} written before each check),
-/// `--until {good,bad,N}` (repeat). Needs CheckCmdArgs and ArtifactSortArgs.
+/// `--until {good,bad,N}` (repeat), `--load-debug-replay PATH` (iterations recorded there take the
+/// recorded verdict instead of running the check), `--save-debug-replay PATH` (the verdicts so far,
+/// rewritten after each iteration, plus `<stem>_skip_current<ext>` written before each check with
+/// that iteration marked failed, to skip past a check that crashes the machine). Unlike Polygraphy,
+/// no replay is saved unless asked for. Needs CheckCmdArgs and ArtifactSortArgs.
+///
+/// Replay JSON: {"_N0_outputs": {"success": false, "iteration_info": {"iteration": 0}}, ...}, keys
+/// being "_N<iteration><suffix>"; Polygraphy's older [success, extra] entries are read too.
 class IterativeDebugArgs : public ArgGroup {
 public:
     struct Config {
@@ -123,7 +131,8 @@ public:
     /// `PASSED/FAILED | Iteration i | Duration ...`, advance; then `Finished N iteration(s) |
     /// Passed: p/N | Pass Rate: x%`. The intermediate artifact and iteration info are removed after
     /// each iteration unless --no-remove-intermediate.
-    Summary iterate(const Callbacks& callbacks) const;
+    /// Verdicts recorded by earlier iterate() calls of this session are kept (and saved) too.
+    Summary iterate(const Callbacks& callbacks);
 
 private:
     Config config_;
@@ -133,6 +142,11 @@ private:
     // --until: "good", "bad", or the number of iterations.
     std::optional<std::string> until_mode_;
     std::size_t until_count_ = 0;
+    std::optional<std::string> save_replay_path_;
+    OrderedMap<bool> loaded_replay_;  // from --load-debug-replay
+    OrderedMap<bool> replay_;         // verdicts of this session (loaded ones included)
+
+    void save_replay(const std::string& path) const;
 };
 
 }  // namespace polygraphy::tools
