@@ -298,6 +298,21 @@ TEST(DebugReduce, WithInspectModelAndFailRegex) {
                                         POLYGRAPHY_CLI_PATH, "inspect", "model", artifact, "--show", "layers"});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     expect_target_alone(dir.file("reduced.onnx"));
+
+    // On the branching model, by node name (inspect lists `Node i    | <name> [Op: ...]`).
+    for (const std::string target : {"cross", "b2", "m0"}) {
+        SCOPED_TRACE(target);
+        TempDir branch_dir;
+        branching_model(target).save(branch_dir.file("model.onnx"));
+        const std::string branch_artifact = branch_dir.file("polygraphy_debug.onnx");
+        const auto branch = run_polygraphy({"debug", "reduce", branch_dir.file("model.onnx"), "-o",
+                                            branch_dir.file("reduced.onnx"), "--iter-artifact", branch_artifact,
+                                            "--fail-regex", std::string(kTarget) + " \\[Op: ", "--check",
+                                            POLYGRAPHY_CLI_PATH, "inspect", "model", branch_artifact, "--show", "layers"});
+        ASSERT_EQ(branch.exit_code, 0) << branch.output;
+        expect_target_alone(branch_dir.file("reduced.onnx"));
+        EXPECT_LE(count_of(branch.output, "Running check command:"), 1 + 2 * ceil_log2(12));
+    }
 }
 
 TEST(DebugReduce, IterationModelsCanBeSortedAsArtifacts) {
