@@ -6,10 +6,12 @@
 #include "polygraphy/tools/args/backend/ref/runner.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
 #include "polygraphy/tools/check/check.h"
+#include "polygraphy/tools/convert/convert.h"
 #include "polygraphy/tools/data/data.h"
 #include "polygraphy/tools/debug/debug.h"
 #include "polygraphy/tools/inspect/inspect.h"
 #include "polygraphy/tools/run/run.h"
+#include "polygraphy/tools/surgeon/surgeon.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -24,8 +26,10 @@ std::vector<ExtensionModule>& module_registry() {
 std::vector<std::unique_ptr<Tool>> make_tools() {
     std::vector<std::unique_ptr<Tool>> tools;
     tools.push_back(std::make_unique<RunTool>());
+    tools.push_back(std::make_unique<ConvertTool>());
     tools.push_back(std::make_unique<InspectTool>());
     tools.push_back(std::make_unique<CheckTool>());
+    tools.push_back(std::make_unique<SurgeonTool>());
     tools.push_back(std::make_unique<DebugTool>());
     tools.push_back(std::make_unique<DataTool>());
 

@@ -253,7 +253,9 @@ std::vector<std::unique_ptr<ArgGroup>> ReduceTool::subscriptions() {
         IterativeDebugArgs::Config{std::string("polygraphy_debug.onnx"), false}));
     groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, "model-inputs"}));
     groups.push_back(std::make_unique<OnnxSaveArgs>());
-    groups.push_back(std::make_unique<OnnxLoadArgs>());
+    groups.push_back(std::make_unique<OnnxInferShapesArgs>(OnnxInferShapesArgs::Config{true, true}));
+    // `--outputs/--exclude-outputs` as in Polygraphy's reduce; -o is the reduced model, not the loaded one.
+    groups.push_back(std::make_unique<OnnxLoadArgs>(OnnxLoadArgs::Config{std::string(), false}));
     groups.push_back(std::make_unique<DataLoaderArgs>());
     return groups;
 }
@@ -280,9 +282,6 @@ std::vector<OptionSpec> ReduceTool::tool_options() const {
                   "'linear' will delete one node at a time. 'linear' mode may be significantly slower, but can offer "
                   "better results in models with branches. One strategy is to use 'bisect' first, and then further "
                   "reduce the result with 'linear'. Defaults to 'bisect'."),
-        Option({"--no-shape-inference"})
-            .kind(OptionKind::kFlag)
-            .help("Do not run shape inference on the model before reducing it (it runs by default)."),
         Option({"--freeze-inputs"})
             .kind(OptionKind::kFlag)
             .help("Store the values of intermediate tensors that a subgraph reads as initializers of the subgraph "
@@ -317,10 +316,8 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
     options.reduce_outputs = !args.flag("no_reduce_outputs");
     const bool freeze_inputs = args.flag("freeze_inputs");
 
-    // Load (without the loader chain's saving: -o is the reduced model here).
-    OnnxModel model = onnx_from_path(*model_args.path(), load_args.external_data_dir(), load_args.ignore_external_data());
-    if (load_args.outputs() || !load_args.exclude_outputs().empty())
-        model = modify_outputs(model, load_args.outputs().value_or(std::vector<std::string>{}), load_args.exclude_outputs());
+    const auto& infer_args = arg_group<OnnxInferShapesArgs>();
+    OnnxModel model = load_args.onnx_loader()();
     const int num_orig_nodes = model->graph().node_size();
 
     if (!model_args.input_shapes().empty()) {
@@ -331,10 +328,12 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
     }
 
     logger().info("Folding constants in the model before reducing it");
-    fold_constants(*model);
+    FoldConstantsOptions fold_options;
+    fold_options.infer_shapes = infer_args.do_shape_inference();
+    fold_constants(*model, fold_options);
     cleanup(*model);
     toposort(*model);
-    if (!args.flag("no_shape_inference")) infer_shapes(*model);
+    infer_args.infer_shapes(*model);
 
     const TensorMetadata input_metadata = get_onnx_input_metadata(model->graph());
     bool dynamic = false;
@@ -418,7 +417,7 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
             logger().warning("It looks like this model could potentially be reduced further.\nYou may want to reduce " +
                              *save_args.path() + " again using --mode=linear. ");
         logger().info("Minimum Bad Model:\n" + model_summary(*reduced) + "\n\n");
-        save_onnx(*reduced, *save_args.path());
+        save_args.save(*reduced);
     }
     if (min_good_path) {
         const auto good = reducer.best_good();

@@ -402,6 +402,19 @@ TEST(DebugReduce, DebugReplaySkipsRecordedIterations) {
     EXPECT_THAT(bad.output, HasSubstr("debug replay entry '_N0_original' has no verdict"));
 }
 
+TEST(DebugReduce, OutputsOptionAndNoShapeInference) {
+    // --outputs re-marks the model's outputs before reducing (nodes after t3 go away).
+    TempDir dir;
+    chain_model(10, 2).save(dir.file("model.onnx"));
+    const std::string artifact = dir.file("polygraphy_debug.onnx");
+    const auto result = run_polygraphy(concat({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced.onnx"),
+                                               "--iter-artifact", artifact, "--outputs", "t3", "--no-shape-inference"},
+                                              contains_target_check(artifact)));
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("| Nodes: 4 of 4 |"));
+    expect_target_alone(dir.file("reduced.onnx"));
+}
+
 TEST(DebugReduce, ModelWithoutFailureIsAnError) {
     TempDir dir;
     chain_model(6, 2).save(dir.file("model.onnx"));

@@ -101,12 +101,36 @@ enum class ShapeInferenceMethod {
 /// (dims that differ between two runs with different input values are left dynamic). Never throws
 /// because an IR version or opset is unknown to libonnx: when nothing applies it logs a warning and
 /// returns kNone. Existing value_info entries for tensors that are inferred are replaced.
-ShapeInferenceMethod infer_shapes(onnx::ModelProto& model);
+/// `force_runtime` skips libonnx (Polygraphy's --force-fallback-shape-inference).
+ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime = false);
 
 /// Sets the declared shapes of graph inputs, then drops stale value_info and output shapes and
 /// re-infers shapes. Throws PolygraphyException for a name that is not a graph input (or is an
 /// initializer) and for a shape whose rank differs from the declared rank of that input.
 void override_input_shapes(onnx::ModelProto& model, const OrderedMap<DynShape>& shapes);
+
+struct Fp16Options {
+    /// Keep float32 graph inputs and outputs (Casts at the boundary); false: declare them float16.
+    bool keep_io_types = true;
+    /// Op types to keep in float32, in addition to kFp16DefaultBlockList.
+    std::vector<std::string> op_block_list;
+};
+
+/// Ops that compute in float32 after conversion (fp16 unsupported or too inaccurate for them).
+extern const std::vector<std::string> kFp16DefaultBlockList;
+
+struct Fp16Stats {
+    std::size_t initializers_converted = 0;
+    std::size_t nodes_in_fp32 = 0;  ///< blocked nodes (kept in float32)
+    std::size_t casts_inserted = 0;
+};
+
+/// Converts float32 weights and activations to float16 (Polygraphy's --fp-to-fp16). Types come
+/// from infer_shapes(). Blocked ops (the default list, the extra ones, other domains, nodes with
+/// subgraphs) stay in float32 with Casts around them; tensors read by subgraph bodies stay float32.
+/// Cast(to=float) becomes Cast(to=float16), Constant and ConstantOfShape values are converted.
+/// Initializers that are also graph inputs keep their type.
+Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options = {});
 
 /// Options for saving with external data (`--save-external-data`, `--external-data-size-threshold`).
 struct ExternalDataOptions {
