@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -68,6 +69,44 @@ struct SpawnSetup {
     SpawnSetup& operator=(const SpawnSetup&) = delete;
 };
 
+// The command runs in its own process group (so a timeout can kill everything it started), which
+// also shields it from the terminal's Ctrl-C. While it runs, SIGINT and SIGTERM sent to this process
+// are therefore caught, the command's group is killed, and the signal is raised again once the
+// command is reaped, so that interrupting the tool never leaves the command running.
+volatile std::sig_atomic_t g_interrupt_signal = 0;
+
+extern "C" void record_interrupt(int signal_number) {
+    g_interrupt_signal = signal_number;
+}
+
+class InterruptForwarding {
+public:
+    InterruptForwarding() {
+        g_interrupt_signal = 0;
+        for (std::size_t i = 0; i < 2; ++i) {
+            struct sigaction action{};
+            action.sa_handler = record_interrupt;
+            sigemptyset(&action.sa_mask);
+            installed_[i] = ::sigaction(kSignals[i], nullptr, &previous_[i]) == 0 &&
+                            previous_[i].sa_handler != SIG_IGN &&  // ignored signals stay ignored
+                            ::sigaction(kSignals[i], &action, nullptr) == 0;
+        }
+    }
+    ~InterruptForwarding() {
+        for (std::size_t i = 0; i < 2; ++i)
+            if (installed_[i]) ::sigaction(kSignals[i], &previous_[i], nullptr);
+    }
+    InterruptForwarding(const InterruptForwarding&) = delete;
+    InterruptForwarding& operator=(const InterruptForwarding&) = delete;
+
+    static int pending() { return g_interrupt_signal; }
+
+private:
+    static constexpr int kSignals[2] = {SIGINT, SIGTERM};
+    struct sigaction previous_[2]{};
+    bool installed_[2] = {false, false};
+};
+
 }  // namespace
 
 std::string ProcessResult::describe() const {
@@ -114,6 +153,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::optional<do
     for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
 
+    std::optional<InterruptForwarding> forwarding;
+    forwarding.emplace();
     pid_t pid = -1;
     const int spawn_error = ::posix_spawnp(&pid, argv[0].c_str(), &setup.actions, &setup.attributes, args.data(), environ);
     if (spawn_error != 0)
@@ -135,7 +176,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::optional<do
     std::string* sinks[2] = {&result.stdout_text, &result.stderr_text};
     Fd* sources[2] = {&out_read, &err_read};
     char buffer[65536];
+    bool interrupted = false;
+    auto kill_on_interrupt = [&] {
+        if (!interrupted && InterruptForwarding::pending()) {
+            ::kill(-pid, SIGKILL);
+            interrupted = true;
+            if (!drain_deadline) drain_deadline = Clock::now() + std::chrono::seconds(1);
+        }
+    };
     while (out_read.get() >= 0 || err_read.get() >= 0) {
+        kill_on_interrupt();
         int wait_ms = -1;
         const auto now = Clock::now();
         const auto limit = drain_deadline ? drain_deadline : deadline;
@@ -151,6 +201,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::optional<do
             wait_ms = static_cast<int>(
                 std::chrono::duration_cast<std::chrono::milliseconds>(*limit - now).count() + 1);
         }
+        // Wake up now and then: an interrupt that lands just before poll() must not wait for output.
+        if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
         pollfd fds[2];
         nfds_t count = 0;
         int which[2];
@@ -183,20 +235,27 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::optional<do
     // The streams may close before the command ends (it closed them itself): keep the time limit.
     int status = 0;
     for (;;) {
-        const bool poll_only = deadline && !result.timed_out;
+        kill_on_interrupt();
+        const bool poll_only = (deadline && !result.timed_out) || (!interrupted && !result.timed_out);
         const pid_t done = ::waitpid(pid, &status, poll_only ? WNOHANG : 0);
         if (done == pid) break;
         if (done < 0) {
             if (errno == EINTR) continue;
             break;
         }
-        if (Clock::now() >= *deadline) {
+        if (deadline && Clock::now() >= *deadline) {
             ::kill(-pid, SIGKILL);
             result.timed_out = true;
             result.timeout_seconds = *timeout_seconds;
             continue;
         }
         ::usleep(10000);
+    }
+    if (interrupted) {
+        // Let the interruption take its ordinary course now that the command is gone.
+        const int signal_number = InterruptForwarding::pending();
+        forwarding.reset();
+        ::raise(signal_number);
     }
     if (!result.timed_out) {
         if (WIFEXITED(status))

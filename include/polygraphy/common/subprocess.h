@@ -30,6 +30,9 @@ struct ProcessResult {
 /// most `max_capture_bytes` (the rest is read and dropped). A child that crashes or is killed is a
 /// result, never an exception. Throws PolygraphyException naming the command when it cannot be
 /// started (not found, not executable, empty argv) and for a timeout that is not positive.
+/// While the command runs, SIGINT/SIGTERM to this process (unless ignored) kill the command's
+/// group first and are then raised again, so interrupting the caller never orphans the command.
+/// Call from one thread at a time (signal dispositions are process-wide).
 ProcessResult run_process(const std::vector<std::string>& argv, std::optional<double> timeout_seconds = std::nullopt,
                           std::size_t max_capture_bytes = std::size_t{64} << 20);
 

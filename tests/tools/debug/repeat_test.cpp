@@ -121,6 +121,20 @@ TEST(DebugRepeat, IterationInfoIsWrittenForTheCheck) {
     EXPECT_FALSE(fs::exists(dir.file("info.json")));
 }
 
+TEST(DebugRepeat, InterruptingTheToolEndsTheCheckCommand) {
+    // The check runs in its own process group; a SIGTERM to the tool must still end it.
+    TempDir dir;
+    const std::string pidfile = dir.file("pid");
+    const std::string script =
+        std::string(POLYGRAPHY_CLI_PATH) + " debug repeat --until 1 --check sh -c 'echo $$ > " + pidfile +
+        "; exec sleep 30' & TOOL=$!; for i in $(seq 200); do test -s " + pidfile +
+        " && break; sleep 0.05; done; kill -TERM $TOOL; wait $TOOL; echo tool=$?; if kill -0 $(cat " + pidfile +
+        ") 2>/dev/null; then echo CHECK-ALIVE; kill $(cat " + pidfile + "); else echo CHECK-GONE; fi";
+    const auto result = testing::run_command(script);
+    EXPECT_THAT(result.output, HasSubstr("tool=143"));
+    EXPECT_THAT(result.output, HasSubstr("CHECK-GONE"));
+}
+
 TEST(DebugRepeat, MissingArtifactIsReportedAndSkipped) {
     TempDir dir;
     const auto result = run_polygraphy({"debug", "repeat", "--until", "1", "--artifacts", dir.file("none.txt"),
