@@ -8,6 +8,7 @@
 #include "polygraphy/tools/check/check.h"
 #include "polygraphy/tools/convert/convert.h"
 #include "polygraphy/tools/data/data.h"
+#include "polygraphy/tools/debug/debug.h"
 #include "polygraphy/tools/inspect/inspect.h"
 #include "polygraphy/tools/run/run.h"
 #include "polygraphy/tools/surgeon/surgeon.h"
@@ -29,6 +30,7 @@ std::vector<std::unique_ptr<Tool>> make_tools() {
     tools.push_back(std::make_unique<InspectTool>());
     tools.push_back(std::make_unique<CheckTool>());
     tools.push_back(std::make_unique<SurgeonTool>());
+    tools.push_back(std::make_unique<DebugTool>());
     tools.push_back(std::make_unique<DataTool>());
     for (const auto& module : extension_modules())
         if (module.tools)
