@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include <onnx/onnx-data_pb.h>
+
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/runner.h"
@@ -96,6 +98,74 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected) {
     return "";
 }
 
+std::string read_bytes(const fs::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << file.rdbuf();
+    return bytes.str();
+}
+
+ref::Value value_from_sequence_proto(const onnx::SequenceProto& proto) {
+    if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != onnx::SequenceProto::UNDEFINED)
+        throw UnsupportedError("only sequences of tensors are supported");
+    std::vector<Tensor> elements;
+    for (const auto& tensor : proto.tensor_values()) elements.push_back(tensor_from_proto(tensor));
+    const DataType dtype = elements.empty() ? DataType::kFloat32 : elements.front().dtype();
+    return ref::Value::sequence(dtype, std::move(elements));
+}
+
+// Reads input_N.pb / output_N.pb: a TensorProto, or a SequenceProto / OptionalProto when the
+// graph declares that type for the value.
+ref::Value value_from_file(const fs::path& path, const onnx::TypeProto* type, std::string* name) {
+    const bool sequence = type && type->has_sequence_type();
+    const bool optional = type && type->has_optional_type();
+    if (!sequence && !optional) {
+        Tensor tensor = tensor_from_pb_file(path.string(), name);
+        // Some suites store bfloat16 values as uint16 bit patterns: reinterpret them when the graph
+        // declares bfloat16.
+        if (type && type->has_tensor_type() && type->tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 &&
+            tensor.dtype() == DataType::kUInt16)
+            tensor = Tensor::from_bytes(DataType::kBFloat16, tensor.shape(), tensor.data(), tensor.nbytes());
+        return ref::Value(tensor);
+    }
+    const std::string bytes = read_bytes(path);
+    if (sequence) {
+        onnx::SequenceProto proto;
+        if (!proto.ParseFromString(bytes)) throw PolygraphyException(path.string() + " is not a valid SequenceProto");
+        if (name) *name = proto.name();
+        return value_from_sequence_proto(proto);
+    }
+    onnx::OptionalProto proto;
+    if (!proto.ParseFromString(bytes)) throw PolygraphyException(path.string() + " is not a valid OptionalProto");
+    if (name) *name = proto.name();
+    if (proto.has_tensor_value()) return ref::Value(tensor_from_proto(proto.tensor_value()));
+    if (proto.has_sequence_value()) return value_from_sequence_proto(proto.sequence_value());
+    return ref::Value::empty_optional();
+}
+
+std::string compare_values(const ref::Value& actual, const ref::Value& expected) {
+    if (actual.kind() != expected.kind())
+        return std::string(actual.kind_name()) + " != expected " + expected.kind_name();
+    if (actual.is_tensor()) return compare_tensors(actual.tensor(), expected.tensor());
+    if (actual.is_sequence()) {
+        if (actual.elements().size() != expected.elements().size())
+            return "sequence length " + std::to_string(actual.elements().size()) + " != expected " +
+                   std::to_string(expected.elements().size());
+        for (std::size_t i = 0; i < actual.elements().size(); ++i) {
+            const std::string difference = compare_tensors(actual.elements()[i], expected.elements()[i]);
+            if (!difference.empty()) return "sequence element " + std::to_string(i) + ": " + difference;
+        }
+    }
+    return "";
+}
+
+const onnx::TypeProto* declared_type(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& infos,
+                                     const std::string& name) {
+    for (const auto& info : infos)
+        if (info.name() == name && info.has_type()) return &info.type();
+    return nullptr;
+}
+
 // Runs one case in this process; returns "" on success or the failure reason.
 std::string run_case(const fs::path& case_dir) {
     try {
@@ -110,30 +180,35 @@ std::string run_case(const fs::path& case_dir) {
         std::sort(data_sets.begin(), data_sets.end());
         if (data_sets.empty()) return "no test_data_set folders";
         for (const auto& data_set : data_sets) {
-            TensorMap feed;
+            ref::Session::ValueMap feed;
             const auto input_files = numbered_files(data_set, "input_");
-            // Input files follow the graph's input order; a proto name, when present, wins.
+            // Input files follow the graph's input order; a proto name, when present, wins. The
+            // graph's declared type says whether a file holds a tensor, a sequence or an optional.
             for (std::size_t k = 0; k < input_files.size(); ++k) {
+                const onnx::TypeProto* type =
+                    k < inputs.size() ? declared_type(model->graph().input(), inputs[k].first) : nullptr;
                 std::string name;
-                Tensor tensor = tensor_from_pb_file(input_files[k].string(), &name);
+                ref::Value value = value_from_file(input_files[k], type, &name);
                 if (name.empty() || !inputs.contains(name)) {
                     if (k >= inputs.size()) return "more input files than graph inputs";
                     name = inputs[k].first;
                 }
-                feed.set(name, tensor);
+                feed.set(name, value);
             }
-            TensorMap results = session.run(feed);
+            ref::Session::ValueMap results = session.run_values(feed);
             const auto output_files = numbered_files(data_set, "output_");
             for (std::size_t k = 0; k < output_files.size(); ++k) {
+                const onnx::TypeProto* type =
+                    k < outputs.size() ? declared_type(model->graph().output(), outputs[k].first) : nullptr;
                 std::string name;
-                Tensor expected = tensor_from_pb_file(output_files[k].string(), &name);
+                ref::Value expected = value_from_file(output_files[k], type, &name);
                 if (name.empty() || !results.contains(name)) {
                     if (k >= outputs.size()) return "more output files than graph outputs";
                     name = outputs[k].first;
                 }
-                const Tensor* actual = results.find(name);
+                const ref::Value* actual = results.find(name);
                 if (!actual) return "output '" + name + "' was not produced";
-                const std::string difference = compare_tensors(*actual, expected);
+                const std::string difference = compare_values(*actual, expected);
                 if (!difference.empty())
                     return data_set.filename().string() + " output '" + name + "': " + difference;
             }

@@ -13,6 +13,7 @@
 #include "backend/ref/ops/broadcast.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/small_types.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -773,8 +774,13 @@ std::string number_to_string(double value, DataType source) {
     return text;
 }
 
-Tensor cast_tensor(const NodeInfo& node, const Tensor& input, DataType to) {
+Tensor cast_tensor(const NodeInfo& node, const Tensor& input, DataType to, bool saturate = true) {
     if (input.dtype() == to) return input;
+    if ((is_float8(to) || is_int4(to)) && input.dtype() != DataType::kString) {
+        if (input.dtype() == DataType::kComplex64 || input.dtype() == DataType::kComplex128)
+            unsupported_dtype(node, input.dtype());
+        return cast_to_small_type(input, to, saturate);
+    }
     if (to == DataType::kString) {
         Tensor result(DataType::kString, input.shape());
         auto& out = result.strings();
@@ -836,29 +842,47 @@ DataType cast_target(const NodeInfo& node) {
     return dtype;
 }
 
+// Opset 19's 'saturate' (float8 targets only): 1 clamps out-of-range values to the largest finite value.
+bool saturate_attr(const NodeInfo& node) {
+    if (node.opset() < 19) return true;
+    const int64_t saturate = node.attr_int("saturate", 1);
+    if (saturate != 0 && saturate != 1)
+        node.fail(fmt::format("attribute 'saturate' must be 0 or 1, but it is {}", saturate));
+    return saturate == 1;
+}
+
 class CastKernel final : public Kernel {
 public:
-    explicit CastKernel(const NodeInfo& node) : to_(cast_target(node)) {}
+    explicit CastKernel(const NodeInfo& node) : to_(cast_target(node)), saturate_(saturate_attr(node)) {}
     void compute(KernelContext& ctx) const override {
-        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), to_));
+        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), to_, saturate_));
     }
 
 private:
     DataType to_;
+    bool saturate_;
 };
 
 class CastLikeKernel final : public Kernel {
 public:
-    explicit CastLikeKernel(const NodeInfo&) {}
+    explicit CastLikeKernel(const NodeInfo& node) : saturate_(saturate_attr(node)) {}
     void compute(KernelContext& ctx) const override {
-        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), ctx.required_input(1).dtype()));
+        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), ctx.required_input(1).dtype(), saturate_));
     }
+
+private:
+    bool saturate_;
 };
 
 class IdentityKernel final : public Kernel {
 public:
     explicit IdentityKernel(const NodeInfo&) {}
-    void compute(KernelContext& ctx) const override { ctx.set_output(0, ctx.required_input(0)); }
+    // Any value: tensors, sequences (opset 14+) and optionals (opset 16+) pass through.
+    void compute(KernelContext& ctx) const override {
+        Value value = ctx.input_value(0);
+        if (!value.defined()) ctx.node().fail("required input 0 is missing");
+        ctx.set_output_value(0, std::move(value));
+    }
 };
 
 /// Inference-mode Dropout: the output is the input; the optional mask is all ones.
@@ -921,7 +945,9 @@ struct QuantLayout {
 QuantLayout quant_layout(const NodeInfo& node, const Tensor& x, const Tensor& scale, const Tensor* zero_point,
                          int64_t axis_attr, int64_t block_size) {
     QuantLayout layout;
-    if (zero_point && zero_point->shape() != scale.shape())
+    // A one-element zero point goes with a one-element scale whatever their ranks.
+    if (zero_point && zero_point->shape() != scale.shape() &&
+        !(zero_point->numel() == 1 && scale.numel() == 1 && zero_point->rank() <= 1 && scale.rank() <= 1))
         node.fail(fmt::format("zero point of shape {} must have the shape of the scale {}",
                               shape_to_string(zero_point->shape()), shape_to_string(scale.shape())));
     const bool scalar = scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1 && block_size == 0);
@@ -986,7 +1012,8 @@ public:
     explicit QuantizeLinearKernel(const NodeInfo& node)
         : axis_(node.opset() >= 13 ? node.attr_int("axis", 1) : 1),
           block_size_(node.opset() >= 21 ? node.attr_int("block_size", 0) : 0),
-          output_dtype_(node.opset() >= 21 ? static_cast<int32_t>(node.attr_int("output_dtype", 0)) : 0) {
+          output_dtype_(node.opset() >= 21 ? static_cast<int32_t>(node.attr_int("output_dtype", 0)) : 0),
+          saturate_(saturate_attr(node)) {
         if (block_size_ < 0) node.fail(fmt::format("attribute 'block_size' must be >= 0, got {}", block_size_));
     }
 
@@ -1001,6 +1028,10 @@ public:
             out_dtype = zp->dtype();
         else if (output_dtype_ != 0)
             out_dtype = dtype_from_onnx(output_dtype_);
+        if (is_float8(out_dtype)) {
+            ctx.set_output(0, quantize_float8(node, x0, scale0, zp, out_dtype));
+            return;
+        }
         // Not a structured binding: clang before 16 cannot capture those in the lambda below.
         const auto range = quant_range(out_dtype);
         const double lo = range.first, hi = range.second;
@@ -1017,12 +1048,31 @@ public:
             if (zp) value += zero.data_as<double>()[scale_index];
             out[index] = std::isnan(value) ? 0.0 : std::min(hi, std::max(lo, value));
         });
-        ctx.set_output(0, q.cast(out_dtype));
+        ctx.set_output(0, is_int4(out_dtype) ? cast_to_small_type(q, out_dtype, true) : q.cast(out_dtype));
     }
 
 private:
+    // Float8 outputs: x / scale (+ zero point) rounded to the float8 type, saturating per the attribute.
+    Tensor quantize_float8(const NodeInfo& node, const Tensor& x0, const Tensor& scale0, const Tensor* zp,
+                           DataType out_dtype) const {
+        const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
+        const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);
+        const Tensor zero = zp ? zp->cast(DataType::kFloat32) : Tensor();
+        Tensor q(out_dtype, x.shape());
+        const float* in = x.data_as<float>();
+        const float* s = scale.data_as<float>();
+        auto* out = static_cast<uint8_t*>(q.data());
+        for_each_quant_element(layout, [&](int64_t index, int64_t scale_index) {
+            float value = in[index] / s[scale_index];
+            if (zp) value += zero.data_as<float>()[scale_index];
+            out[index] = double_to_float8(value, out_dtype, saturate_);
+        });
+        return q;
+    }
+
     int64_t axis_, block_size_;
     int32_t output_dtype_;
+    bool saturate_;
 };
 
 class DequantizeLinearKernel final : public Kernel {
@@ -1040,7 +1090,7 @@ public:
         const Tensor* zp = ctx.input(2);
         if (zp && !zp->defined()) zp = nullptr;
         const auto [lo, hi] = quant_range(x0.dtype());
-        if (lo > hi) unsupported_dtype(node, x0.dtype(), "quantized input");
+        if (lo > hi && !is_float8(x0.dtype())) unsupported_dtype(node, x0.dtype(), "quantized input");
         if (zp) require_same_dtype(node, x0, *zp, "x and x_zero_point");
         const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
         const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);
