@@ -166,11 +166,44 @@ const onnx::TypeProto* declared_type(const google::protobuf::RepeatedPtrField<on
     return nullptr;
 }
 
+// Operators whose outputs are random: their values cannot match the generator that made the test
+// data, so outputs of models that use them are compared by dtype, shape and range only (every value
+// within the expected values' [min, max]), as the rule for random operators says.
+bool uses_random_ops(const onnx::GraphProto& graph) {
+    static const std::set<std::string> kRandom = {"Bernoulli",         "Multinomial",      "RandomNormal",
+                                                  "RandomNormalLike",  "RandomUniform",    "RandomUniformLike"};
+    for (const auto& node : graph.node())
+        if (kRandom.contains(node.op_type())) return true;
+    return false;
+}
+
+std::string compare_random(const ref::Value& actual, const ref::Value& expected) {
+    if (!actual.is_tensor() || !expected.is_tensor()) return compare_values(actual, expected);
+    const Tensor& a = actual.tensor();
+    const Tensor& e = expected.tensor();
+    if (a.dtype() != e.dtype() || a.shape() != e.shape() || a.dtype() == DataType::kString)
+        return compare_tensors(a, e);
+    double low = 0, high = 0;
+    for (int64_t i = 0; i < e.numel(); ++i) {
+        const double v = e.value_as_double(i);
+        low = i == 0 ? v : std::min(low, v);
+        high = i == 0 ? v : std::max(high, v);
+    }
+    for (int64_t i = 0; i < a.numel(); ++i) {
+        const double v = a.value_as_double(i);
+        if (!(v >= low && v <= high))
+            return "random value at flat index " + std::to_string(i) + " (" + std::to_string(v) +
+                   ") is outside the expected range [" + std::to_string(low) + ", " + std::to_string(high) + "]";
+    }
+    return "";
+}
+
 // Runs one case in this process; returns "" on success or the failure reason.
 std::string run_case(const fs::path& case_dir) {
     try {
         OnnxModel model = onnx_from_path((case_dir / "model.onnx").string());
         ref::Session session(*model);
+        const bool random = uses_random_ops(model->graph());
         const TensorMetadata& inputs = session.input_metadata();
         const TensorMetadata& outputs = session.output_metadata();
         std::vector<fs::path> data_sets;
@@ -208,7 +241,8 @@ std::string run_case(const fs::path& case_dir) {
                 }
                 const ref::Value* actual = results.find(name);
                 if (!actual) return "output '" + name + "' was not produced";
-                const std::string difference = compare_values(*actual, expected);
+                const std::string difference =
+                    random ? compare_random(*actual, expected) : compare_values(*actual, expected);
                 if (!difference.empty())
                     return data_set.filename().string() + " output '" + name + "': " + difference;
             }
@@ -271,6 +305,38 @@ std::map<std::string, std::string> read_expected(const std::string& path) {
     return expected;
 }
 
+// Cause of a failure for the expected-failures file: (group title, note replacing the raw message or
+// "" to keep it). Known causes are matched on the case name; the rest on the message.
+std::pair<std::string, std::string> classify(const std::string& key, const std::string& reason) {
+    auto contains = [&](const char* text) { return key.find(text) != std::string::npos; };
+    if (reason.find("ai.onnx.preview.training") != std::string::npos)
+        return {"Training operators (ai.onnx.preview.training): excluded by design", ""};
+    if (contains("test_qlinearmatmul_") && contains("int8"))
+        return {"Test data disagrees with the spec",
+                "expected int8 output wraps around (numpy astype); the QLinearMatMul spec saturates to [-128, 127]"};
+    if ((contains("test_cast_") || contains("test_castlike_")) && (contains("_to_INT4") || contains("_to_UINT4")))
+        return {"Test data disagrees with the spec",
+                "expected output clamps out-of-range values to the 4-bit range; the runtime applies the spec's rule "
+                "for integer Cast targets to int4/uint4 too (truncate toward zero, keep the low 4 bits), with no "
+                "saturation"};
+    if (contains("test_dft_inverse"))
+        return {"Expected output carries rounding noise beyond the tolerance",
+                "the reference's float32 FFT leaves 1.9e-07 where the exact value is 0, more than the absolute "
+                "tolerance 1e-07 (" + reason + ")"};
+    if (contains("test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True"))
+        return {"Test data and runtime differ where the spec is silent",
+                "the expected count_include_pad divisor also counts the taps of the ceil-mode overhang past the input "
+                "(5 where 4 taps lie in the input); the runtime counts explicit padding only, as PyTorch does"};
+    if (contains("test_image_decoder"))
+        return {"Not implemented: ImageDecoder for JPEG, PNG, TIFF, WebP and JPEG 2000 (BMP and PNM are decoded; "
+                "the others need codecs this project does not depend on)",
+                ""};
+    if (contains("test_training_dropout"))
+        return {"Random values: training-mode Dropout draws its mask from the reference's generator", ""};
+    if (reason.rfind("Unsupported operators:", 0) == 0) return {"Not implemented", ""};
+    return {"Wrong result", ""};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -321,10 +387,24 @@ int main(int argc, char** argv) {
     }
 
     if (update) {
-        std::ofstream out(expected_path);
-        out << "# Conformance cases the built-in runtime does not pass, with the reason. Generated by\n"
-               "# polygraphy_conformance --update; a case leaving or joining this list must be deliberate.\n";
-        for (const auto& [key, reason] : failures) out << key << ": " << reason << "\n";
+        // Grouped by cause, each group under a comment line; known causes replace the raw message.
+        std::map<std::string, std::vector<std::string>> groups;
+        for (const auto& [key, reason] : failures) {
+            const auto [group, note] = classify(key, reason);
+            groups[group].push_back(key + ": " + (note.empty() ? reason : note));
+        }
+        const std::string temporary = expected_path + ".tmp";
+        {
+            std::ofstream out(temporary);
+            out << "# Conformance cases the built-in runtime does not pass, with the reason, grouped by cause.\n"
+                   "# Generated by polygraphy_conformance --update; a case leaving or joining this list must be\n"
+                   "# deliberate.\n";
+            for (const auto& [group, lines] : groups) {
+                out << "\n# " << group << " (" << lines.size() << ")\n";
+                for (const auto& line : lines) out << line << "\n";
+            }
+        }
+        fs::rename(temporary, expected_path);
         std::printf("[I] Wrote %zu expected failures to %s\n", failures.size(), expected_path.c_str());
         return 0;
     }

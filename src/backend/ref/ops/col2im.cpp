@@ -125,14 +125,34 @@ public:
         Shape out_shape{x.shape()[0], x.shape()[1]};
         for (std::size_t d = 0; d < rank; ++d)
             out_shape.push_back((x.shape()[d + 2] - 1) * strides_[d] - (pads_[d] + pads_[rank + d]) + kernel_[d]);
+        // Indices address the default (inferred) output; a larger output_shape keeps their coordinates
+        // (the extra rows and columns stay zero), as ONNX Runtime and the test data do.
+        const Shape inferred = out_shape;
         if (const Tensor* given = context.input(2); given && given->defined()) {
             const std::vector<int64_t> shape = read_ints(node, *given, "output_shape");
             if (shape.size() != out_shape.size())
                 node.fail(fmt::format("output_shape must have {} values, but it has {}", out_shape.size(), shape.size()));
+            for (std::size_t d = 0; d < shape.size(); ++d)
+                if (shape[d] < inferred[d])
+                    node.fail(fmt::format("output_shape {} is smaller than the unpooled shape {}",
+                                          shape_to_string(Shape(shape.begin(), shape.end())), shape_to_string(inferred)));
             out_shape.assign(shape.begin(), shape.end());
         }
         Tensor& y = context.allocate_output(0, x.dtype(), out_shape);
-        const std::vector<int64_t> where = read_ints(node, indices, "I");
+        std::vector<int64_t> where = read_ints(node, indices, "I");
+        const int64_t inferred_count = shape_volume(inferred);
+        if (out_shape != inferred) {
+            for (int64_t& flat : where) {
+                if (flat < 0 || flat >= inferred_count) continue;  // reported below
+                int64_t rest = flat, mapped = 0, stride = 1;
+                for (std::size_t d = inferred.size(); d-- > 0;) {
+                    mapped += (rest % inferred[d]) * stride;
+                    rest /= inferred[d];
+                    stride *= out_shape[d];
+                }
+                flat = mapped;
+            }
+        }
         const std::size_t element = dtype_size(x.dtype());
         if (element == 0) unsupported_dtype(node, x.dtype());
         for (int64_t i = 0; i < x.numel(); ++i) {

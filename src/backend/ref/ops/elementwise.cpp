@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <random>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -776,6 +777,19 @@ std::string number_to_string(double value, DataType source) {
 
 Tensor cast_tensor(const NodeInfo& node, const Tensor& input, DataType to, bool saturate = true) {
     if (input.dtype() == to) return input;
+    if (to == DataType::kBFloat16 && dtype_is_floating(input.dtype()) && !is_float8(input.dtype())) {
+        // The ONNX reference (and its test data) cast to bfloat16 by truncating float32 to its
+        // upper 16 bits; the spec leaves the rounding open.
+        const Tensor wide = input.cast(DataType::kFloat32);
+        Tensor result(DataType::kBFloat16, input.shape());
+        const auto* bits = static_cast<const uint32_t*>(wide.data());
+        auto* out = static_cast<uint16_t*>(result.data());
+        for (int64_t i = 0; i < wide.numel(); ++i) {
+            const bool nan = (bits[i] & 0x7FFFFFFFu) > 0x7F800000u;  // keep NaN a NaN (quiet bit set)
+            out[i] = static_cast<uint16_t>((bits[i] >> 16) | (nan ? 0x0040u : 0u));
+        }
+        return result;
+    }
     if ((is_float8(to) || is_int4(to)) && input.dtype() != DataType::kString) {
         if (input.dtype() == DataType::kComplex64 || input.dtype() == DataType::kComplex128)
             unsupported_dtype(node, input.dtype());
@@ -905,7 +919,11 @@ public:
                 if (training->value_as_double(0) != 0.0) {
                     const Tensor* ratio = ctx.input(1);
                     const double value = ratio && ratio->defined() ? ratio->value_as_double(0) : 0.5;
-                    if (value != 0.0) unsupported(node, "training mode (random dropout) is not supported");
+                    if (value < 0.0 || value >= 1.0) node.fail(fmt::format("ratio must be in [0, 1), got {}", value));
+                    if (value != 0.0) {
+                        train(ctx, x, value);
+                        return;
+                    }
                 }
             }
         }
@@ -919,6 +937,32 @@ public:
                 mask = Tensor::from_doubles(mask.dtype(), x.shape(), std::vector<double>(x.numel(), 1.0));
             }
         }
+    }
+
+private:
+    // Training mode: each element is kept with probability 1 - ratio and scaled by 1 / (1 - ratio).
+    // The 'seed' attribute makes runs repeat (std::mt19937_64); values cannot match other runtimes.
+    static void train(KernelContext& ctx, const Tensor& x, double ratio) {
+        const NodeInfo& node = ctx.node();
+        if (!dtype_is_floating(x.dtype())) unsupported_dtype(node, x.dtype());
+        std::mt19937_64 generator;
+        if (node.has_attr("seed")) {
+            generator.seed(static_cast<uint64_t>(node.attr_int("seed", 0)));
+        } else {
+            std::random_device device;
+            generator.seed((static_cast<uint64_t>(device()) << 32) ^ device());
+        }
+        std::uniform_real_distribution<double> uniform(0.0, 1.0);
+        Tensor y(DataType::kFloat64, x.shape());
+        Tensor mask(DataType::kBool, x.shape());
+        const double scale = 1.0 / (1.0 - ratio);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            const bool keep = uniform(generator) >= ratio;
+            mask.data_as<bool>()[i] = keep;
+            y.data_as<double>()[i] = keep ? x.value_as_double(i) * scale : 0.0;
+        }
+        ctx.set_output(0, y.cast(x.dtype()));
+        if (ctx.num_outputs() > 1) ctx.set_output(1, mask);
     }
 };
 

@@ -32,7 +32,7 @@ void register_control_flow_ops(OpRegistry& registry);  // ops/control_flow.cpp: 
 void register_sequence_ops(OpRegistry& registry);      // ops/sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
 void register_string_ops(OpRegistry& registry);        // ops/strings.cpp: StringNormalizer, StringConcat, StringSplit, RegexFullMatch, TfIdfVectorizer
 void register_recurrent_ops(OpRegistry& registry);     // ops/recurrent.cpp: RNN, GRU, LSTM
-void register_sampling_ops(OpRegistry& registry);      // ops/sampling.cpp: GridSample, AffineGrid
+void register_sampling_ops(OpRegistry& registry);      // ops/sampling.cpp: GridSample, AffineGrid, DeformConv, Random*, Bernoulli, Multinomial
 void register_detection_ops(OpRegistry& registry);     // ops/detection.cpp: NonMaxSuppression, RoiAlign
 void register_quantized_ops(OpRegistry& registry);     // ops/quantized.cpp: QLinearMatMul, QLinearConv, ConvInteger, DynamicQuantizeLinear
 void register_linalg_ops(OpRegistry& registry);        // ops/linalg.cpp: Einsum, Det

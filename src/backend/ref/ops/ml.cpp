@@ -320,7 +320,7 @@ private:
 }  // namespace
 
 void register_ml_ops(OpRegistry& registry) {
-    registry.add(kMl, "LabelEncoder", 1, 4, make_factory<LabelEncoderKernel>());
+    registry.add(kMl, "LabelEncoder", 1, 5, make_factory<LabelEncoderKernel>());
     registry.add(kMl, "Binarizer", 1, 5, make_factory<BinarizerKernel>());
     registry.add(kMl, "ArrayFeatureExtractor", 1, 5, make_factory<ArrayFeatureExtractorKernel>());
     registry.add(kMl, "TreeEnsemble", 5, 5, make_factory<TreeEnsembleKernel>());

@@ -1,9 +1,13 @@
-// Sampling at computed positions: DeformConv (opset 19, 2-D), GridSample (opset 16: 4-D, bilinear/nearest/bicubic; opset 20: N-D,
-// linear/nearest/cubic) and AffineGrid (opset 20, 2-D and 3-D). Computed in double and rounded to
+// Sampling: random values (RandomUniform/Normal and their -Like forms, Bernoulli, Multinomial), and
+// sampling at computed positions: DeformConv (opset 19, 2-D), GridSample (opset 16: 4-D,
+// bilinear/nearest/bicubic; opset 20: N-D, linear/nearest/cubic) and AffineGrid (opset 20, 2-D and
+// 3-D). Computed in double and rounded to
 // the input's type; out-of-range samples follow padding_mode (zeros, border, reflection) the way
 // the ONNX reference does: the coordinate is first clamped or reflected into the border box, then
 // every tap of the interpolation kernel is fetched with the same padding rule.
 #include <cmath>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -356,12 +360,161 @@ private:
     std::vector<int64_t> dilations_, strides_, pads_, kernel_shape_;
 };
 
+// ---- Random sampling -----------------------------------------------------------------------------------
+
+// Values cannot match another runtime's generator: these kernels guarantee the shape, the dtype and
+// the distribution's range. A 'seed' attribute makes every run of the node repeat the same values
+// (std::mt19937_64 seeded with it); without one each run draws a fresh seed.
+std::mt19937_64 make_generator(const NodeInfo& node) {
+    if (node.has_attr("seed")) return std::mt19937_64(static_cast<uint64_t>(static_cast<int64_t>(node.attr_float("seed", 0.0f))));
+    std::random_device device;
+    return std::mt19937_64((static_cast<uint64_t>(device()) << 32) ^ device());
+}
+
+DataType random_dtype(const NodeInfo& node, DataType fallback) {
+    if (!node.has_attr("dtype")) return fallback;
+    const DataType dtype = dtype_from_onnx(static_cast<int32_t>(node.attr_int("dtype", 1)));
+    if (!dtype_is_floating(dtype) || dtype_name(dtype).starts_with("float8"))
+        node.fail(fmt::format("attribute 'dtype' must be a float16, float, double or bfloat16 type, but it is {}",
+                              node.attr_int("dtype", 1)));
+    return dtype;
+}
+
+enum class Distribution { kUniform, kNormal };
+
+template <Distribution kDistribution, bool kLike>
+class RandomKernel final : public Kernel {
+public:
+    explicit RandomKernel(const NodeInfo& node) {
+        if constexpr (kDistribution == Distribution::kUniform) {
+            a_ = node.attr_float("low", 0.0f);
+            b_ = node.attr_float("high", 1.0f);
+            if (!(a_ <= b_)) node.fail(fmt::format("attribute 'low' ({}) must not exceed 'high' ({})", a_, b_));
+        } else {
+            a_ = node.attr_float("mean", 0.0f);
+            b_ = node.attr_float("scale", 1.0f);
+            if (!(b_ >= 0)) node.fail(fmt::format("attribute 'scale' must not be negative, but it is {}", b_));
+        }
+        if constexpr (!kLike) {
+            if (!node.has_attr("shape")) node.fail("attribute 'shape' is required");
+            shape_ = node.attr_ints("shape");
+            for (int64_t d : shape_)
+                if (d < 0) node.fail(fmt::format("attribute 'shape' values must not be negative, but one is {}", d));
+            dtype_ = random_dtype(node, DataType::kFloat32);
+        } else if (node.has_attr("dtype")) {
+            dtype_ = random_dtype(node, DataType::kFloat32);
+        }
+    }
+
+    void compute(KernelContext& context) const override {
+        Shape shape = shape_;
+        DataType dtype = dtype_;
+        if constexpr (kLike) {
+            const Tensor& like = context.required_input(0);
+            shape = like.shape();
+            if (dtype == DataType::kUndefined) {
+                dtype = like.dtype();
+                if (!dtype_is_floating(dtype) || is_float8_name(dtype)) unsupported_dtype(context.node(), dtype);
+            }
+        }
+        std::mt19937_64 generator = make_generator(context.node());
+        Tensor values(DataType::kFloat64, shape);
+        double* out = values.data_as<double>();
+        if constexpr (kDistribution == Distribution::kUniform) {
+            std::uniform_real_distribution<double> distribution(a_, b_);
+            for (int64_t i = 0; i < values.numel(); ++i) out[i] = distribution(generator);
+        } else {
+            std::normal_distribution<double> distribution(a_, b_);
+            for (int64_t i = 0; i < values.numel(); ++i) out[i] = distribution(generator);
+        }
+        context.set_output(0, values.cast(dtype));
+    }
+
+private:
+    static bool is_float8_name(DataType dtype) { return dtype_name(dtype).starts_with("float8"); }
+
+    double a_ = 0, b_ = 1;
+    Shape shape_;
+    DataType dtype_ = DataType::kUndefined;
+};
+
+class BernoulliKernel final : public Kernel {
+public:
+    explicit BernoulliKernel(const NodeInfo& node) {
+        if (node.has_attr("dtype")) {
+            dtype_ = dtype_from_onnx(static_cast<int32_t>(node.attr_int("dtype", 1)));
+            if (dtype_ == DataType::kUndefined || dtype_ == DataType::kString)
+                node.fail(fmt::format("attribute 'dtype' {} is not a numeric data type", node.attr_int("dtype", 1)));
+        }
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& p = context.required_input(0);
+        if (!dtype_is_floating(p.dtype())) unsupported_dtype(node, p.dtype());
+        std::mt19937_64 generator = make_generator(node);
+        std::uniform_real_distribution<double> uniform(0.0, 1.0);
+        Tensor values(DataType::kFloat64, p.shape());
+        for (int64_t i = 0; i < p.numel(); ++i) {
+            const double probability = p.value_as_double(i);
+            if (!(probability >= 0.0 && probability <= 1.0))
+                node.fail(fmt::format("input probabilities must be in [0, 1], but one is {}", probability));
+            values.data_as<double>()[i] = uniform(generator) < probability ? 1.0 : 0.0;
+        }
+        context.set_output(0, values.cast(dtype_ == DataType::kUndefined ? p.dtype() : dtype_));
+    }
+
+private:
+    DataType dtype_ = DataType::kUndefined;
+};
+
+class MultinomialKernel final : public Kernel {
+public:
+    explicit MultinomialKernel(const NodeInfo& node) : samples_(node.attr_int("sample_size", 1)) {
+        dtype_ = dtype_from_onnx(static_cast<int32_t>(node.attr_int("dtype", 6)));
+        if (dtype_ != DataType::kInt32 && dtype_ != DataType::kInt64)
+            node.fail(fmt::format("attribute 'dtype' must be int32 or int64, but it is {}", node.attr_int("dtype", 6)));
+        if (samples_ < 1) node.fail(fmt::format("attribute 'sample_size' must be positive, but it is {}", samples_));
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& logits = context.required_input(0);
+        if (!dtype_is_floating(logits.dtype())) unsupported_dtype(node, logits.dtype());
+        if (logits.rank() != 2)
+            node.fail(fmt::format("input must have shape [batch, classes], but it has shape {}",
+                                  shape_to_string(logits.shape())));
+        const int64_t batch = logits.shape()[0], classes = logits.shape()[1];
+        std::mt19937_64 generator = make_generator(node);
+        Tensor values(DataType::kInt64, {batch, samples_});
+        std::vector<double> weights(static_cast<std::size_t>(classes));
+        for (int64_t b = 0; b < batch; ++b) {
+            double top = -std::numeric_limits<double>::infinity();
+            for (int64_t c = 0; c < classes; ++c) top = std::max(top, logits.value_as_double(b * classes + c));
+            for (int64_t c = 0; c < classes; ++c) weights[c] = std::exp(logits.value_as_double(b * classes + c) - top);
+            std::discrete_distribution<int64_t> distribution(weights.begin(), weights.end());
+            for (int64_t s = 0; s < samples_; ++s) values.data_as<int64_t>()[b * samples_ + s] = distribution(generator);
+        }
+        context.set_output(0, values.cast(dtype_));
+    }
+
+private:
+    int64_t samples_;
+    DataType dtype_ = DataType::kInt32;
+};
+
 }  // namespace
 
 void register_sampling_ops(OpRegistry& registry) {
     registry.add("", "GridSample", 16, kMaxOpset, make_factory<GridSampleKernel>());
     registry.add("", "AffineGrid", 20, kMaxOpset, make_factory<AffineGridKernel>());
     registry.add("", "DeformConv", 19, kMaxOpset, make_factory<DeformConvKernel>());
+    registry.add("", "RandomUniform", 1, kMaxOpset, make_factory<RandomKernel<Distribution::kUniform, false>>());
+    registry.add("", "RandomNormal", 1, kMaxOpset, make_factory<RandomKernel<Distribution::kNormal, false>>());
+    registry.add("", "RandomUniformLike", 1, kMaxOpset, make_factory<RandomKernel<Distribution::kUniform, true>>());
+    registry.add("", "RandomNormalLike", 1, kMaxOpset, make_factory<RandomKernel<Distribution::kNormal, true>>());
+    registry.add("", "Bernoulli", 15, kMaxOpset, make_factory<BernoulliKernel>());
+    registry.add("", "Multinomial", 7, kMaxOpset, make_factory<MultinomialKernel>());
 }
 
 }  // namespace polygraphy::ref

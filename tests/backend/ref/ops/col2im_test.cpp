@@ -40,8 +40,9 @@ TEST(MaxUnpoolOp, ScattersToTheFlatIndices) {
     KernelHarness shaped("MaxUnpool", 11);
     set_attr(shaped.node(), "kernel_shape", std::vector<int64_t>{2, 2});
     set_attr(shaped.node(), "strides", std::vector<int64_t>{2, 2});
+    // Index 6 is (row 1, column 2) of the unpooled 2x4 output and keeps those coordinates in 2x5.
     shaped.input(f32({1, 1, 1, 2}, {5, 6})).input(i64s({1, 1, 1, 2}, {1, 6})).input(i64s({4}, {1, 1, 2, 5}));
-    expect_close(shaped.run()[0], {1, 1, 2, 5}, {0, 5, 0, 0, 0, 0, 6, 0, 0, 0});
+    expect_close(shaped.run()[0], {1, 1, 2, 5}, {0, 5, 0, 0, 0, 0, 0, 6, 0, 0});
 }
 
 TEST(MaxUnpoolOp, RejectsIndicesOutOfRangeAndMissingKernel) {

@@ -145,14 +145,15 @@ TEST(LoopTest, ZeroIterationsGiveTheInitialValuesAndEmptyScanOutputs) {
 
 TEST(LoopTest, RejectsABodyWithTheWrongNumberOfInputs) {
     onnx::GraphProto body = sum_body();
-    body.mutable_input()->RemoveLast();
+    *body.add_input() = body.input(2);
+    body.mutable_input(3)->set_name("unused");
     try {
         Session session(*loop_model(body).build());
         FAIL() << "expected a ModelError";
     } catch (const ModelError& error) {
         EXPECT_STREQ(error.what(),
                      "Node 'loop' (Loop): body must take 3 inputs (iteration_num, cond and 1 loop-carried values), "
-                     "but it takes 2");
+                     "but it takes 4");
     }
 }
 

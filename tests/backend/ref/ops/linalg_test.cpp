@@ -17,7 +17,7 @@ TEST(EinsumOp, MatmulDiagonalTransposeAndImplicitOutputs) {
     expect_close(einsum("ii->i", {a}), {2}, {1, 4});
     // Implicit output: letters used once, alphabetically ("ji" -> "ij" is the transpose).
     expect_close(einsum("ji", {a}), {2, 2}, {1, 3, 2, 4});
-    expect_close(einsum("ij,ij", {a, b}), {}, {70});
+    expect_close(einsum("ij,ij", {a, b}), Shape{}, {70});
     // Ellipsis broadcasts a batch of 2 against none.
     expect_close(einsum("...ij,jk->...ik", {f32({2, 1, 2}, {1, 0, 0, 1}), b}), {2, 1, 2}, {5, 6, 7, 8});
     const Tensor ints = Tensor::from_doubles(DataType::kInt64, {3}, {1, 2, 3});

@@ -77,7 +77,7 @@ TEST(DynamicQuantizeLinearOp, RangeIncludesZero) {
     h.input(f32({4}, {0, 2, -1, 1}));
     const auto out = h.run();
     EXPECT_EQ(values_of(out[0]), (std::vector<double>{85, 255, 0, 170}));
-    expect_close(out[1], {}, {3.0 / 255.0});
+    expect_close(out[1], Shape{}, {3.0 / 255.0});
     EXPECT_EQ(values_of(out[2]), (std::vector<double>{85}));
     KernelHarness bad("DynamicQuantizeLinear", 11, 3);
     bad.input(Tensor::from_doubles(DataType::kInt32, {1}, {1}));

@@ -38,8 +38,8 @@ TEST(GridSampleOp, BicubicUsesKeysWeightsWithAMinus075) {
 
 TEST(GridSampleOp, RejectsBadModesAndShapes) {
     KernelHarness mode("GridSample", 16);
-    set_attr(mode.node(), "mode", std::string("cubic"));
-    expect_error([&] { mode.create(); }, "attribute 'mode' must be bilinear, nearest or bicubic, but it is 'cubic'");
+    set_attr(mode.node(), "mode", std::string("area"));
+    expect_error([&] { mode.create(); }, "attribute 'mode' must be bilinear, nearest or bicubic, but it is 'area'");
     KernelHarness padding("GridSample", 20);
     set_attr(padding.node(), "padding_mode", std::string("wrap"));
     expect_error([&] { padding.create(); }, "attribute 'padding_mode' must be zeros, border or reflection");
@@ -66,6 +66,90 @@ TEST(AffineGridOp, RejectsAThetaThatDoesNotMatchTheSize) {
     KernelHarness h("AffineGrid", 20);
     h.input(f32({1, 3, 4}, arange(12))).input(Tensor::from_doubles(DataType::kInt64, {4}, {1, 1, 2, 2}));
     expect_error([&] { h.run(); }, "theta must have shape (1, 2, 3), but it has shape (1, 3, 4)");
+}
+
+}  // namespace
+}  // namespace polygraphy::testing
+
+namespace polygraphy::testing {
+namespace {
+
+TEST(DeformConvOp, ZeroOffsetsAreAPlainConvolutionAndOffsetsShiftTaps) {
+    // 1x1 kernel of weight 2 over a 2x2 image; zero offsets: y = 2x. An offset of +1 column makes
+    // every output read its right neighbour (0 beyond the edge); the mask halves the first point.
+    KernelHarness h("DeformConv", 19);
+    h.input(f32({1, 1, 2, 2}, {1, 2, 3, 4})).input(f32({1, 1, 1, 1}, {2})).input(f32({1, 2, 2, 2}, std::vector<double>(8, 0)));
+    expect_close(h.run()[0], {1, 1, 2, 2}, {2, 4, 6, 8});
+    KernelHarness shifted("DeformConv", 19);
+    shifted.input(f32({1, 1, 2, 2}, {1, 2, 3, 4}))
+        .input(f32({1, 1, 1, 1}, {2}))
+        .input(f32({1, 2, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1}))
+        .omitted_input()
+        .input(f32({1, 1, 2, 2}, {0.5, 1, 1, 1}));
+    expect_close(shifted.run()[0], {1, 1, 2, 2}, {2, 0, 8, 0});
+}
+
+TEST(DeformConvOp, RejectsAnOffsetOfTheWrongShape) {
+    KernelHarness h("DeformConv", 19);
+    h.input(f32({1, 1, 2, 2}, {1, 2, 3, 4})).input(f32({1, 1, 1, 1}, {2})).input(f32({1, 1, 2, 2}, {0, 0, 0, 0}));
+    expect_error([&] { h.run(); }, "offset must have shape (1, 2, 2, 2), but it has shape (1, 1, 2, 2)");
+    KernelHarness g("DeformConv", 19);
+    set_attr(g.node(), "offset_group", int64_t{0});
+    expect_error([&] { g.create(); }, "attributes 'group' (1) and 'offset_group' (0) must be positive");
+}
+
+TEST(RandomOps, ShapesDtypesRangesAndSeeds) {
+    KernelHarness u("RandomUniform", 22);
+    set_attr(u.node(), "shape", std::vector<int64_t>{50, 4});
+    set_attr(u.node(), "low", -2.0f);
+    set_attr(u.node(), "high", -1.0f);
+    set_attr(u.node(), "seed", 3.0f);
+    const Tensor a = u.run()[0], b = u.run()[0];
+    EXPECT_EQ(a.dtype(), DataType::kFloat32);
+    EXPECT_EQ(a.shape(), (Shape{50, 4}));
+    for (double v : values_of(a)) {
+        EXPECT_GE(v, -2.0);
+        EXPECT_LE(v, -1.0);
+    }
+    EXPECT_TRUE(a.equals(b));  // a seed repeats the values
+
+    KernelHarness n("RandomNormalLike", 22);
+    set_attr(n.node(), "mean", 10.0f);
+    set_attr(n.node(), "scale", 0.5f);
+    n.input(Tensor(DataType::kFloat64, {1000}));
+    const Tensor normal = n.run()[0];
+    EXPECT_EQ(normal.dtype(), DataType::kFloat64);
+    double mean = 0;
+    for (double v : values_of(normal)) mean += v / 1000.0;
+    EXPECT_NEAR(mean, 10.0, 0.2);  // 0.5 / sqrt(1000) = 0.016 standard error
+
+    KernelHarness bern("Bernoulli", 15);
+    set_attr(bern.node(), "dtype", int64_t{7});  // INT64
+    bern.input(f32({4}, {0, 1, 1, 0}));
+    EXPECT_EQ(values_of(bern.run()[0]), (std::vector<double>{0, 1, 1, 0}));
+
+    KernelHarness multi("Multinomial", 7);
+    set_attr(multi.node(), "sample_size", int64_t{5});
+    multi.input(f32({2, 3}, {0, -1e9, -1e9, -1e9, -1e9, 0}));  // all mass on class 0, then class 2
+    const Tensor picks = multi.run()[0];
+    EXPECT_EQ(picks.dtype(), DataType::kInt32);
+    EXPECT_EQ(values_of(picks), (std::vector<double>{0, 0, 0, 0, 0, 2, 2, 2, 2, 2}));
+}
+
+TEST(RandomOps, RejectBadAttributesAndInputs) {
+    KernelHarness shape("RandomNormal", 22);
+    expect_error([&] { shape.create(); }, "attribute 'shape' is required");
+    KernelHarness range("RandomUniform", 22);
+    set_attr(range.node(), "shape", std::vector<int64_t>{2});
+    set_attr(range.node(), "low", 2.0f);
+    set_attr(range.node(), "high", 1.0f);
+    expect_error([&] { range.create(); }, "attribute 'low' (2) must not exceed 'high' (1)");
+    KernelHarness p("Bernoulli", 15);
+    p.input(f32({2}, {0.5, 1.5}));
+    expect_error([&] { p.run(); }, "input probabilities must be in [0, 1], but one is 1.5");
+    KernelHarness m("Multinomial", 7);
+    m.input(f32({3}, {0, 1, 2}));
+    expect_error([&] { m.run(); }, "input must have shape [batch, classes], but it has shape (3,)");
 }
 
 }  // namespace

@@ -34,6 +34,13 @@ TEST(Float8Cast, InfinityNaNAndSubnormalsPerType) {
     EXPECT_EQ(ref::double_to_float8(-0.0, DataType::kFloat8E4M3FN, true), 0x80);
 }
 
+TEST(BFloat16Cast, TruncatesLikeTheOnnxReference) {
+    // 0.48 = 0x3EF5C28F: truncation keeps 0x3EF5 (0.478515625); rounding would give 0x3EF6.
+    const Tensor y = cast(f32({2}, {0.48, std::nan("")}), DataType::kBFloat16);
+    EXPECT_EQ(y.data_as<uint16_t>()[0], 0x3EF5);
+    EXPECT_TRUE(std::isnan(y.value_as_double(1)));
+}
+
 TEST(Int4Cast, TruncatesAndWrapsLikeOtherIntegerCasts) {
     const Tensor x = f32({5}, {7, -8, -3.7, 9, 16});
     EXPECT_EQ(values_of(cast(x, DataType::kInt4)), (std::vector<double>{7, -8, -3, -7, 0}));
