@@ -458,7 +458,7 @@ TensorMap Session::run(const TensorMap& feed, RunStats* stats) const {
     TensorMap tensors;
     for (auto& [name, value] : results) {
         if (!value.is_tensor())
-            throw UnsupportedError(fmt::format("Graph output '{}' is a {}, which only run_values() can return", name,
+            throw UnsupportedError(fmt::format("Graph output '{}' is a {}, but this runner returns tensors only", name,
                                                value.kind_name()));
         tensors.set(name, value.tensor());
     }

@@ -55,8 +55,7 @@ inline Tensor concat_along_axis(const NodeInfo& node, const std::vector<Tensor>&
         if (part.dtype() != dtype)
             node.fail(fmt::format("cannot concatenate tensors of data types {} and {}", dtype_name(dtype),
                                   dtype_name(part.dtype())));
-        if (part.shape().size() != first.shape().size() ||
-            (new_axis && part.shape() != first.shape()))
+        if (part.shape().size() != first.shape().size() || (new_axis && part.shape() != first.shape()))
             node.fail(fmt::format("cannot {} tensors of shapes {} and {}", new_axis ? "stack" : "concatenate",
                                   shape_to_string(first.shape()), shape_to_string(part.shape())));
         Shape shape = part.shape();
@@ -89,8 +88,7 @@ inline Tensor concat_along_axis(const NodeInfo& node, const std::vector<Tensor>&
             auto* target = static_cast<unsigned char*>(out.data());
             const std::size_t chunk = static_cast<std::size_t>(inner) * element;
             for (int64_t o = 0; o < outer; ++o)
-                if (chunk)
-                    std::memcpy(target + (o * out_inner + offset) * element, source + o * chunk, chunk);
+                if (chunk) std::memcpy(target + (o * out_inner + offset) * element, source + o * chunk, chunk);
         }
         offset += inner;
     }

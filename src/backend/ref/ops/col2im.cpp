@@ -36,9 +36,10 @@ public:
         if (x0.dtype() == DataType::kString || x0.dtype() == DataType::kBool) unsupported_dtype(node, x0.dtype());
         const std::size_t rank = image.size();
         if (rank == 0 || block.size() != rank)
-            node.fail(fmt::format("image_shape and block_shape must have the same non-zero length, but they have {} "
-                                  "and {}",
-                                  rank, block.size()));
+            node.fail(
+                fmt::format("image_shape and block_shape must have the same non-zero length, but they have {} "
+                            "and {}",
+                            rank, block.size()));
         const std::vector<int64_t> dilations = ints_or(node, "dilations", rank, 1, true);
         const std::vector<int64_t> strides = ints_or(node, "strides", rank, 1, true);
         const std::vector<int64_t> pads = ints_or(node, "pads", 2 * rank, 0, false);
@@ -131,11 +132,13 @@ public:
         if (const Tensor* given = context.input(2); given && given->defined()) {
             const std::vector<int64_t> shape = read_ints(node, *given, "output_shape");
             if (shape.size() != out_shape.size())
-                node.fail(fmt::format("output_shape must have {} values, but it has {}", out_shape.size(), shape.size()));
+                node.fail(
+                    fmt::format("output_shape must have {} values, but it has {}", out_shape.size(), shape.size()));
             for (std::size_t d = 0; d < shape.size(); ++d)
                 if (shape[d] < inferred[d])
                     node.fail(fmt::format("output_shape {} is smaller than the unpooled shape {}",
-                                          shape_to_string(Shape(shape.begin(), shape.end())), shape_to_string(inferred)));
+                                          shape_to_string(Shape(shape.begin(), shape.end())),
+                                          shape_to_string(inferred)));
             out_shape.assign(shape.begin(), shape.end());
         }
         Tensor& y = context.allocate_output(0, x.dtype(), out_shape);
@@ -157,7 +160,8 @@ public:
         if (element == 0) unsupported_dtype(node, x.dtype());
         for (int64_t i = 0; i < x.numel(); ++i) {
             if (where[i] < 0 || where[i] >= y.numel())
-                node.fail(fmt::format("index {} in I is out of range for an output of {} elements", where[i], y.numel()));
+                node.fail(
+                    fmt::format("index {} in I is out of range for an output of {} elements", where[i], y.numel()));
             std::memcpy(static_cast<unsigned char*>(y.data()) + where[i] * element,
                         static_cast<const unsigned char*>(x.data()) + i * element, element);
         }

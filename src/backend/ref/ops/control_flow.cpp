@@ -55,8 +55,7 @@ Tensor stack_elements(const NodeInfo& node, const std::vector<Tensor>& elements,
 
 class IfKernel final : public Kernel {
 public:
-    explicit IfKernel(const NodeInfo& node)
-        : then_(node.subgraph("then_branch")), else_(node.subgraph("else_branch")) {
+    explicit IfKernel(const NodeInfo& node) : then_(node.subgraph("then_branch")), else_(node.subgraph("else_branch")) {
         const auto outputs = static_cast<std::size_t>(node.proto().output_size());
         for (const Subgraph* branch : {then_.get(), else_.get()})
             if (branch->output_names().size() != outputs)
@@ -86,14 +85,14 @@ public:
             node.fail(fmt::format("needs at least 2 inputs (M, cond), but it has {}", node.proto().input_size()));
         carried_ = static_cast<std::size_t>(node.proto().input_size() - 2);
         if (body_->input_names().size() != carried_ + 2)
-            node.fail(fmt::format("body must take {} inputs (iteration_num, cond and {} loop-carried values), but it "
-                                  "takes {}",
-                                  carried_ + 2, carried_, body_->input_names().size()));
+            node.fail(
+                fmt::format("body must take {} inputs (iteration_num, cond and {} loop-carried values), but it "
+                            "takes {}",
+                            carried_ + 2, carried_, body_->input_names().size()));
         const std::size_t body_outputs = body_->output_names().size();
         if (body_outputs < carried_ + 1 || body_outputs - 1 != static_cast<std::size_t>(node.proto().output_size()))
             node.fail(fmt::format("body has {} outputs, but the node's {} outputs and {} loop-carried values need {}",
-                                  body_outputs, node.proto().output_size(), carried_,
-                                  node.proto().output_size() + 1));
+                                  body_outputs, node.proto().output_size(), carried_, node.proto().output_size() + 1));
         for (std::size_t k = carried_ + 1; k < body_outputs; ++k)
             scan_types_.push_back(declared_output_type(node, "body", static_cast<int>(k)));
     }
@@ -152,8 +151,8 @@ public:
         num_scan_inputs_ = node.attr_int("num_scan_inputs", -1);
         const int64_t inputs = node.proto().input_size() - (batched_ ? 1 : 0);
         if (num_scan_inputs_ < 1 || num_scan_inputs_ > inputs)
-            node.fail(fmt::format("attribute 'num_scan_inputs' must be in [1, {}], but it is {}", inputs,
-                                  num_scan_inputs_));
+            node.fail(
+                fmt::format("attribute 'num_scan_inputs' must be in [1, {}], but it is {}", inputs, num_scan_inputs_));
         num_states_ = inputs - num_scan_inputs_;
         if (static_cast<int64_t>(body_->input_names().size()) != inputs)
             node.fail(fmt::format("body must take {} inputs, but it takes {}", inputs, body_->input_names().size()));
@@ -205,8 +204,7 @@ public:
             if (!state.defined()) node.fail(fmt::format("state input {} is missing", first + i));
             states.push_back(std::move(state));
         }
-        for (int64_t j = 0; j < num_scan_inputs_; ++j)
-            scans.push_back(context.required_input(first + num_states_ + j));
+        for (int64_t j = 0; j < num_scan_inputs_; ++j) scans.push_back(context.required_input(first + num_states_ + j));
 
         std::vector<Value> results;
         if (!batched_) {
@@ -217,8 +215,8 @@ public:
             auto check_batch = [&](const Tensor& tensor, std::string_view what) {
                 if (tensor.rank() < 1) node.fail(fmt::format("{} must have a batch axis, but it is a scalar", what));
                 if (batch >= 0 && tensor.shape()[0] != batch)
-                    node.fail(fmt::format("{} has batch size {}, but another input has {}", what, tensor.shape()[0],
-                                          batch));
+                    node.fail(
+                        fmt::format("{} has batch size {}, but another input has {}", what, tensor.shape()[0], batch));
                 batch = tensor.shape()[0];
             };
             for (const Value& state : states) {
@@ -244,10 +242,9 @@ public:
                 for (std::size_t k = 0; k < row.size(); ++k) per_output[k].push_back(row[k].tensor());
             }
             for (std::size_t k = 0; k < per_output.size(); ++k)
-                results.push_back(stack_elements(node, per_output[k], 0,
-                                                 k < static_cast<std::size_t>(num_states_)
-                                                     ? DataType::kFloat32
-                                                     : output_types_[k - num_states_]));
+                results.push_back(stack_elements(
+                    node, per_output[k], 0,
+                    k < static_cast<std::size_t>(num_states_) ? DataType::kFloat32 : output_types_[k - num_states_]));
         }
         for (std::size_t k = 0; k < results.size(); ++k) context.set_output_value(k, std::move(results[k]));
     }
@@ -310,7 +307,8 @@ public:
         if (body_->output_names().size() != static_cast<std::size_t>(node.proto().output_size()))
             node.fail(fmt::format("body has {} outputs, but the node has {}", body_->output_names().size(),
                                   node.proto().output_size()));
-        for (int k = 0; k < node.proto().output_size(); ++k) output_types_.push_back(declared_output_type(node, "body", k));
+        for (int k = 0; k < node.proto().output_size(); ++k)
+            output_types_.push_back(declared_output_type(node, "body", k));
     }
 
     void compute(KernelContext& context) const override {
@@ -326,8 +324,8 @@ public:
                 node.fail(fmt::format("input {} is a sequence of length {}, but input 0 has length {}", j,
                                       inputs[j].elements().size(), length));
             if (!inputs[j].is_sequence() && !inputs[j].is_tensor())
-                node.fail(fmt::format("input {} must be a sequence or a tensor, but it is a {}", j,
-                                      inputs[j].kind_name()));
+                node.fail(
+                    fmt::format("input {} must be a sequence or a tensor, but it is a {}", j, inputs[j].kind_name()));
         }
         std::vector<std::vector<Tensor>> outputs(context.num_outputs());
         std::vector<Value> body_inputs(inputs.size());
@@ -338,7 +336,8 @@ public:
             check_outputs(node, results, outputs.size(), "body");
             for (std::size_t k = 0; k < outputs.size(); ++k) {
                 if (!results[k].is_tensor())
-                    node.fail(fmt::format("body output {} must be a tensor, but it is a {}", k, results[k].kind_name()));
+                    node.fail(
+                        fmt::format("body output {} must be a tensor, but it is a {}", k, results[k].kind_name()));
                 outputs[k].push_back(results[k].tensor());
             }
         }

@@ -130,9 +130,10 @@ public:
                 transform));
         half_pixel_ = transform == "half_pixel";
         if (output_height_ <= 0 || output_width_ <= 0)
-            node.fail(fmt::format("attributes 'output_height' and 'output_width' must be positive, but they are {} "
-                                  "and {}",
-                                  output_height_, output_width_));
+            node.fail(
+                fmt::format("attributes 'output_height' and 'output_width' must be positive, but they are {} "
+                            "and {}",
+                            output_height_, output_width_));
         if (sampling_ratio_ < 0)
             node.fail(fmt::format("attribute 'sampling_ratio' must not be negative, but it is {}", sampling_ratio_));
     }
@@ -143,10 +144,11 @@ public:
         const Tensor& rois0 = context.required_input(1);
         const Tensor& indices0 = context.required_input(2);
         if (!dtype_is_floating(x0.dtype())) unsupported_dtype(node, x0.dtype());
-        if (x0.rank() != 4) node.fail(fmt::format("X must have rank 4, but it has shape {}", shape_to_string(x0.shape())));
+        if (x0.rank() != 4)
+            node.fail(fmt::format("X must have rank 4, but it has shape {}", shape_to_string(x0.shape())));
         if (rois0.rank() != 2 || rois0.shape()[1] != 4)
-            node.fail(fmt::format("rois must have shape (num_rois, 4), but it has shape {}",
-                                  shape_to_string(rois0.shape())));
+            node.fail(
+                fmt::format("rois must have shape (num_rois, 4), but it has shape {}", shape_to_string(rois0.shape())));
         const int64_t rois_count = rois0.shape()[0];
         if (indices0.shape() != Shape{rois_count})
             node.fail(fmt::format("batch_indices must have shape ({},), but it has shape {}", rois_count,
@@ -170,8 +172,12 @@ public:
             }
             const double bin_h = roi_h / static_cast<double>(output_height_);
             const double bin_w = roi_w / static_cast<double>(output_width_);
-            const int64_t grid_h = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_h / static_cast<double>(output_height_)));
-            const int64_t grid_w = sampling_ratio_ > 0 ? sampling_ratio_ : static_cast<int64_t>(std::ceil(roi_w / static_cast<double>(output_width_)));
+            const int64_t grid_h = sampling_ratio_ > 0
+                                       ? sampling_ratio_
+                                       : static_cast<int64_t>(std::ceil(roi_h / static_cast<double>(output_height_)));
+            const int64_t grid_w = sampling_ratio_ > 0
+                                       ? sampling_ratio_
+                                       : static_cast<int64_t>(std::ceil(roi_w / static_cast<double>(output_width_)));
             const double samples = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
             for (int64_t c = 0; c < channels; ++c) {
                 const double* plane = x.data_as<double>() + (n * channels + c) * height * width;
@@ -182,7 +188,8 @@ public:
                         for (int64_t iy = 0; iy < grid_h; ++iy) {
                             const double yy = start_h + ph * bin_h + (iy + 0.5) * bin_h / static_cast<double>(grid_h);
                             for (int64_t ix = 0; ix < grid_w; ++ix) {
-                                const double xx = start_w + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(grid_w);
+                                const double xx =
+                                    start_w + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(grid_w);
                                 accumulate(plane, height, width, yy, xx, accumulated, first);
                             }
                         }

@@ -35,7 +35,8 @@ public:
         std::size_t start = 0;
         while (true) {
             const auto comma = lhs.find(',', start);
-            inputs_.push_back(parse_term(node, lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+            inputs_.push_back(
+                parse_term(node, lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
             if (comma == std::string::npos) break;
             start = comma + 1;
         }
@@ -45,8 +46,10 @@ public:
             bool ellipsis = false;
             for (const auto& term : inputs_)
                 for (char c : term.letters) {
-                    if (c == '.') ellipsis = true;
-                    else ++uses[c];
+                    if (c == '.')
+                        ellipsis = true;
+                    else
+                        ++uses[c];
                 }
             if (ellipsis) output_.letters += '.';
             for (const auto& [c, count] : uses)
@@ -87,13 +90,15 @@ public:
         std::map<char, int64_t> sizes;
         std::vector<std::string> terms;
         for (std::size_t i = 0; i < inputs_.size(); ++i) {
-            const std::string letters = expand(inputs_[i], operands[i].rank() - static_cast<int64_t>(inputs_[i].letters.size()) + 1);
+            const std::string letters =
+                expand(inputs_[i], operands[i].rank() - static_cast<int64_t>(inputs_[i].letters.size()) + 1);
             terms.push_back(letters);
             for (std::size_t d = 0; d < letters.size(); ++d) {
                 const int64_t dim = operands[i].shape()[d];
                 auto [found, inserted] = sizes.emplace(letters[d], dim);
                 if (!inserted && found->second != dim) {
-                    if (found->second == 1 && is_placeholder(letters[d])) found->second = dim;
+                    if (found->second == 1 && is_placeholder(letters[d]))
+                        found->second = dim;
                     else if (!(dim == 1 && is_placeholder(letters[d])))
                         node.fail(fmt::format("letter '{}' stands for dims {} and {}", letters[d], found->second, dim));
                 }
@@ -159,7 +164,8 @@ private:
                     node.fail(fmt::format("equation term '{}' has more than one ellipsis", text));
                 term.letters += '.';
                 i += 2;
-            } else if (std::islower(static_cast<unsigned char>(text[i])) || std::isupper(static_cast<unsigned char>(text[i]))) {
+            } else if (std::islower(static_cast<unsigned char>(text[i])) ||
+                       std::isupper(static_cast<unsigned char>(text[i]))) {
                 term.letters += text[i];
             } else {
                 node.fail(fmt::format("equation term '{}' has an invalid character '{}'", text, text[i]));

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <optional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,8 +43,10 @@ Column read_column(const NodeInfo& node, const std::string& prefix) {
     } else if (std::optional<Tensor> t = node.attr_tensor(prefix + "_tensor")) {
         column.dtype = t->dtype();
         for (int64_t k = 0; k < t->numel(); ++k) {
-            if (t->dtype() == DataType::kString) column.strings.push_back(t->strings()[k]);
-            else column.numbers.push_back(t->value_as_double(k));
+            if (t->dtype() == DataType::kString)
+                column.strings.push_back(t->strings()[k]);
+            else
+                column.numbers.push_back(t->value_as_double(k));
         }
     }
     return column;
@@ -71,18 +73,26 @@ public:
             node.fail("attributes keys_* and values_* are required");
         if (keys_.size() != values_.size())
             node.fail(fmt::format("keys ({}) and values ({}) must have the same length", keys_.size(), values_.size()));
-        if (values_.dtype == DataType::kString) default_string_ = node.attr_string("default_string", "_Unused");
-        else if (values_.dtype == DataType::kInt64) default_number_ = static_cast<double>(node.attr_int("default_int64", -1));
-        else default_number_ = node.attr_float("default_float", -0.0f);
+        if (values_.dtype == DataType::kString)
+            default_string_ = node.attr_string("default_string", "_Unused");
+        else if (values_.dtype == DataType::kInt64)
+            default_number_ = static_cast<double>(node.attr_int("default_int64", -1));
+        else
+            default_number_ = node.attr_float("default_float", -0.0f);
         if (std::optional<Tensor> d = node.attr_tensor("default_tensor")) {
             if (d->numel() != 1) node.fail("attribute 'default_tensor' must hold one value");
-            if (d->dtype() == DataType::kString) default_string_ = d->strings()[0];
-            else default_number_ = d->value_as_double(0);
+            if (d->dtype() == DataType::kString)
+                default_string_ = d->strings()[0];
+            else
+                default_number_ = d->value_as_double(0);
         }
         for (std::size_t i = 0; i < keys_.size(); ++i) {
-            if (keys_.dtype == DataType::kString) string_index_.emplace(keys_.strings[i], i);
-            else if (std::isnan(keys_.numbers[i])) nan_index_ = static_cast<int64_t>(i);
-            else number_index_.emplace(keys_.numbers[i], i);
+            if (keys_.dtype == DataType::kString)
+                string_index_.emplace(keys_.strings[i], i);
+            else if (std::isnan(keys_.numbers[i]))
+                nan_index_ = static_cast<int64_t>(i);
+            else
+                number_index_.emplace(keys_.numbers[i], i);
         }
     }
 
@@ -124,8 +134,8 @@ private:
             Tensor& y = context.allocate_output(0, DataType::kInt64, x.shape());
             for (int64_t i = 0; i < x.numel(); ++i) {
                 auto it = std::find(keys_.strings.begin(), keys_.strings.end(), x.strings()[i]);
-                y.data_as<int64_t>()[i] = it != keys_.strings.end() ? it - keys_.strings.begin()
-                                                                     : static_cast<int64_t>(default_number_);
+                y.data_as<int64_t>()[i] =
+                    it != keys_.strings.end() ? it - keys_.strings.begin() : static_cast<int64_t>(default_number_);
             }
             return;
         }
@@ -133,7 +143,7 @@ private:
         for (int64_t i = 0; i < x.numel(); ++i) {
             const auto index = static_cast<int64_t>(x.value_as_double(i));
             y.strings()[i] = index >= 0 && index < static_cast<int64_t>(keys_.strings.size()) ? keys_.strings[index]
-                                                                                                : default_string_;
+                                                                                              : default_string_;
         }
     }
 
@@ -153,7 +163,8 @@ public:
     explicit BinarizerKernel(const NodeInfo& node) : threshold_(node.attr_float("threshold", 0.0f)) {}
     void compute(KernelContext& context) const override {
         const Tensor& x = context.required_input(0);
-        if (x.dtype() == DataType::kString || x.dtype() == DataType::kBool) unsupported_dtype(context.node(), x.dtype());
+        if (x.dtype() == DataType::kString || x.dtype() == DataType::kBool)
+            unsupported_dtype(context.node(), x.dtype());
         Tensor y(DataType::kFloat64, x.shape());
         for (int64_t i = 0; i < x.numel(); ++i) y.data_as<double>()[i] = x.value_as_double(i) > threshold_ ? 1.0 : 0.0;
         context.set_output(0, y.cast(x.dtype()));
@@ -182,7 +193,8 @@ public:
         const std::size_t element = dtype_size(x.dtype());
         for (int64_t r = 0; r < rows; ++r)
             for (std::size_t k = 0; k < indices.size(); ++k) {
-                const int64_t from = r * last + indices[k], to = r * static_cast<int64_t>(indices.size()) + static_cast<int64_t>(k);
+                const int64_t from = r * last + indices[k],
+                              to = r * static_cast<int64_t>(indices.size()) + static_cast<int64_t>(k);
                 if (x.dtype() == DataType::kString)
                     y.strings()[to] = x.strings()[from];
                 else
@@ -223,12 +235,14 @@ public:
             false_ids_.size() != count || true_leaf_.size() != count || false_leaf_.size() != count)
             node.fail(fmt::format("the nodes_* attributes must all have one value per node ({})", count));
         if (weights_.size() != leaf_targets_.size())
-            node.fail(fmt::format("leaf_weights ({}) and leaf_targetids ({}) must have the same length", weights_.size(),
-                                  leaf_targets_.size()));
+            node.fail(fmt::format("leaf_weights ({}) and leaf_targetids ({}) must have the same length",
+                                  weights_.size(), leaf_targets_.size()));
         if (targets_ <= 0) node.fail(fmt::format("attribute 'n_targets' must be positive, but it is {}", targets_));
         if (aggregate_ < 0 || aggregate_ > 3)
             node.fail(fmt::format("attribute 'aggregate_function' must be in [0, 3], but it is {}", aggregate_));
-        if (post_ != 0) throw UnsupportedError(fmt::format("Node '{}' (TreeEnsemble): post_transform {} is not supported", node.name(), post_));
+        if (post_ != 0)
+            throw UnsupportedError(
+                fmt::format("Node '{}' (TreeEnsemble): post_transform {} is not supported", node.name(), post_));
         for (int64_t target : leaf_targets_)
             if (target < 0 || target >= targets_) node.fail(fmt::format("leaf target id {} is out of range", target));
         std::size_t next_set = 0;
@@ -238,7 +252,8 @@ public:
                 node.fail(fmt::format("nodes_modes value {} is not a known mode (0 to 6)", modes_.back()));
             std::vector<double> set;
             if (modes_.back() == 6) {
-                while (next_set < membership.size() && !std::isnan(membership[next_set])) set.push_back(membership[next_set++]);
+                while (next_set < membership.size() && !std::isnan(membership[next_set]))
+                    set.push_back(membership[next_set++]);
                 ++next_set;  // the NaN separator
             }
             sets_.push_back(std::move(set));
@@ -251,7 +266,8 @@ public:
         const NodeInfo& node = context.node();
         const Tensor& x0 = context.required_input(0);
         if (!dtype_is_floating(x0.dtype())) unsupported_dtype(node, x0.dtype());
-        if (x0.rank() != 2) node.fail(fmt::format("input X must have rank 2, but it has shape {}", shape_to_string(x0.shape())));
+        if (x0.rank() != 2)
+            node.fail(fmt::format("input X must have rank 2, but it has shape {}", shape_to_string(x0.shape())));
         const int64_t rows = x0.shape()[0], features = x0.shape()[1];
         const Tensor x = x0.cast(DataType::kFloat64);
         Tensor y(DataType::kFloat64, {rows, targets_});
@@ -280,9 +296,12 @@ public:
                         node.fail(fmt::format("leaf id {} is out of range", next));
                     const int64_t target = leaf_targets_[next];
                     const double w = weights_[next];
-                    if (aggregate_ == 2) scores[target] = hit[target] ? std::min(scores[target], w) : w;
-                    else if (aggregate_ == 3) scores[target] = hit[target] ? std::max(scores[target], w) : w;
-                    else scores[target] += w;
+                    if (aggregate_ == 2)
+                        scores[target] = hit[target] ? std::min(scores[target], w) : w;
+                    else if (aggregate_ == 3)
+                        scores[target] = hit[target] ? std::max(scores[target], w) : w;
+                    else
+                        scores[target] += w;
                     hit[target] = true;
                     break;
                 }
@@ -299,12 +318,18 @@ private:
         if (std::isnan(value) && node < static_cast<int64_t>(missing_true_.size()) && missing_true_[node]) return true;
         const double split = splits_[node];
         switch (modes_[node]) {
-            case 0: return value <= split;
-            case 1: return value < split;
-            case 2: return value >= split;
-            case 3: return value > split;
-            case 4: return value == split;
-            case 5: return value != split;
+            case 0:
+                return value <= split;
+            case 1:
+                return value < split;
+            case 2:
+                return value >= split;
+            case 3:
+                return value > split;
+            case 4:
+                return value == split;
+            case 5:
+                return value != split;
             default:
                 return std::find(sets_[node].begin(), sets_[node].end(), value) != sets_[node].end();
         }

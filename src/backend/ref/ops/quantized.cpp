@@ -36,7 +36,8 @@ std::vector<int64_t> zero_points(const NodeInfo& node, const Tensor* zero_point,
         node.fail(fmt::format("input {} must be a scalar or hold {} values, but it has shape {}", name, per_axis_count,
                               shape_to_string(zero_point->shape())));
     std::vector<int64_t> values;
-    for (int64_t i = 0; i < zero_point->numel(); ++i) values.push_back(static_cast<int64_t>(zero_point->value_as_double(i)));
+    for (int64_t i = 0; i < zero_point->numel(); ++i)
+        values.push_back(static_cast<int64_t>(zero_point->value_as_double(i)));
     return values;
 }
 
@@ -65,8 +66,10 @@ double saturate(double value, DataType dtype) {
 Tensor to_quant(const std::vector<double>& values, DataType dtype, const Shape& shape) {
     Tensor out(dtype, shape);
     for (std::size_t i = 0; i < values.size(); ++i) {
-        if (dtype == DataType::kInt8) out.data_as<int8_t>()[i] = static_cast<int8_t>(values[i]);
-        else out.data_as<uint8_t>()[i] = static_cast<uint8_t>(values[i]);
+        if (dtype == DataType::kInt8)
+            out.data_as<int8_t>()[i] = static_cast<int8_t>(values[i]);
+        else
+            out.data_as<uint8_t>()[i] = static_cast<uint8_t>(values[i]);
     }
     return out;
 }
@@ -144,10 +147,11 @@ public:
                     for (int64_t p = 0; p < k; ++p)
                         sum += (static_cast<int64_t>(a.value_as_double(a_base + i * k + p)) - zai) *
                                (static_cast<int64_t>(b.value_as_double(b_base + p * n + j)) - zbj);
-                    const double multiplier = round_to(
-                        round_to(sa[sa.size() == 1 ? 0 : i] * sb[sb.size() == 1 ? 0 : j], scale_type) / sy[0],
-                        scale_type);
-                    const double value = std::nearbyint(static_cast<double>(sum) * multiplier) + static_cast<double>(zy);
+                    const double multiplier =
+                        round_to(round_to(sa[sa.size() == 1 ? 0 : i] * sb[sb.size() == 1 ? 0 : j], scale_type) / sy[0],
+                                 scale_type);
+                    const double value =
+                        std::nearbyint(static_cast<double>(sum) * multiplier) + static_cast<double>(zy);
                     values[(t * m + i) * n + j] = saturate(value, y_zero_point.dtype());
                 }
         }
@@ -166,8 +170,8 @@ std::vector<int64_t> integer_conv(const NodeInfo& node, const window::WindowAttr
                               shape_to_string(x.shape()), shape_to_string(w.shape())));
     const int64_t batch = x.shape()[0], channels = x.shape()[1], filters = w.shape()[0];
     if (group <= 0 || channels % group != 0 || filters % group != 0 || w.shape()[1] * group != channels)
-        node.fail(fmt::format("group {} does not divide input channels {} and filters {} (weights {})", group,
-                              channels, filters, shape_to_string(w.shape())));
+        node.fail(fmt::format("group {} does not divide input channels {} and filters {} (weights {})", group, channels,
+                              filters, shape_to_string(w.shape())));
     const std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
     const std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
     const window::Geometry g = window::resolve_geometry(node, attrs, spatial, kernel);
@@ -228,7 +232,8 @@ std::vector<int64_t> centered(const Tensor& t, const std::vector<int64_t>& zero,
     for (int64_t d = axis + 1; d < t.rank(); ++d) inner *= t.shape()[d];
     const int64_t channels = t.shape()[axis];
     for (int64_t i = 0; i < t.numel(); ++i)
-        values[i] = static_cast<int64_t>(t.value_as_double(i)) - (zero.size() == 1 ? zero[0] : zero[(i / inner) % channels]);
+        values[i] =
+            static_cast<int64_t>(t.value_as_double(i)) - (zero.size() == 1 ? zero[0] : zero[(i / inner) % channels]);
     return values;
 }
 
@@ -245,7 +250,8 @@ public:
         const Tensor& w = context.required_input(1);
         require_quant_type(node, x, "x");
         require_quant_type(node, w, "w");
-        if (x.rank() < 3) node.fail(fmt::format("input x must have rank 3 or more, but it has shape {}", shape_to_string(x.shape())));
+        if (x.rank() < 3)
+            node.fail(fmt::format("input x must have rank 3 or more, but it has shape {}", shape_to_string(x.shape())));
         const std::vector<int64_t> zx = zero_points(node, context.input(2), x, 1, "x_zero_point");
         const std::vector<int64_t> zw = zero_points(node, context.input(3), w, w.shape()[0], "w_zero_point");
         Shape out_shape;
@@ -298,8 +304,9 @@ public:
             const int64_t f = static_cast<int64_t>(i) / points % filters;
             const int64_t accumulated = sums[i] + (bias && bias->defined() ? bias->data_as<int32_t>()[f] : 0);
             const double multiplier = sx[0] * sw[sw.size() == 1 ? 0 : f] / sy[0];
-            values[i] = saturate(std::nearbyint(static_cast<double>(accumulated) * multiplier) + static_cast<double>(zy),
-                                 y_zero_point.dtype());
+            values[i] =
+                saturate(std::nearbyint(static_cast<double>(accumulated) * multiplier) + static_cast<double>(zy),
+                         y_zero_point.dtype());
         }
         context.set_output(0, to_quant(values, y_zero_point.dtype(), out_shape));
     }

@@ -18,23 +18,45 @@ namespace {
 enum class Cell { kRnn, kGru, kLstm };
 
 struct Activation {
-    enum class Kind { kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid,
-                      kElu, kSoftsign, kSoftplus } kind = Kind::kTanh;
+    enum class Kind {
+        kRelu,
+        kTanh,
+        kSigmoid,
+        kAffine,
+        kLeakyRelu,
+        kThresholdedRelu,
+        kScaledTanh,
+        kHardSigmoid,
+        kElu,
+        kSoftsign,
+        kSoftplus
+    } kind = Kind::kTanh;
     double alpha = 0, beta = 0;
 
     double operator()(double x) const {
         switch (kind) {
-            case Kind::kRelu: return x > 0 ? x : 0;
-            case Kind::kTanh: return std::tanh(x);
-            case Kind::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-            case Kind::kAffine: return alpha * x + beta;
-            case Kind::kLeakyRelu: return x >= 0 ? x : alpha * x;
-            case Kind::kThresholdedRelu: return x > alpha ? x : 0;
-            case Kind::kScaledTanh: return alpha * std::tanh(beta * x);
-            case Kind::kHardSigmoid: return std::max(0.0, std::min(1.0, alpha * x + beta));
-            case Kind::kElu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
-            case Kind::kSoftsign: return x / (1 + std::fabs(x));
-            case Kind::kSoftplus: return std::log1p(std::exp(x));
+            case Kind::kRelu:
+                return x > 0 ? x : 0;
+            case Kind::kTanh:
+                return std::tanh(x);
+            case Kind::kSigmoid:
+                return 1.0 / (1.0 + std::exp(-x));
+            case Kind::kAffine:
+                return alpha * x + beta;
+            case Kind::kLeakyRelu:
+                return x >= 0 ? x : alpha * x;
+            case Kind::kThresholdedRelu:
+                return x > alpha ? x : 0;
+            case Kind::kScaledTanh:
+                return alpha * std::tanh(beta * x);
+            case Kind::kHardSigmoid:
+                return std::max(0.0, std::min(1.0, alpha * x + beta));
+            case Kind::kElu:
+                return x >= 0 ? x : alpha * (std::exp(x) - 1);
+            case Kind::kSoftsign:
+                return x / (1 + std::fabs(x));
+            case Kind::kSoftplus:
+                return std::log1p(std::exp(x));
         }
         return x;
     }
@@ -51,11 +73,16 @@ Activation parse_activation(const NodeInfo& node, const std::string& name, const
         double alpha, beta;
     };
     static const Spec specs[] = {
-        {"Relu", Kind::kRelu, 0, 0, 0},           {"Tanh", Kind::kTanh, 0, 0, 0},
-        {"Sigmoid", Kind::kSigmoid, 0, 0, 0},     {"Affine", Kind::kAffine, 2, 1.0, 0.0},
-        {"LeakyRelu", Kind::kLeakyRelu, 1, 0.01, 0}, {"ThresholdedRelu", Kind::kThresholdedRelu, 1, 1.0, 0},
-        {"ScaledTanh", Kind::kScaledTanh, 2, 1.0, 1.0}, {"HardSigmoid", Kind::kHardSigmoid, 2, 0.2, 0.5},
-        {"Elu", Kind::kElu, 1, 1.0, 0},           {"Softsign", Kind::kSoftsign, 0, 0, 0},
+        {"Relu", Kind::kRelu, 0, 0, 0},
+        {"Tanh", Kind::kTanh, 0, 0, 0},
+        {"Sigmoid", Kind::kSigmoid, 0, 0, 0},
+        {"Affine", Kind::kAffine, 2, 1.0, 0.0},
+        {"LeakyRelu", Kind::kLeakyRelu, 1, 0.01, 0},
+        {"ThresholdedRelu", Kind::kThresholdedRelu, 1, 1.0, 0},
+        {"ScaledTanh", Kind::kScaledTanh, 2, 1.0, 1.0},
+        {"HardSigmoid", Kind::kHardSigmoid, 2, 0.2, 0.5},
+        {"Elu", Kind::kElu, 1, 1.0, 0},
+        {"Softsign", Kind::kSoftsign, 0, 0, 0},
         {"Softplus", Kind::kSoftplus, 0, 0, 0},
     };
     for (const Spec& spec : specs) {
@@ -83,9 +110,12 @@ public:
             node.fail(fmt::format("attribute 'hidden_size' must be a positive integer, but it is {}",
                                   node.has_attr("hidden_size") ? std::to_string(hidden_) : "missing"));
         const std::string direction = node.attr_string("direction", "forward");
-        if (direction == "forward") directions_ = 1;
-        else if (direction == "reverse") directions_ = 1, reverse_only_ = true;
-        else if (direction == "bidirectional") directions_ = 2;
+        if (direction == "forward")
+            directions_ = 1;
+        else if (direction == "reverse")
+            directions_ = 1, reverse_only_ = true;
+        else if (direction == "bidirectional")
+            directions_ = 2;
         else
             node.fail(fmt::format("attribute 'direction' must be forward, reverse or bidirectional, but it is '{}'",
                                   direction));
@@ -103,9 +133,10 @@ public:
         if (const onnx::AttributeProto* attribute = node.attr("activations"))
             names.assign(attribute->strings().begin(), attribute->strings().end());
         if (names.empty()) {
-            const std::vector<std::string> defaults = kCell == Cell::kRnn   ? std::vector<std::string>{"Tanh"}
-                                                      : kCell == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                                            : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+            const std::vector<std::string> defaults = kCell == Cell::kRnn ? std::vector<std::string>{"Tanh"}
+                                                      : kCell == Cell::kGru
+                                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
             for (int d = 0; d < directions_; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
         }
         if (static_cast<int>(names.size()) != kFunctions * directions_)
@@ -122,7 +153,8 @@ public:
         const NodeInfo& node = context.node();
         const Tensor& x0 = context.required_input(0);
         if (!dtype_is_floating(x0.dtype())) unsupported_dtype(node, x0.dtype());
-        if (x0.rank() != 3) node.fail(fmt::format("input X must have rank 3, but it has shape {}", shape_to_string(x0.shape())));
+        if (x0.rank() != 3)
+            node.fail(fmt::format("input X must have rank 3, but it has shape {}", shape_to_string(x0.shape())));
         const Tensor x = x0.cast(DataType::kFloat64);
         const int64_t seq = x.shape()[layout_ == 0 ? 0 : 1], batch = x.shape()[layout_ == 0 ? 1 : 0];
         const int64_t in_size = x.shape()[2];
@@ -149,11 +181,14 @@ public:
         Tensor initial_c, peephole;
         if constexpr (kCell == Cell::kLstm) {
             if (const Tensor* c0 = optional_input(context, 6)) initial_c = checked(node, *c0, state_shape, "initial_c");
-            if (const Tensor* p0 = optional_input(context, 7)) peephole = checked(node, *p0, {directions_, 3 * hidden_}, "P");
+            if (const Tensor* p0 = optional_input(context, 7))
+                peephole = checked(node, *p0, {directions_, 3 * hidden_}, "P");
         }
 
-        const Shape y_shape = layout_ == 0 ? Shape{seq, directions_, batch, hidden_} : Shape{batch, seq, directions_, hidden_};
-        Tensor y(DataType::kFloat64, y_shape), y_h(DataType::kFloat64, state_shape), y_c(DataType::kFloat64, state_shape);
+        const Shape y_shape =
+            layout_ == 0 ? Shape{seq, directions_, batch, hidden_} : Shape{batch, seq, directions_, hidden_};
+        Tensor y(DataType::kFloat64, y_shape), y_h(DataType::kFloat64, state_shape),
+            y_c(DataType::kFloat64, state_shape);
         const double* X = x.data_as<double>();
         auto x_at = [&](int64_t t, int64_t n, int64_t k) {
             return layout_ == 0 ? X[(t * batch + n) * in_size + k] : X[(n * seq + t) * in_size + k];
@@ -252,9 +287,10 @@ private:
             for (int64_t j = 0; j < H; ++j) {
                 const double previous_c = c[j];
                 const double i = f[0](clip(gates[j] + recurrent[j] + (P ? P[j] * previous_c : 0.0)));
-                const double forget = input_forget_ ? 1.0 - i
-                                                    : f[0](clip(gates[2 * H + j] + recurrent[2 * H + j] +
-                                                                (P ? P[2 * H + j] * previous_c : 0.0)));
+                const double forget =
+                    input_forget_
+                        ? 1.0 - i
+                        : f[0](clip(gates[2 * H + j] + recurrent[2 * H + j] + (P ? P[2 * H + j] * previous_c : 0.0)));
                 const double candidate = f[1](clip(gates[3 * H + j] + recurrent[3 * H + j]));
                 c[j] = forget * previous_c + i * candidate;
                 const double o = f[0](clip(gates[H + j] + recurrent[H + j] + (P ? P[H + j] * c[j] : 0.0)));

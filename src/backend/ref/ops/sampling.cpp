@@ -56,19 +56,25 @@ public:
     explicit GridSampleKernel(const NodeInfo& node) {
         const bool v20 = node.opset() >= 20;
         const std::string mode = node.attr_string("mode", v20 ? "linear" : "bilinear");
-        if (mode == "linear" || mode == "bilinear") mode_ = SampleMode::kLinear;
-        else if (mode == "nearest") mode_ = SampleMode::kNearest;
-        else if (mode == "cubic" || mode == "bicubic") mode_ = SampleMode::kCubic;
+        if (mode == "linear" || mode == "bilinear")
+            mode_ = SampleMode::kLinear;
+        else if (mode == "nearest")
+            mode_ = SampleMode::kNearest;
+        else if (mode == "cubic" || mode == "bicubic")
+            mode_ = SampleMode::kCubic;
         else
             node.fail(fmt::format("attribute 'mode' must be {}, but it is '{}'",
                                   v20 ? "linear, nearest or cubic" : "bilinear, nearest or bicubic", mode));
         const std::string padding = node.attr_string("padding_mode", "zeros");
-        if (padding == "zeros") padding_ = Padding::kZeros;
-        else if (padding == "border") padding_ = Padding::kBorder;
-        else if (padding == "reflection") padding_ = Padding::kReflection;
+        if (padding == "zeros")
+            padding_ = Padding::kZeros;
+        else if (padding == "border")
+            padding_ = Padding::kBorder;
+        else if (padding == "reflection")
+            padding_ = Padding::kReflection;
         else
-            node.fail(fmt::format("attribute 'padding_mode' must be zeros, border or reflection, but it is '{}'",
-                                  padding));
+            node.fail(
+                fmt::format("attribute 'padding_mode' must be zeros, border or reflection, but it is '{}'", padding));
         const int64_t align = node.attr_int("align_corners", 0);
         if (align != 0 && align != 1)
             node.fail(fmt::format("attribute 'align_corners' must be 0 or 1, but it is {}", align));
@@ -120,8 +126,10 @@ public:
                     double c = align_corners_ ? (v + 1) / 2.0 * (size - 1) : ((v + 1) * size - 1) / 2.0;
                     if (mode_ == SampleMode::kNearest) c = std::nearbyint(c);
                     if (c < low[i] || c > high[i]) {
-                        if (padding_ == Padding::kBorder) c = std::max(0.0, std::min(size - 1, c));
-                        else if (padding_ == Padding::kReflection) c = reflect(c, low[i], high[i]);
+                        if (padding_ == Padding::kBorder)
+                            c = std::max(0.0, std::min(size - 1, c));
+                        else if (padding_ == Padding::kReflection)
+                            c = reflect(c, low[i], high[i]);
                     }
                     coords[i] = c;
                 }
@@ -203,8 +211,8 @@ public:
         if (!dtype_is_floating(theta0.dtype())) unsupported_dtype(node, theta0.dtype());
         const std::vector<int64_t> size = read_ints(node, context.required_input(1), "size");
         if (size.size() != 4 && size.size() != 5)
-            node.fail(fmt::format("size must have 4 (N, C, H, W) or 5 (N, C, D, H, W) values, but it has {}",
-                                  size.size()));
+            node.fail(
+                fmt::format("size must have 4 (N, C, H, W) or 5 (N, C, D, H, W) values, but it has {}", size.size()));
         const int64_t spatial = static_cast<int64_t>(size.size()) - 2;
         const int64_t batch = size[0];
         if (theta0.shape() != Shape{batch, spatial, spatial + 1})
@@ -219,7 +227,8 @@ public:
         Tensor grid(DataType::kFloat64, out_shape);
         // Base coordinates per axis, in (x, y[, z]) order: x runs along the last dim.
         auto base = [&](int64_t count, int64_t i) {
-            if (align_corners_) return count == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(count - 1);
+            if (align_corners_)
+                return count == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(count - 1);
             return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(count);
         };
         const int64_t depth = spatial == 3 ? size[2] : 1, height = size[spatial == 3 ? 3 : 2],
@@ -260,8 +269,8 @@ public:
           pads_(node.attr_ints("pads", {0, 0, 0, 0})),
           kernel_shape_(node.attr_ints("kernel_shape")) {
         if (group_ <= 0 || offset_group_ <= 0)
-            node.fail(fmt::format("attributes 'group' ({}) and 'offset_group' ({}) must be positive", group_,
-                                  offset_group_));
+            node.fail(
+                fmt::format("attributes 'group' ({}) and 'offset_group' ({}) must be positive", group_, offset_group_));
         if (dilations_.size() != 2 || strides_.size() != 2 || pads_.size() != 4)
             node.fail("attributes 'dilations' and 'strides' need 2 values and 'pads' 4 (only 2-D is supported)");
         for (int64_t v : dilations_)
@@ -284,7 +293,8 @@ public:
         const int64_t batch = x0.shape()[0], channels = x0.shape()[1], height = x0.shape()[2], width = x0.shape()[3];
         const int64_t filters = w0.shape()[0], kh = w0.shape()[2], kw = w0.shape()[3];
         if (!kernel_shape_.empty() && kernel_shape_ != std::vector<int64_t>{kh, kw})
-            node.fail(fmt::format("attribute 'kernel_shape' does not match the weights {}", shape_to_string(w0.shape())));
+            node.fail(
+                fmt::format("attribute 'kernel_shape' does not match the weights {}", shape_to_string(w0.shape())));
         if (channels % group_ != 0 || filters % group_ != 0 || w0.shape()[1] * group_ != channels ||
             channels % offset_group_ != 0)
             node.fail(fmt::format("groups ({}, offset {}) do not divide X {} and W {}", group_, offset_group_,
@@ -299,7 +309,8 @@ public:
         const Tensor* bias0 = context.input(3);
         if (bias0 && !bias0->defined()) bias0 = nullptr;
         if (bias0 && bias0->numel() != filters)
-            node.fail(fmt::format("B must have {} values, but it has shape {}", filters, shape_to_string(bias0->shape())));
+            node.fail(
+                fmt::format("B must have {} values, but it has shape {}", filters, shape_to_string(bias0->shape())));
         const Tensor* mask0 = context.input(4);
         if (mask0 && !mask0->defined()) mask0 = nullptr;
         const Shape mask_shape{batch, offset_group_ * kh * kw, out_h, out_w};
@@ -315,14 +326,15 @@ public:
         const int64_t per_offset_group = channels / offset_group_;
         const int64_t points = out_h * out_w;
         auto sample = [&](const double* plane, double py, double px) {
-            if (py <= -1 || py >= static_cast<double>(height) || px <= -1 || px >= static_cast<double>(width)) return 0.0;
+            if (py <= -1 || py >= static_cast<double>(height) || px <= -1 || px >= static_cast<double>(width))
+                return 0.0;
             const auto y0 = static_cast<int64_t>(std::floor(py)), x0i = static_cast<int64_t>(std::floor(px));
             const double ly = py - static_cast<double>(y0), lx = px - static_cast<double>(x0i);
             auto at = [&](int64_t yy, int64_t xx) {
                 return yy >= 0 && yy < height && xx >= 0 && xx < width ? plane[yy * width + xx] : 0.0;
             };
-            return (1 - ly) * (1 - lx) * at(y0, x0i) + (1 - ly) * lx * at(y0, x0i + 1) + ly * (1 - lx) * at(y0 + 1, x0i) +
-                   ly * lx * at(y0 + 1, x0i + 1);
+            return (1 - ly) * (1 - lx) * at(y0, x0i) + (1 - ly) * lx * at(y0, x0i + 1) +
+                   ly * (1 - lx) * at(y0 + 1, x0i) + ly * lx * at(y0 + 1, x0i + 1);
         };
         for (int64_t n = 0; n < batch; ++n)
             for (int64_t f = 0; f < filters; ++f) {
@@ -337,15 +349,19 @@ public:
                             for (int64_t i = 0; i < kh; ++i)
                                 for (int64_t j = 0; j < kw; ++j) {
                                     const int64_t tap = i * kw + j;
-                                    const int64_t o = ((n * offset_group_ + og) * 2 * kh * kw + 2 * tap) * points + oh * out_w + ow;
+                                    const int64_t o =
+                                        ((n * offset_group_ + og) * 2 * kh * kw + 2 * tap) * points + oh * out_w + ow;
                                     const double dy = offset.data_as<double>()[o];
                                     const double dx = offset.data_as<double>()[o + points];
-                                    const double py = static_cast<double>(oh * strides_[0] - pads_[0] + i * dilations_[0]) + dy;
-                                    const double px = static_cast<double>(ow * strides_[1] - pads_[1] + j * dilations_[1]) + dx;
+                                    const double py =
+                                        static_cast<double>(oh * strides_[0] - pads_[0] + i * dilations_[0]) + dy;
+                                    const double px =
+                                        static_cast<double>(ow * strides_[1] - pads_[1] + j * dilations_[1]) + dx;
                                     double value = sample(plane, py, px);
                                     if (mask.defined())
-                                        value *= mask.data_as<double>()[((n * offset_group_ + og) * kh * kw + tap) * points +
-                                                                        oh * out_w + ow];
+                                        value *=
+                                            mask.data_as<double>()[((n * offset_group_ + og) * kh * kw + tap) * points +
+                                                                   oh * out_w + ow];
                                     sum += value * w.data_as<double>()[((f * per_group + c) * kh + i) * kw + j];
                                 }
                         }
@@ -366,7 +382,8 @@ private:
 // the distribution's range. A 'seed' attribute makes every run of the node repeat the same values
 // (std::mt19937_64 seeded with it); without one each run draws a fresh seed.
 std::mt19937_64 make_generator(const NodeInfo& node) {
-    if (node.has_attr("seed")) return std::mt19937_64(static_cast<uint64_t>(static_cast<int64_t>(node.attr_float("seed", 0.0f))));
+    if (node.has_attr("seed"))
+        return std::mt19937_64(static_cast<uint64_t>(static_cast<int64_t>(node.attr_float("seed", 0.0f))));
     std::random_device device;
     return std::mt19937_64((static_cast<uint64_t>(device()) << 32) ^ device());
 }
@@ -493,7 +510,8 @@ public:
             for (int64_t c = 0; c < classes; ++c) top = std::max(top, logits.value_as_double(b * classes + c));
             for (int64_t c = 0; c < classes; ++c) weights[c] = std::exp(logits.value_as_double(b * classes + c) - top);
             std::discrete_distribution<int64_t> distribution(weights.begin(), weights.end());
-            for (int64_t s = 0; s < samples_; ++s) values.data_as<int64_t>()[b * samples_ + s] = distribution(generator);
+            for (int64_t s = 0; s < samples_; ++s)
+                values.data_as<int64_t>()[b * samples_ + s] = distribution(generator);
         }
         context.set_output(0, values.cast(dtype_));
     }

@@ -81,8 +81,8 @@ public:
         check_element_type(node, sequence, tensor);
         std::vector<Tensor> elements = sequence.elements();
         const Tensor* position = context.input(2);
-        const std::size_t at = position && position->defined() ? position_of(node, *position, elements.size(), true)
-                                                               : elements.size();
+        const std::size_t at =
+            position && position->defined() ? position_of(node, *position, elements.size(), true) : elements.size();
         elements.insert(elements.begin() + static_cast<std::ptrdiff_t>(at), tensor);
         context.set_output_value(0, Value::sequence(tensor.dtype(), std::move(elements)));
     }
@@ -109,7 +109,8 @@ public:
     explicit SequenceAtKernel(const NodeInfo&) {}
     void compute(KernelContext& context) const override {
         const Value sequence = sequence_input(context, 0);
-        const std::size_t at = position_of(context.node(), context.required_input(1), sequence.elements().size(), false);
+        const std::size_t at =
+            position_of(context.node(), context.required_input(1), sequence.elements().size(), false);
         context.set_output(0, sequence.elements()[at]);
     }
 };

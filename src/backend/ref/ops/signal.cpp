@@ -187,8 +187,8 @@ public:
             node.fail(fmt::format("num_mel_bins {}, dft_length {} and sample_rate {} must be positive", mel_bins,
                                   dft_length, sample_rate));
         if (lower < 0 || upper < lower)
-            node.fail(fmt::format("edges must satisfy 0 <= lower_edge_hertz <= upper_edge_hertz, but they are {} and {}",
-                                  lower, upper));
+            node.fail(fmt::format(
+                "edges must satisfy 0 <= lower_edge_hertz <= upper_edge_hertz, but they are {} and {}", lower, upper));
         const int64_t spectrogram_bins = dft_length / 2 + 1;
         const double low_mel = 2595.0 * std::log10(1.0 + lower / 700.0);
         const double high_mel = 2595.0 * std::log10(1.0 + upper / 700.0);
@@ -196,8 +196,8 @@ public:
         std::vector<int64_t> points(static_cast<std::size_t>(mel_bins + 2));
         for (int64_t i = 0; i < mel_bins + 2; ++i) {
             const double hertz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * mel_step + low_mel) / 2595.0) - 1.0);
-            points[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hertz /
-                                                        static_cast<double>(sample_rate)));
+            points[i] = static_cast<int64_t>(
+                std::floor(static_cast<double>(dft_length + 1) * hertz / static_cast<double>(sample_rate)));
         }
         Tensor y(DataType::kFloat64, {spectrogram_bins, mel_bins});
         double* out = y.data_as<double>();

@@ -87,7 +87,8 @@ inline Tensor cast_to_small_type(const Tensor& input, DataType dtype, bool satur
     Tensor result(dtype, input.shape());
     auto* out = static_cast<uint8_t*>(result.data());
     if (is_float8(dtype)) {
-        for (int64_t i = 0; i < input.numel(); ++i) out[i] = double_to_float8(input.value_as_double(i), dtype, saturate);
+        for (int64_t i = 0; i < input.numel(); ++i)
+            out[i] = double_to_float8(input.value_as_double(i), dtype, saturate);
     } else {
         for (int64_t i = 0; i < input.numel(); ++i)
             out[i] = static_cast<uint8_t>(double_to_int4(input.value_as_double(i), dtype == DataType::kInt4));

@@ -23,8 +23,8 @@ namespace {
 const Tensor& string_input(const KernelContext& context, std::size_t index) {
     const Tensor& tensor = context.required_input(index);
     if (tensor.dtype() != DataType::kString)
-        context.node().fail(fmt::format("input {} must be a string tensor, but it is {}", index,
-                                        dtype_name(tensor.dtype())));
+        context.node().fail(
+            fmt::format("input {} must be a string tensor, but it is {}", index, dtype_name(tensor.dtype())));
     return tensor;
 }
 
@@ -141,12 +141,15 @@ class StringNormalizerKernel final : public Kernel {
 public:
     explicit StringNormalizerKernel(const NodeInfo& node) {
         const std::string action = node.attr_string("case_change_action", "NONE");
-        if (action == "NONE") change_ = CaseChange::kNone;
-        else if (action == "LOWER") change_ = CaseChange::kLower;
-        else if (action == "UPPER") change_ = CaseChange::kUpper;
+        if (action == "NONE")
+            change_ = CaseChange::kNone;
+        else if (action == "LOWER")
+            change_ = CaseChange::kLower;
+        else if (action == "UPPER")
+            change_ = CaseChange::kUpper;
         else
-            node.fail(fmt::format("attribute 'case_change_action' must be LOWER, UPPER or NONE, but it is '{}'",
-                                  action));
+            node.fail(
+                fmt::format("attribute 'case_change_action' must be LOWER, UPPER or NONE, but it is '{}'", action));
         const int64_t sensitive = node.attr_int("is_case_sensitive", 0);
         if (sensitive != 0 && sensitive != 1)
             node.fail(fmt::format("attribute 'is_case_sensitive' must be 0 or 1, but it is {}", sensitive));
@@ -162,8 +165,8 @@ public:
         const NodeInfo& node = context.node();
         const Tensor& x = string_input(context, 0);
         if (x.rank() != 1 && !(x.rank() == 2 && x.shape()[0] == 1))
-            node.fail(fmt::format("input must have shape [C] or [1, C], but it has shape {}",
-                                  shape_to_string(x.shape())));
+            node.fail(
+                fmt::format("input must have shape [C] or [1, C], but it has shape {}", shape_to_string(x.shape())));
         std::vector<std::string> kept;
         for (const std::string& text : x.strings()) {
             const std::string key = case_sensitive_ ? text : change_case(text, CaseChange::kLower);
@@ -289,8 +292,8 @@ public:
         try {
             regex_ = std::regex(pattern, std::regex::ECMAScript);
         } catch (const std::regex_error& error) {
-            node.fail(fmt::format("attribute 'pattern' is not a valid regular expression: '{}' ({})", pattern,
-                                  error.what()));
+            node.fail(
+                fmt::format("attribute 'pattern' is not a valid regular expression: '{}' ({})", pattern, error.what()));
         }
     }
     void compute(KernelContext& context) const override {
@@ -322,13 +325,18 @@ public:
           ngram_indexes_(node.attr_ints("ngram_indexes")),
           weights_(node.attr_floats("weights")) {
         const std::string mode = node.attr_string("mode", "");
-        if (mode == "TF") mode_ = 0;
-        else if (mode == "IDF") mode_ = 1;
-        else if (mode == "TFIDF") mode_ = 2;
-        else node.fail(fmt::format("attribute 'mode' must be TF, IDF or TFIDF, but it is '{}'", mode));
+        if (mode == "TF")
+            mode_ = 0;
+        else if (mode == "IDF")
+            mode_ = 1;
+        else if (mode == "TFIDF")
+            mode_ = 2;
+        else
+            node.fail(fmt::format("attribute 'mode' must be TF, IDF or TFIDF, but it is '{}'", mode));
         if (min_gram_ < 1 || max_gram_ < min_gram_)
-            node.fail(fmt::format("attributes 'min_gram_length' {} and 'max_gram_length' {} must satisfy 1 <= min <= max",
-                                  min_gram_, max_gram_));
+            node.fail(
+                fmt::format("attributes 'min_gram_length' {} and 'max_gram_length' {} must satisfy 1 <= min <= max",
+                            min_gram_, max_gram_));
         if (max_skip_ < 0)
             node.fail(fmt::format("attribute 'max_skip_count' must not be negative, but it is {}", max_skip_));
         std::vector<std::string> pool;
@@ -343,12 +351,13 @@ public:
         for (std::size_t group = 0; group < ngram_counts_.size(); ++group) {
             const int64_t n = static_cast<int64_t>(group) + 1;
             const int64_t begin = ngram_counts_[group];
-            const int64_t end = group + 1 < ngram_counts_.size() ? ngram_counts_[group + 1]
-                                                                 : static_cast<int64_t>(pool.size());
+            const int64_t end =
+                group + 1 < ngram_counts_.size() ? ngram_counts_[group + 1] : static_cast<int64_t>(pool.size());
             if (begin < 0 || end > static_cast<int64_t>(pool.size()) || begin > end || (end - begin) % n != 0)
-                node.fail(fmt::format("attribute 'ngram_counts' does not split the pool of {} items into {}-grams "
-                                      "(group {} spans [{}, {}))",
-                                      pool.size(), n, group, begin, end));
+                node.fail(
+                    fmt::format("attribute 'ngram_counts' does not split the pool of {} items into {}-grams "
+                                "(group {} spans [{}, {}))",
+                                pool.size(), n, group, begin, end));
             for (int64_t start = begin; start < end; start += n) {
                 NgramTrie* trie = &root_;
                 for (int64_t k = 0; k < n; ++k) trie = &trie->children[pool[start + k]];
@@ -359,7 +368,8 @@ public:
             node.fail(fmt::format("attribute 'ngram_indexes' must have one entry per n-gram ({}), but it has {}", id,
                                   ngram_indexes_.size()));
         for (int64_t index : ngram_indexes_) {
-            if (index < 0) node.fail(fmt::format("attribute 'ngram_indexes' values must not be negative, but one is {}", index));
+            if (index < 0)
+                node.fail(fmt::format("attribute 'ngram_indexes' values must not be negative, but one is {}", index));
             output_size_ = std::max(output_size_, index + 1);
         }
         if (!weights_.empty() && weights_.size() != ngram_indexes_.size())

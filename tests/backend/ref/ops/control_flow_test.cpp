@@ -213,8 +213,7 @@ TEST(ScanTest, Opset9ScansForwardAndBackwardAlongTheGivenAxes) {
     builder.output("final", DataType::kFloat32, Shape{2});
     builder.output("partials", DataType::kFloat32, Shape{2, 3});
     Session session(*builder.build());
-    const TensorMap out =
-        session.run({{"init", f32({2}, {0, 0})}, {"xs", f32({3, 2}, {1, 2, 3, 4, 5, 6})}});
+    const TensorMap out = session.run({{"init", f32({2}, {0, 0})}, {"xs", f32({3, 2}, {1, 2, 3, 4, 5, 6})}});
     EXPECT_TRUE(tensors_near(out.at("final"), f32({2}, {9, 12})));
     // Rows visited in reverse: (5,6), (3,4), (1,2); partial sums stacked along axis 1.
     EXPECT_TRUE(tensors_near(out.at("partials"), f32({2, 3}, {5, 8, 9, 6, 10, 12})));
@@ -230,8 +229,8 @@ TEST(ScanTest, Opset8ScansEachBatchRow) {
     builder.output("final", DataType::kFloat32, Shape{2, 2});
     builder.output("partials", DataType::kFloat32, Shape{2, 2, 2});
     Session session(*builder.build());
-    const TensorMap out = session.run(
-        {{"init", f32({2, 2}, {0, 0, 10, 10})}, {"xs", f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}});
+    const TensorMap out =
+        session.run({{"init", f32({2, 2}, {0, 0, 10, 10})}, {"xs", f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}});
     EXPECT_TRUE(tensors_near(out.at("final"), f32({2, 2}, {4, 6, 22, 24})));
     EXPECT_TRUE(tensors_near(out.at("partials"), f32({2, 2, 2}, {1, 2, 4, 6, 15, 16, 22, 24})));
 }
@@ -270,7 +269,8 @@ TEST(ScanTest, RejectsScanInputsOfDifferentLengths) {
     builder.output("final", DataType::kFloat32, Shape{2});
     Session session(*builder.build());
     try {
-        session.run({{"init", f32({2}, {0, 0})}, {"a", f32({3, 2}, {1, 2, 3, 4, 5, 6})}, {"b", f32({2, 2}, {1, 2, 3, 4})}});
+        session.run(
+            {{"init", f32({2}, {0, 0})}, {"a", f32({3, 2}, {1, 2, 3, 4, 5, 6})}, {"b", f32({2, 2}, {1, 2, 3, 4})}});
         FAIL() << "expected a ModelError";
     } catch (const ModelError& error) {
         EXPECT_STREQ(error.what(), "Node 'scan' (Scan): scan inputs have different sequence lengths (3 and 2)");

@@ -27,7 +27,8 @@ TEST(RnnOp, ForwardAndReverseOverTwoSteps) {
     b.input(f32({2, 1, 1}, {1, 2})).input(f32({2, 1, 1}, {0.5, 0.5})).input(f32({2, 1, 1}, {0.25, 0.25}));
     out = b.run();
     // Y[t, d]: forward then reverse; the reverse pass starts at t = 1.
-    expect_close(out[0], {2, 2, 1, 1}, {0.46211715726000974, 0.5982379679151746, 0.8060082340490717, 0.7615941559557649});
+    expect_close(out[0], {2, 2, 1, 1},
+                 {0.46211715726000974, 0.5982379679151746, 0.8060082340490717, 0.7615941559557649});
     expect_close(out[1], {2, 1, 1}, {0.8060082340490717, 0.5982379679151746});
 }
 
@@ -89,7 +90,8 @@ TEST(RecurrentOps, RejectBadAttributesAndShapes) {
     KernelHarness activations("RNN", 14);
     set_attr(activations.node(), "hidden_size", int64_t{2});
     set_names(activations.node(), "activations", {"Tanh", "Relu"});
-    expect_error([&] { activations.create(); }, "attribute 'activations' must name 1 functions (1 per direction), but it names 2");
+    expect_error([&] { activations.create(); },
+                 "attribute 'activations' must name 1 functions (1 per direction), but it names 2");
     KernelHarness unknown("RNN", 14);
     set_attr(unknown.node(), "hidden_size", int64_t{2});
     set_names(unknown.node(), "activations", {"Swish"});

@@ -4,7 +4,8 @@
 namespace polygraphy::testing {
 namespace {
 
-Tensor sample(const std::string& mode, const std::string& padding, const std::vector<double>& grid, int64_t opset = 16) {
+Tensor sample(const std::string& mode, const std::string& padding, const std::vector<double>& grid,
+              int64_t opset = 16) {
     KernelHarness h("GridSample", opset);
     set_attr(h.node(), "mode", mode);
     set_attr(h.node(), "padding_mode", padding);
@@ -45,7 +46,8 @@ TEST(GridSampleOp, RejectsBadModesAndShapes) {
     expect_error([&] { padding.create(); }, "attribute 'padding_mode' must be zeros, border or reflection");
     KernelHarness grid("GridSample", 16);
     grid.input(f32({1, 1, 2, 2}, {1, 2, 3, 4})).input(f32({1, 2, 3}, arange(6)));
-    expect_error([&] { grid.run(); }, "grid must have shape (N, ..., 2) with rank 4 and N = 1, but it has shape (1, 2, 3)");
+    expect_error([&] { grid.run(); },
+                 "grid must have shape (N, ..., 2) with rank 4 and N = 1, but it has shape (1, 2, 3)");
     KernelHarness rank("GridSample", 16);
     rank.input(f32({1, 1, 2, 2, 2}, arange(8))).input(f32({1, 1, 1, 1, 3}, {0, 0, 0}));
     expect_error([&] { rank.run(); }, "input X must have rank 4, but it has shape (1, 1, 2, 2, 2)");
@@ -78,7 +80,9 @@ TEST(DeformConvOp, ZeroOffsetsAreAPlainConvolutionAndOffsetsShiftTaps) {
     // 1x1 kernel of weight 2 over a 2x2 image; zero offsets: y = 2x. An offset of +1 column makes
     // every output read its right neighbour (0 beyond the edge); the mask halves the first point.
     KernelHarness h("DeformConv", 19);
-    h.input(f32({1, 1, 2, 2}, {1, 2, 3, 4})).input(f32({1, 1, 1, 1}, {2})).input(f32({1, 2, 2, 2}, std::vector<double>(8, 0)));
+    h.input(f32({1, 1, 2, 2}, {1, 2, 3, 4}))
+        .input(f32({1, 1, 1, 1}, {2}))
+        .input(f32({1, 2, 2, 2}, std::vector<double>(8, 0)));
     expect_close(h.run()[0], {1, 1, 2, 2}, {2, 4, 6, 8});
     KernelHarness shifted("DeformConv", 19);
     shifted.input(f32({1, 1, 2, 2}, {1, 2, 3, 4}))

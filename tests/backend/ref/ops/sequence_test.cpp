@@ -30,10 +30,10 @@ TEST(SequenceTest, ConstructInsertEraseAtAndLength) {
     builder.input("b", DataType::kFloat32, Shape{2});
     builder.initializer("front", i64({}, {0}));
     builder.initializer("last", i64({}, {-1}));
-    builder.node("SequenceConstruct", {"a", "b"}, {"s1"});          // [a, b]
-    builder.node("SequenceInsert", {"s1", "b", "front"}, {"s2"});    // [b, a, b]
-    builder.node("SequenceErase", {"s2", "last"}, {"s3"});           // [b, a]
-    builder.node("SequenceAt", {"s3", "last"}, {"at"});              // a
+    builder.node("SequenceConstruct", {"a", "b"}, {"s1"});         // [a, b]
+    builder.node("SequenceInsert", {"s1", "b", "front"}, {"s2"});  // [b, a, b]
+    builder.node("SequenceErase", {"s2", "last"}, {"s3"});         // [b, a]
+    builder.node("SequenceAt", {"s3", "last"}, {"at"});            // a
     builder.node("SequenceLength", {"s3"}, {"n"});
     builder.output("at", DataType::kFloat32, Shape{1});
     builder.output("n", DataType::kInt64, Shape{});
@@ -50,7 +50,7 @@ TEST(SequenceTest, ConstructInsertEraseAtAndLength) {
         session.run({{"a", f32({1}, {5})}, {"b", f32({2}, {1, 2})}});
         FAIL() << "expected an UnsupportedError";
     } catch (const UnsupportedError& error) {
-        EXPECT_STREQ(error.what(), "Graph output 's3' is a sequence, which only run_values() can return");
+        EXPECT_STREQ(error.what(), "Graph output 's3' is a sequence, but this runner returns tensors only");
     }
 }
 
@@ -135,7 +135,8 @@ TEST(SequenceTest, ConcatFromSequenceNeedsAnAxisAndAValidNewAxis) {
         Session session(*builder.build());
         FAIL() << "expected a ModelError";
     } catch (const ModelError& error) {
-        EXPECT_STREQ(error.what(), "Node 'concat' (ConcatFromSequence): attribute 'new_axis' must be 0 or 1, but it is 2");
+        EXPECT_STREQ(error.what(),
+                     "Node 'concat' (ConcatFromSequence): attribute 'new_axis' must be 0 or 1, but it is 2");
     }
 }
 

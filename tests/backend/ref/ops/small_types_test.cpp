@@ -30,7 +30,7 @@ TEST(Float8Cast, InfinityNaNAndSubnormalsPerType) {
     expect_close(cast(x, DataType::kFloat8E5M2, 0), {4}, {inf, std::nan(""), 0, 0.0009765625});
     const Tensor fnuz = cast(x, DataType::kFloat8E4M3FNUZ);
     expect_close(fnuz, {4}, {240, std::nan(""), 0, 0.0009765625});  // 2^-10 = 1 * 2^(1 - 8 - 3)
-    EXPECT_EQ(static_cast<const uint8_t*>(fnuz.data())[2], 0x00);    // no negative zero in fnuz
+    EXPECT_EQ(static_cast<const uint8_t*>(fnuz.data())[2], 0x00);   // no negative zero in fnuz
     EXPECT_EQ(ref::double_to_float8(-0.0, DataType::kFloat8E4M3FN, true), 0x80);
 }
 
