@@ -3,6 +3,7 @@
 // requantization multiplies by a_scale * b_scale / y_scale computed in the scales' own type (as
 // the ONNX reference does), rounds half to even and saturates to the output type, as the spec says
 // (the 1.17 test data of int8 QLinearMatMul wraps instead: see the conformance expected failures).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -138,22 +139,37 @@ public:
             }
             return offset;
         };
+        // Operands minus their zero points (per row of a, per column of b), and the requantization
+        // multiplier per (row scale, column scale) pair, computed once.
+        std::vector<int32_t> ac(static_cast<std::size_t>(a.numel())), bc(static_cast<std::size_t>(b.numel()));
+        for (int64_t i = 0; i < a.numel(); ++i)
+            ac[i] = static_cast<int32_t>(a.value_as_double(i)) -
+                    static_cast<int32_t>(za.size() == 1 ? za[0] : za[(i / std::max<int64_t>(k, 1)) % m]);
+        for (int64_t i = 0; i < b.numel(); ++i)
+            bc[i] =
+                static_cast<int32_t>(b.value_as_double(i)) - static_cast<int32_t>(zb.size() == 1 ? zb[0] : zb[i % n]);
+        std::vector<double> multipliers(sa.size() * sb.size());
+        for (std::size_t x = 0; x < sa.size(); ++x)
+            for (std::size_t z = 0; z < sb.size(); ++z)
+                multipliers[x * sb.size() + z] = round_to(round_to(sa[x] * sb[z], scale_type) / sy[0], scale_type);
+        std::vector<int64_t> row(static_cast<std::size_t>(n));
         for (int64_t t = 0; t < batches; ++t) {
             const int64_t a_base = batch_offset(batch_a, t) * m * k, b_base = batch_offset(batch_b, t) * k * n;
-            for (int64_t i = 0; i < m; ++i)
+            for (int64_t i = 0; i < m; ++i) {
+                std::fill(row.begin(), row.end(), 0);
+                for (int64_t p = 0; p < k; ++p) {
+                    const int64_t av = ac[a_base + i * k + p];
+                    const int32_t* bp = bc.data() + b_base + p * n;
+                    for (int64_t j = 0; j < n; ++j) row[j] += av * bp[j];
+                }
                 for (int64_t j = 0; j < n; ++j) {
-                    int64_t sum = 0;
-                    const int64_t zai = za.size() == 1 ? za[0] : za[i], zbj = zb.size() == 1 ? zb[0] : zb[j];
-                    for (int64_t p = 0; p < k; ++p)
-                        sum += (static_cast<int64_t>(a.value_as_double(a_base + i * k + p)) - zai) *
-                               (static_cast<int64_t>(b.value_as_double(b_base + p * n + j)) - zbj);
                     const double multiplier =
-                        round_to(round_to(sa[sa.size() == 1 ? 0 : i] * sb[sb.size() == 1 ? 0 : j], scale_type) / sy[0],
-                                 scale_type);
+                        multipliers[(sa.size() == 1 ? 0 : i) * sb.size() + (sb.size() == 1 ? 0 : j)];
                     const double value =
-                        std::nearbyint(static_cast<double>(sum) * multiplier) + static_cast<double>(zy);
+                        std::nearbyint(static_cast<double>(row[j]) * multiplier) + static_cast<double>(zy);
                     values[(t * m + i) * n + j] = saturate(value, y_zero_point.dtype());
                 }
+            }
         }
         context.set_output(0, to_quant(values, y_zero_point.dtype(), out_shape));
     }

@@ -4,10 +4,6 @@
 namespace polygraphy::testing {
 namespace {
 
-Tensor i64s(const Shape& shape, const std::vector<double>& values) {
-    return Tensor::from_doubles(DataType::kInt64, shape, values);
-}
-
 TEST(Col2ImOp, SumsOverlappingBlocks) {
     // Image 1x3, block 1x2, stride 1: two blocks; column k of block l lands on pixel l + k.
     KernelHarness h("Col2Im", 18);

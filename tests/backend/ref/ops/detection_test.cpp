@@ -4,10 +4,6 @@
 namespace polygraphy::testing {
 namespace {
 
-Tensor i64s(const Shape& shape, const std::vector<double>& values) {
-    return Tensor::from_doubles(DataType::kInt64, shape, values);
-}
-
 TEST(NonMaxSuppressionOp, KeepsTheBestBoxOfEachOverlappingGroup) {
     // Boxes 0 and 1 overlap with IoU 0.9 / 1.1; box 2 is apart. Box 1 scores highest.
     const Tensor boxes = f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3});

@@ -121,6 +121,25 @@ inline Tensor f32(const Shape& shape, const std::vector<double>& values) {
     return Tensor::from_doubles(DataType::kFloat32, shape, values);
 }
 
+inline Tensor i64s(const Shape& shape, const std::vector<double>& values) {
+    return Tensor::from_doubles(DataType::kInt64, shape, values);
+}
+
+/// A string tensor.
+inline Tensor text(const Shape& shape, const std::vector<std::string>& values) {
+    Tensor tensor(DataType::kString, shape);
+    tensor.strings() = values;
+    return tensor;
+}
+
+/// A STRINGS attribute (model_builder's set_attr has no overload for it).
+inline void set_strings(onnx::NodeProto& node, const std::string& name, const std::vector<std::string>& values) {
+    auto* attribute = node.add_attribute();
+    attribute->set_name(name);
+    attribute->set_type(onnx::AttributeProto::STRINGS);
+    for (const auto& value : values) attribute->add_strings(value);
+}
+
 inline std::vector<double> values_of(const Tensor& tensor) {
     std::vector<double> values;
     for (int64_t i = 0; i < tensor.numel(); ++i) values.push_back(tensor.value_as_double(i));

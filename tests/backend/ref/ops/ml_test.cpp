@@ -10,19 +10,6 @@ KernelHarness ml(const std::string& op, int64_t opset) {
     return h;
 }
 
-void set_strings(onnx::NodeProto& node, const std::string& name, const std::vector<std::string>& values) {
-    auto* attribute = node.add_attribute();
-    attribute->set_name(name);
-    attribute->set_type(onnx::AttributeProto::STRINGS);
-    for (const auto& value : values) attribute->add_strings(value);
-}
-
-Tensor text(const Shape& shape, const std::vector<std::string>& values) {
-    Tensor tensor(DataType::kString, shape);
-    tensor.strings() = values;
-    return tensor;
-}
-
 TEST(LabelEncoderOp, MapsStringsToIntsWithADefault) {
     KernelHarness h = ml("LabelEncoder", 2);
     set_strings(h.node(), "keys_strings", {"a", "b"});

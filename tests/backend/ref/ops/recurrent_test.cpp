@@ -5,13 +5,6 @@
 namespace polygraphy::testing {
 namespace {
 
-void set_names(onnx::NodeProto& node, const std::string& name, const std::vector<std::string>& values) {
-    auto* attribute = node.add_attribute();
-    attribute->set_name(name);
-    attribute->set_type(onnx::AttributeProto::STRINGS);
-    for (const auto& value : values) attribute->add_strings(value);
-}
-
 TEST(RnnOp, ForwardAndReverseOverTwoSteps) {
     // h1 = tanh(0.5 * 1), h2 = tanh(0.5 * 2 + 0.25 * h1)
     KernelHarness h("RNN", 14, 2);
@@ -89,12 +82,12 @@ TEST(RecurrentOps, RejectBadAttributesAndShapes) {
     expect_error([&] { direction.create(); }, "attribute 'direction' must be forward, reverse or bidirectional");
     KernelHarness activations("RNN", 14);
     set_attr(activations.node(), "hidden_size", int64_t{2});
-    set_names(activations.node(), "activations", {"Tanh", "Relu"});
+    set_strings(activations.node(), "activations", {"Tanh", "Relu"});
     expect_error([&] { activations.create(); },
                  "attribute 'activations' must name 1 functions (1 per direction), but it names 2");
     KernelHarness unknown("RNN", 14);
     set_attr(unknown.node(), "hidden_size", int64_t{2});
-    set_names(unknown.node(), "activations", {"Swish"});
+    set_strings(unknown.node(), "activations", {"Swish"});
     expect_error([&] { unknown.create(); }, "unsupported activation 'Swish'");
     KernelHarness shape("RNN", 14);
     set_attr(shape.node(), "hidden_size", int64_t{2});

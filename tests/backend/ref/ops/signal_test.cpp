@@ -4,10 +4,6 @@
 namespace polygraphy::testing {
 namespace {
 
-Tensor i64s(const Shape& shape, const std::vector<double>& values) {
-    return Tensor::from_doubles(DataType::kInt64, shape, values);
-}
-
 TEST(DftOp, ForwardOnesidedAndInverse) {
     // DFT of [0, 1, 0, 0] = [1, -i, -1, i]
     KernelHarness h("DFT", 17);

@@ -5,19 +5,6 @@
 namespace polygraphy::testing {
 namespace {
 
-Tensor text(const Shape& shape, const std::vector<std::string>& values) {
-    Tensor tensor(DataType::kString, shape);
-    tensor.strings() = values;
-    return tensor;
-}
-
-void set_strings(onnx::NodeProto& node, const std::string& name, const std::vector<std::string>& values) {
-    auto* attribute = node.add_attribute();
-    attribute->set_name(name);
-    attribute->set_type(onnx::AttributeProto::STRINGS);
-    for (const auto& value : values) attribute->add_strings(value);
-}
-
 TEST(StringNormalizerOp, RemovesStopwordsCaseInsensitivelyAndChangesCase) {
     KernelHarness h("StringNormalizer", 10);
     set_attr(h.node(), "case_change_action", std::string("UPPER"));
