@@ -163,6 +163,8 @@ public:
             if (n < 0 || n >= batch)
                 node.fail(fmt::format("batch_indices value {} is out of range for a batch of {}", n, batch));
             const double* roi = rois.data_as<double>() + r * 4;
+            for (int k = 0; k < 4; ++k)
+                if (!std::isfinite(roi[k])) node.fail(fmt::format("rois[{}] holds a non-finite coordinate", r));
             const double start_w = roi[0] * spatial_scale_ - offset, start_h = roi[1] * spatial_scale_ - offset;
             const double end_w = roi[2] * spatial_scale_ - offset, end_h = roi[3] * spatial_scale_ - offset;
             double roi_w = end_w - start_w, roi_h = end_h - start_h;

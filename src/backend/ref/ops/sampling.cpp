@@ -5,6 +5,7 @@
 // the input's type; out-of-range samples follow padding_mode (zeros, border, reflection) the way
 // the ONNX reference does: the coordinate is first clamped or reflected into the border box, then
 // every tap of the interpolation kernel is fetched with the same padding rule.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -26,17 +27,13 @@ enum class Padding { kZeros, kBorder, kReflection };
 double reflect(double x, double low, double high) {
     const double range = high - low;
     if (range <= 0) return low;
-    if (x < low) {
-        const double dx = low - x;
-        const auto n = static_cast<int64_t>(dx / range);
-        const double r = dx - static_cast<double>(n) * range;
-        return n % 2 == 0 ? low + r : high - r;
-    }
-    if (x > high) {
-        const double dx = x - high;
-        const auto n = static_cast<int64_t>(dx / range);
-        const double r = dx - static_cast<double>(n) * range;
-        return n % 2 == 0 ? high - r : low + r;
+    if (x < low || x > high) {
+        // Whole mirror images passed (fmod keeps this exact and overflow-free for any magnitude).
+        const double dx = x < low ? low - x : x - high;
+        const double r = std::fmod(dx, range);
+        const bool even = std::fmod(std::floor(dx / range), 2.0) == 0.0;
+        if (x < low) return even ? low + r : high - r;
+        return even ? high - r : low + r;
     }
     return x;
 }
@@ -131,12 +128,18 @@ public:
                         else if (padding_ == Padding::kReflection)
                             c = reflect(c, low[i], high[i]);
                     }
-                    coords[i] = c;
+                    // Far outside (zeros padding) every tap reads 0: clamp so index arithmetic cannot overflow.
+                    coords[i] = std::max(-4.0 - size, std::min(2.0 * size + 4.0, c));
+                    if (std::isnan(c)) coords[i] = c;
                 }
+                const bool undefined =
+                    std::any_of(coords.begin(), coords.end(), [](double c) { return std::isnan(c); });
                 for (int64_t ch = 0; ch < channels; ++ch) {
                     const double* data = in + (n * channels + ch) * plane;
                     double value;
-                    if (mode_ == SampleMode::kNearest) {
+                    if (undefined) {
+                        value = std::numeric_limits<double>::quiet_NaN();  // a NaN grid point samples NaN
+                    } else if (mode_ == SampleMode::kNearest) {
                         for (int64_t i = 0; i < spatial; ++i) index[i] = static_cast<int64_t>(coords[i]);
                         value = fetch(data, dims, index, low, high);
                     } else {
@@ -326,7 +329,8 @@ public:
         const int64_t per_offset_group = channels / offset_group_;
         const int64_t points = out_h * out_w;
         auto sample = [&](const double* plane, double py, double px) {
-            if (py <= -1 || py >= static_cast<double>(height) || px <= -1 || px >= static_cast<double>(width))
+            // Written so that NaN positions also read 0.
+            if (!(py > -1 && py < static_cast<double>(height) && px > -1 && px < static_cast<double>(width)))
                 return 0.0;
             const auto y0 = static_cast<int64_t>(std::floor(py)), x0i = static_cast<int64_t>(std::floor(px));
             const double ly = py - static_cast<double>(y0), lx = px - static_cast<double>(x0i);

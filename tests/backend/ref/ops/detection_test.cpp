@@ -61,6 +61,9 @@ TEST(RoiAlignOp, RejectsBadModesAndBatchIndices) {
     KernelHarness index("RoiAlign", 16);
     index.input(f32({1, 1, 2, 2}, arange(4))).input(f32({1, 4}, {0, 0, 1, 1})).input(i64s({1}, {3}));
     expect_error([&] { index.run(); }, "batch_indices value 3 is out of range for a batch of 1");
+    KernelHarness nan("RoiAlign", 16);
+    nan.input(f32({1, 1, 2, 2}, arange(4))).input(f32({1, 4}, {0, std::nan(""), 1, 1})).input(i64s({1}, {0}));
+    expect_error([&] { nan.run(); }, "rois[0] holds a non-finite coordinate");
     KernelHarness rank("RoiAlign", 16);
     rank.input(f32({2, 2}, arange(4))).input(f32({1, 4}, {0, 0, 1, 1})).input(i64s({1}, {0}));
     expect_error([&] { rank.run(); }, "X must have rank 4, but it has shape (2, 2)");

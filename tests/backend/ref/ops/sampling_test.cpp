@@ -37,6 +37,19 @@ TEST(GridSampleOp, BicubicUsesKeysWeightsWithAMinus075) {
     expect_close(h.run()[0], {1, 1, 1, 1}, {8.296875}, 1e-5, 1e-5);
 }
 
+TEST(GridSampleOp, NonFiniteAndFarAwayGridPoints) {
+    // NaN samples NaN; 1e30 is far outside (zeros: 0; reflection folds it back in; border: the edge).
+    const double nan = std::nan("");
+    const Tensor zeros = sample("bilinear", "zeros", {nan, 0, 1e30, 1e30});
+    EXPECT_TRUE(std::isnan(zeros.value_as_double(0)));
+    EXPECT_EQ(zeros.value_as_double(1), 0.0);
+    const Tensor border = sample("bicubic", "border", {-1e30, -1e30});
+    EXPECT_TRUE(std::isfinite(border.value_as_double(0)));
+    const Tensor reflection = sample("nearest", "reflection", {1e30, -1e30});
+    const double folded = reflection.value_as_double(0);
+    EXPECT_TRUE(folded == 1 || folded == 2 || folded == 3 || folded == 4) << folded;
+}
+
 TEST(GridSampleOp, RejectsBadModesAndShapes) {
     KernelHarness mode("GridSample", 16);
     set_attr(mode.node(), "mode", std::string("area"));
@@ -91,6 +104,12 @@ TEST(DeformConvOp, ZeroOffsetsAreAPlainConvolutionAndOffsetsShiftTaps) {
         .omitted_input()
         .input(f32({1, 1, 2, 2}, {0.5, 1, 1, 1}));
     expect_close(shifted.run()[0], {1, 1, 2, 2}, {2, 0, 8, 0});
+}
+
+TEST(DeformConvOp, NaNOffsetsReadZero) {
+    KernelHarness h("DeformConv", 19);
+    h.input(f32({1, 1, 1, 1}, {3})).input(f32({1, 1, 1, 1}, {2})).input(f32({1, 2, 1, 1}, {std::nan(""), 0}));
+    expect_close(h.run()[0], {1, 1, 1, 1}, {0});
 }
 
 TEST(DeformConvOp, RejectsAnOffsetOfTheWrongShape) {
