@@ -21,6 +21,59 @@
 
 namespace polygraphy::ref {
 
+/// A value flowing through a graph: a tensor, a sequence of tensors, or an empty optional. An
+/// optional that holds an element is represented by the element itself (ONNX optionals only matter
+/// to OptionalHasElement/OptionalGetElement, which treat any other value as present). Copies are
+/// shallow, like Tensor's.
+class Value {
+public:
+    enum class Kind : uint8_t { kUndefined, kTensor, kSequence, kEmptyOptional };
+
+    Value() = default;
+    Value(Tensor tensor)  // NOLINT: implicit on purpose, a tensor is a value
+        : kind_(tensor.defined() ? Kind::kTensor : Kind::kUndefined), tensor_(std::move(tensor)) {}
+    /// A sequence; `element_type` is kept so that empty sequences still know their type.
+    static Value sequence(DataType element_type, std::vector<Tensor> elements);
+    static Value empty_optional();
+
+    Kind kind() const { return kind_; }
+    bool defined() const { return kind_ != Kind::kUndefined; }
+    bool is_tensor() const { return kind_ == Kind::kTensor; }
+    bool is_sequence() const { return kind_ == Kind::kSequence; }
+    bool is_empty_optional() const { return kind_ == Kind::kEmptyOptional; }
+    /// The tensor (an undefined Tensor when the value is not a tensor).
+    const Tensor& tensor() const { return tensor_; }
+    /// Elements of a sequence; throws InternalError for other kinds.
+    const std::vector<Tensor>& elements() const;
+    DataType element_type() const { return element_type_; }
+    /// "tensor", "sequence", "empty optional" or "undefined" (for messages).
+    const char* kind_name() const;
+
+private:
+    Kind kind_ = Kind::kUndefined;
+    Tensor tensor_;
+    std::shared_ptr<const std::vector<Tensor>> elements_;
+    DataType element_type_ = DataType::kUndefined;
+};
+
+class KernelContext;
+
+/// A graph attribute (If branches, Loop/Scan bodies, SequenceMap body) prepared by the session as a
+/// nested session. Names it does not define resolve to the enclosing graphs' values, which the
+/// session passes to the node as implicit inputs (KernelContext::outer_value).
+class Subgraph {
+public:
+    virtual ~Subgraph() = default;
+    virtual const std::vector<std::string>& input_names() const = 0;
+    virtual const std::vector<std::string>& output_names() const = 0;
+    /// Runs with `inputs` bound to the subgraph inputs in order; returns the outputs in order.
+    /// Throws ModelError on a wrong input count or a missing outer-scope value.
+    virtual std::vector<Value> run(const std::vector<Value>& inputs, const KernelContext& context) const = 0;
+};
+
+/// Prepares a subgraph (the session supplies one; see NodeInfo::subgraph).
+using SubgraphBuilder = std::function<std::unique_ptr<Subgraph>(const onnx::GraphProto&)>;
+
 /// What a kernel factory knows about its node: the proto, the opset of its domain, a display name.
 class NodeInfo {
 public:
@@ -57,11 +110,17 @@ public:
     /// Throws ModelError: "Node '<name>' (<op_type>): <message>".
     [[noreturn]] void fail(const std::string& message) const;
 
+    /// Prepares graph attribute `name` as a nested session. Fails naming the node when the
+    /// attribute is absent, not a graph, or when no session supplied a builder.
+    std::unique_ptr<Subgraph> subgraph(std::string_view name) const;
+    void set_subgraph_builder(SubgraphBuilder builder) { subgraph_builder_ = std::move(builder); }
+
 private:
     const onnx::NodeProto& node_;
     int64_t opset_;
     std::string display_name_;
     std::vector<const Tensor*> constant_inputs_;
+    SubgraphBuilder subgraph_builder_;
 };
 
 /// Inputs and outputs of one kernel invocation.
@@ -88,11 +147,30 @@ public:
     /// Threads the kernel may use (the runner's --ref-threads).
     int num_threads() const { return num_threads_; }
 
+    /// Input `index` as a Value (sequences and empty optionals included); undefined when omitted.
+    Value input_value(std::size_t index) const;
+    /// Sets output `index` to any value (tensors go to output(index)).
+    void set_output_value(std::size_t index, Value value);
+    /// Output `index` as a Value: what set_output_value stored, else the tensor output.
+    Value take_output_value(std::size_t index);
+
+    /// Session use: the full values of the inputs (same order as the tensor inputs, then the
+    /// implicit outer-scope inputs named by `outer_names`).
+    void attach_values(const std::vector<const Value*>* values, const std::vector<std::string>* outer_names) {
+        values_ = values;
+        outer_names_ = outer_names;
+    }
+    /// Value of an enclosing graph's `name` that the node's subgraphs read; nullptr when unknown.
+    const Value* outer_value(const std::string& name) const;
+
 private:
     const NodeInfo& node_;
     std::vector<const Tensor*> inputs_;
     std::vector<Tensor> outputs_;
     int num_threads_;
+    const std::vector<const Value*>* values_ = nullptr;
+    const std::vector<std::string>* outer_names_ = nullptr;
+    std::vector<Value> value_outputs_;  // non-tensor outputs, sized on first use
 };
 
 /// A prepared operator. compute() is const: all per-node state is fixed at construction.

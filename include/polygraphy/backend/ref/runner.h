@@ -8,6 +8,7 @@
 
 #include "polygraphy/backend/base/runner.h"
 #include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/ref/kernel.h"
 
 namespace polygraphy::ref {
 
@@ -46,8 +47,14 @@ public:
     /// (BaseRunner::infer does that); an input missing from the feed is an InputError, a kernel
     /// failure a ModelError "Node '<name>' (<op>): ...". Safe to call from several threads at once.
     TensorMap run(const TensorMap& feed) const;
-    /// Same, and fills `stats` (when not null).
+    /// Same, and fills `stats` (when not null). A graph output that is a sequence or an empty
+    /// optional is an UnsupportedError here: use run_values().
     TensorMap run(const TensorMap& feed, RunStats* stats) const;
+
+    /// Inputs and outputs that may be sequences or optionals (ONNX test data with SequenceProto /
+    /// OptionalProto values); otherwise the same as run().
+    using ValueMap = OrderedMap<Value>;
+    ValueMap run_values(const ValueMap& feed, RunStats* stats = nullptr) const;
 
     /// Display names of the nodes that run, in execution order (Constant nodes are folded at
     /// preparation and do not appear).
@@ -55,8 +62,10 @@ public:
     /// Threads kernels use (SessionOptions::num_threads, or the cores available when it is 0).
     int num_threads() const;
 
-private:
+    /// Implementation (also prepares the subgraphs of If/Loop/Scan/SequenceMap nodes).
     struct Impl;
+
+private:
     std::unique_ptr<Impl> impl_;
 };
 
