@@ -31,6 +31,17 @@ public:
     }
     void extend(const RunResults& other) { lst.insert(lst.end(), other.lst.begin(), other.lst.end()); }
     std::size_t size() const { return lst.size(); }
+    /// Iterates over (runner_name, iterations) entries: `for (const auto& [name, iterations] : results)`.
+    auto begin() const { return lst.begin(); }
+    auto end() const { return lst.end(); }
+    auto begin() { return lst.begin(); }
+    auto end() { return lst.end(); }
+    /// Iterations of the first entry named `runner_name` (Polygraphy's `results[name]`), or nullptr.
+    const std::vector<IterationResult>* find(const std::string& runner_name) const {
+        for (const auto& entry : lst)
+            if (entry.first == runner_name) return &entry.second;
+        return nullptr;
+    }
     bool empty() const { return lst.empty(); }
 
     /// Writes atomically (temp file in the same folder + rename). Throws PolygraphyException.

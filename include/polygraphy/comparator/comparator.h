@@ -77,6 +77,25 @@ CompareFunc simple(SimpleCompareOptions options = {});
 CompareFunc indices(PerOutput<int64_t> index_tolerance = {}, bool fail_fast = false);
 }  // namespace compare_func
 
+/// Post-processes one iteration's outputs in place before comparison (Polygraphy's PostprocessFunc).
+using PostprocessFunc = std::function<void(IterationResult& result)>;
+
+/// Top-K settings of one output: keep the indices of the `k` largest values along `axis`.
+struct TopK {
+    int64_t k = 10;     ///< clamped to the axis length; 0 leaves the output unchanged
+    int64_t axis = -1;  ///< negative values count from the last axis
+};
+
+namespace postprocess_func {
+/// Polygraphy's PostprocessFunc.top_k: replaces each output by the int64 indices of its `k` largest
+/// values along the axis, largest first, ties in index order (numpy's stable argsort of -x; NaNs last).
+/// Per-output settings use the key "" as default; outputs matching no key and no default are left
+/// unchanged. Applying it to a string output or an out-of-range axis throws PolygraphyException.
+PostprocessFunc top_k(PerOutput<TopK> k);
+/// Same, with one setting for every output: `top_k(5)`.
+PostprocessFunc top_k(int64_t k = 10, int64_t axis = -1);
+}  // namespace postprocess_func
+
 /// Outcome of Comparator::compare_accuracy: for each compared runner pair, one entry per iteration.
 class AccuracyResult {
 public:
@@ -111,6 +130,15 @@ public:
     static RunResults run(const std::vector<BaseRunner*>& runners) {
         return run(runners, DataLoader().as_function(), RunOptions{});
     }
+    /// With default run options (no warm-up, inputs not saved).
+    static RunResults run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader) {
+        return run(runners, data_loader, RunOptions{});
+    }
+
+    /// Applies `postprocess_func` to every iteration of every runner in `results`, in place
+    /// (Polygraphy's Comparator.postprocess, e.g. with postprocess_func::top_k before compare_func::indices).
+    /// Returns `results`.
+    static RunResults& postprocess(RunResults& results, const PostprocessFunc& postprocess_func);
 
     /// Compares consecutive results (0 vs 1, 1 vs 2, ...) iteration by iteration (up to the shorter
     /// one's count); outputs are matched by name (exact, case-insensitive substring, then position with

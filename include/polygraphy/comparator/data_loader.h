@@ -40,6 +40,11 @@ public:
         /// User-provided dtypes/shapes (`--input-shapes`), overriding the model's for generation.
         /// Keys may be fnmatch patterns, as in Polygraphy; a pattern matching no input only warns.
         TensorMetadata input_metadata;
+        /// Range of every integer input (not bool), over val_range (Polygraphy's deprecated `int_range`,
+        /// `--int-min/--int-max`); the seeds' `DataLoader(int_range=(0, 2), float_range=(0.0, 2.0))`.
+        std::optional<ValRange> int_range;
+        /// Range of every floating-point input, over val_range (`float_range`, `--float-min/--float-max`).
+        std::optional<ValRange> float_range;
     };
 
     DataLoader() : DataLoader(Options{}) {}
@@ -63,8 +68,14 @@ private:
     Options options_;
 };
 
-/// A data loader over a fixed list of feed dicts (e.g. from `--load-inputs`).
+/// A data loader over a fixed list of feed dicts (e.g. from `--load-inputs`): the seeds' "a list of dicts".
 DataLoaderFn data_loader_from_list(InputList feeds);
+
+/// A data loader over a generator: `next(input_metadata)` is called once per iteration, in order, and
+/// returns the next feed dict or nullopt when exhausted (the seeds' Python generator that may read the
+/// `input_metadata` set by the Comparator). The generator's state is shared by copies of the returned
+/// function, so one Comparator::run consumes it once.
+DataLoaderFn data_loader_from_generator(std::function<std::optional<TensorMap>(const TensorMetadata&)> next);
 
 /// Matches loaded buffers to a runner's inputs the way Polygraphy does: by exact name, then
 /// case-insensitive substring, then position (warning when not exact); casts on dtype mismatch

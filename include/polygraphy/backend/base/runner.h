@@ -61,6 +61,11 @@ private:
     std::optional<double> backend_inference_time_;
 };
 
+/// Deep copy of every tensor of `outputs` (the seeds' `copy.deepcopy(outputs)`). Runners may reuse
+/// their output buffers between infer() calls: keep outputs of several inferences through this. A
+/// plain TensorMap copy is cheap (Tensor copies share buffers) but sees later inferences' values.
+TensorMap clone(const TensorMap& outputs);
+
 /// Activates a runner for the guard's lifetime (the seeds' `with runner:`).
 class RunnerActivation {
 public:

@@ -72,6 +72,9 @@ private:
     SessionOptions options_;
 };
 
+/// Immediately evaluated SessionFromOnnx: `session_from_onnx(*onnx_from_path("m.onnx"))`.
+std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, SessionOptions options = {});
+
 /// Runner over a Session. The session is built in activate() and released in deactivate().
 class RefRunner : public BaseRunner {
 public:

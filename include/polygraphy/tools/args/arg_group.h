@@ -137,6 +137,7 @@ private:
 };
 
 class ArgGroups;
+class Script;
 
 /// Base of every argument group. A tool creates its groups (logger group first), hands each the
 /// tool's ArgGroups (set_groups), then asks every group for options() — so a group may declare
@@ -163,6 +164,13 @@ public:
     virtual std::vector<OptionSpec> options() const = 0;
     /// Reads this group's values from `args`; throws PolygraphyException when invalid.
     virtual void parse(const ParsedArgs& args) = 0;
+
+    /// Writes what the parsed options do into `script` (`polygraphy run --gen-script`), after parse().
+    /// Returns false when the group cannot be scripted (the default): the tool then refuses
+    /// --gen-script if any of the group's options was given. A RunnerArgGroup adds one runner per call
+    /// (the runner-selection group calls it once per selection, in command-line order); groups whose
+    /// options only feed other groups (e.g. the model path) add nothing and return true.
+    virtual bool add_to_script(Script& /*script*/) const { return false; }
 
     void set_groups(ArgGroups* groups) { groups_ = groups; }
     /// All groups of the tool (nullptr before set_groups()). Public so that code wiring a group

@@ -26,6 +26,7 @@ public:
     std::string description() const override { return "Options related to the model"; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     /// Path as given (nullopt when no model was given).
     const std::optional<std::string>& path() const { return path_; }

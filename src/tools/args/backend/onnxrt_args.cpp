@@ -1,5 +1,6 @@
 // OnnxrtRunnerArgs: parses the ONNX-Runtime session options and creates OnnxrtRunners.
 #include "polygraphy/tools/args/backend/onnxrt_args.h"
+#include "polygraphy/tools/script.h"
 
 #include <charconv>
 
@@ -111,6 +112,32 @@ std::unique_ptr<BaseRunner> OnnxrtRunnerArgs::make_runner() {
 
 std::unique_ptr<RunnerArgGroup> make_onnxrt_runner_args(OnnxrtRunnerArgs::ModelLoaderHook model_loader_hook) {
     return std::make_unique<OnnxrtRunnerArgs>(std::move(model_loader_hook));
+}
+
+bool OnnxrtRunnerArgs::add_to_script(Script& script) const {
+    if (model_loader_hook_) return false;  // the hook is code this process holds, not a script line
+    script.add_include("polygraphy/backend/onnxrt/runner.h");
+    const onnxrt::SessionOptions defaults;
+    std::string options = "onnxrt::SessionOptions{";
+    {
+        static const char* kLevels[] = {"kDisableAll", "kBasic", "kExtended", "kAll"};
+        static const char* kModes[] = {"kSequential", "kParallel"};
+        const auto& o = session_options_;
+        options += Script::string_vector(o.providers) + ", " + std::to_string(o.intra_op_num_threads) + ", " +
+                   std::to_string(o.inter_op_num_threads) + ", onnxrt::GraphOptimizationLevel::" +
+                   kLevels[static_cast<int>(o.graph_optimization_level)] + ", onnxrt::ExecutionMode::" +
+                   kModes[static_cast<int>(o.execution_mode)] + "}";
+    }
+    std::string session;
+    if (auto path = required_group<OnnxLoadArgs>().unmodified_model_path()) {
+        session = script.add_loader("onnxrt::SessionFromOnnx::from_path(" + Script::quote(*path) + ", " + options + ")",
+                                    "build_onnxrt_session");
+    } else {
+        const std::string model = required_group<OnnxLoadArgs>().add_onnx_loader(script);
+        session = script.add_loader("onnxrt::SessionFromOnnx(" + model + ", " + options + ")", "build_onnxrt_session");
+    }
+    script.add_runner("std::make_unique<onnxrt::OnnxrtRunner>(" + session + ")");
+    return true;
 }
 
 }  // namespace polygraphy::tools

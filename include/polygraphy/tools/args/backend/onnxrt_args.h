@@ -37,6 +37,8 @@ public:
     std::vector<OptionSpec> options() const override;
     /// Throws UsageError naming the option for a bad thread count or level.
     void parse(const ParsedArgs& args) override;
+    /// Adds an OnnxrtRunner like make_runner()'s (a model loader hook cannot be scripted: returns false).
+    bool add_to_script(Script& script) const override;
 
     std::string runner_display_name() const override { return "ONNX-Runtime"; }
     std::string runner_flag() const override { return "--onnxrt"; }

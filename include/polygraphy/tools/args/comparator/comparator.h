@@ -19,6 +19,7 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     Comparator::RunOptions run_options() const;
     const std::optional<std::string>& save_outputs_path() const { return save_outputs_path_; }
@@ -38,6 +39,7 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     bool validate() const { return validate_; }
     bool fail_fast() const { return fail_fast_; }

@@ -24,6 +24,7 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     /// The data loader the options describe: the loaded feeds (files read now, in order, concatenated)
     /// or the seeded random generator. Throws PolygraphyException for unreadable input files.

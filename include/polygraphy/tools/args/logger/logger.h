@@ -20,6 +20,7 @@ public:
     std::string description() const override { return "Options related to logging and debug output"; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     Severity severity() const { return severity_; }
     const std::optional<std::string>& log_file() const { return log_file_; }

@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/backend/onnx/loader.h"
+#include "polygraphy/tools/script.h"
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -127,6 +128,41 @@ std::optional<std::string> OnnxLoadArgs::unmodified_model_path() const {
     // External data goes through OnnxFromPath, whose checks keep its locations inside the folder.
     if (onnx_file_may_use_external_data(*model.path())) return std::nullopt;
     return model.path();
+}
+
+bool OnnxInferShapesArgs::add_to_script(Script& /*script*/) const {
+    return true;  // no effect in this build (see parse())
+}
+
+bool OnnxSaveArgs::add_to_script(Script& /*script*/) const {
+    return true;  // part of OnnxLoadArgs' loader chain
+}
+
+bool OnnxLoadArgs::add_to_script(Script& /*script*/) const {
+    return true;  // the loader chain is added by the runners that use it (add_onnx_loader)
+}
+
+std::string OnnxLoadArgs::add_onnx_loader(Script& script) const {
+    const auto& model = required_group<ModelArgs>();
+    if (!model.path()) throw UsageError("An ONNX model is required, but no model file was provided");
+    script.add_include("polygraphy/backend/onnx/loader.h");
+    std::string expression = "OnnxLoader(OnnxFromPath(" + Script::quote(*model.path());
+    if (external_data_dir_ || ignore_external_data_)
+        expression += ", " + (external_data_dir_ ? Script::quote(*external_data_dir_) : std::string("std::nullopt"));
+    if (ignore_external_data_) expression += ", true";
+    expression += "))";
+    std::string name = script.add_loader(expression, "load_onnx");
+    if (outputs_ || !exclude_outputs_.empty()) {
+        const std::string outputs = !outputs_                ? "std::vector<std::string>{}"
+                                    : *outputs_ == kMarkAll ? "kMarkAll"
+                                                            : Script::string_vector(*outputs_);
+        std::string modify = "OnnxLoader(ModifyOutputs(" + name + ", " + outputs;
+        if (!exclude_outputs_.empty()) modify += ", " + Script::string_vector(exclude_outputs_);
+        name = script.add_loader(modify + "))", "modify_outputs");
+    }
+    if (const auto* save = group<OnnxSaveArgs>(); save && save->path())
+        name = script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(*save->path()) + "))", "save_onnx");
+    return name;
 }
 
 }  // namespace polygraphy::tools

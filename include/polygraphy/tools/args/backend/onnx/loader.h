@@ -19,6 +19,7 @@ public:
     std::string description() const override { return "Options related to ONNX shape inference."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
     bool do_shape_inference() const { return do_shape_inference_; }
 
 private:
@@ -42,6 +43,7 @@ public:
     std::string description() const override { return "Options related to saving ONNX models."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     const std::optional<std::string>& path() const { return path_; }
 
@@ -61,6 +63,9 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
+    /// Adds the loader chain of onnx_loader() to `script` (once) and returns its variable name.
+    std::string add_onnx_loader(Script& script) const;
 
     /// The loader for the command line's model. UsageError when no model was given.
     OnnxLoader onnx_loader() const;
