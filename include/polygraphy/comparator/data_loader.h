@@ -20,8 +20,8 @@ using DataLoaderFn =
 
 /// Inclusive range of generated values.
 struct ValRange {
-    double min = 0.0;
-    double max = 1.0;
+    double min = 0.0;  ///< lowest value
+    double max = 1.0;  ///< highest value
 };
 
 /// Generates random inputs exactly as Polygraphy's DataLoader does with numpy:
@@ -31,9 +31,10 @@ struct ValRange {
 /// seed and ranges give the same values in both tools.
 class DataLoader {
 public:
+    /// Settings of the generated data (`--seed`, `--iterations`, `--val-range`, `--input-shapes`).
     struct Options {
-        int64_t seed = 1;
-        int64_t iterations = 1;
+        int64_t seed = 1;        ///< iteration i draws from RandomState(seed + i)
+        int64_t iterations = 1;  ///< number of feeds as_function() yields
         /// Per-input ranges; the key "" is the default for inputs not listed (Polygraphy: (0.0, 1.0)).
         /// Keys may be fnmatch patterns ("ids_*"); an exact key wins over a pattern.
         OrderedMap<ValRange> val_range;
@@ -48,8 +49,10 @@ public:
     };
 
     DataLoader() : DataLoader(Options{}) {}
+    /// Loader with `options`; logs the user metadata when there is some.
     explicit DataLoader(Options options);
 
+    /// Number of iterations as_function() yields.
     int64_t iterations() const { return options_.iterations; }
 
     /// Feed dict of iteration `index` for inputs described by `model_metadata`.

@@ -24,8 +24,9 @@ std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups();
 /// An extension module (Polygraphy's `polygraphy.run.plugins` entry points): adds argument groups,
 /// typically a RunnerArgGroup with its own selection flag, to `polygraphy run`.
 struct ExtensionModule {
-    std::string name;
-    std::string version;
+    std::string name;     ///< unique module name (logged at verbose)
+    std::string version;  ///< module version
+    /// Creates the module's groups for one `run` set-up (they may implement ArgGroup::add_to_script).
     std::function<std::vector<std::unique_ptr<ArgGroup>>()> run_arg_groups;
 };
 /// Registers a module for every later `polygraphy run` set-up (call before cli_main()).

@@ -43,6 +43,7 @@ public:
     void parse(const ParsedArgs& args) override;
     bool add_to_script(Script& script) const override;
 
+    /// `--index-tolerance` per output ("" = default).
     const OrderedMap<int64_t>& index_tolerance() const { return index_tolerance_; }
 
 private:

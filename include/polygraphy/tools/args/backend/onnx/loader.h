@@ -20,6 +20,7 @@ public:
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
     bool add_to_script(Script& script) const override;
+    /// Whether --shape-inference was given.
     bool do_shape_inference() const { return do_shape_inference_; }
 
 private:
@@ -31,12 +32,14 @@ private:
 /// not implemented yet and is refused.
 class OnnxSaveArgs : public ArgGroup {
 public:
+    /// Which saving options the tool declares.
     struct Config {
         std::string output_opt = "output";    ///< long flag without dashes; empty: none
         std::string output_short_opt = "-o";  ///< empty: none
-        bool output_required = false;
+        bool output_required = false;  ///< the output option is required
     };
     OnnxSaveArgs() : OnnxSaveArgs(Config{}) {}
+    /// Declares the options `config` names.
     explicit OnnxSaveArgs(Config config) : config_(std::move(config)) {}
 
     std::string title() const override { return "ONNX Model Saving"; }
@@ -45,6 +48,7 @@ public:
     void parse(const ParsedArgs& args) override;
     bool add_to_script(Script& script) const override;
 
+    /// Where to save the model, if anywhere.
     const std::optional<std::string>& path() const { return path_; }
 
 private:
@@ -77,9 +81,12 @@ public:
 
     /// nullopt: keep the model's outputs; kMarkAll for `mark all`; else the names.
     const std::optional<std::vector<std::string>>& outputs() const { return outputs_; }
+    /// `--onnx-exclude-outputs`, `--external-data-dir`, `--ignore-external-data`.
+    /// @{
     const std::vector<std::string>& exclude_outputs() const { return exclude_outputs_; }
     const std::optional<std::string>& external_data_dir() const { return external_data_dir_; }
     bool ignore_external_data() const { return ignore_external_data_; }
+    /// @}
 
 private:
     std::optional<std::vector<std::string>> outputs_;

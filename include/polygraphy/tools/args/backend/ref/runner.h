@@ -22,6 +22,7 @@ public:
     std::string runner_flag() const override { return "--ref"; }
     std::unique_ptr<BaseRunner> make_runner() override;
 
+    /// `--ref-threads` (0: the cores available).
     int threads() const { return threads_; }
 
 private:
