@@ -24,10 +24,11 @@ int main(int argc, char** argv) {
         return 77;
     }
     try {
-        // One model loader shared by both backends' session loaders.
+        // One model loader shared by both backends' session loaders; ONNX-Runtime gets the model
+        // serialized (seed 002: SessionFromOnnxBytes(BytesFromOnnx(...))).
         OnnxLoader load_model = OnnxFromPath(models + "/example_cnn.onnx");
         ref::RefRunner ref_runner{ref::SessionFromOnnx(load_model)};
-        onnxrt::OnnxrtRunner onnxrt_runner{onnxrt::SessionFromOnnx(load_model)};
+        onnxrt::OnnxrtRunner onnxrt_runner{onnxrt::SessionFromOnnx::from_bytes(BytesFromOnnx(load_model))};
 
         // Inputs bounded to [0, 2] (the seeds' DataLoader(int_range=(0, 2), float_range=(0.0, 2.0))),
         // two iterations. A data loader can also be any list or generator of feed dicts: see

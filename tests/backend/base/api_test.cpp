@@ -112,6 +112,11 @@ TEST(RefSessionFromOnnx, ImmediateTwinOfTheLoader) {
     const TensorMap outputs = session->run({{"x", Tensor::from_doubles(DataType::kFloat32, {2}, {-1, 2})}});
     EXPECT_TRUE(outputs.at("y").equals(Tensor::from_doubles(DataType::kFloat32, {2}, {0, 2})));
 
+    // BytesFromOnnx serializes lazily; the bytes parse back to the same model.
+    BytesFromOnnx bytes{loader_from_value(model)};
+    EXPECT_EQ(onnx_from_bytes(bytes())->graph().node(0).op_type(), "Relu");
+    EXPECT_THROW(BytesFromOnnx{loader_from_value(OnnxModel())}(), PolygraphyException);
+
     ref::RefRunner runner(loader_from_value(session));
     RunnerActivation active(runner);
     EXPECT_EQ(runner.get_input_metadata().keys(), std::vector<std::string>{"x"});

@@ -9,6 +9,7 @@
 
 #include "model_builder.h"
 #include "polygraphy/backend/onnxrt/loader.h"
+#include "polygraphy/common/logger.h"
 #include "polygraphy/common/run_results.h"
 #include "polygraphy/tools/args/arg_group.h"
 #include "polygraphy/tools/registry.h"

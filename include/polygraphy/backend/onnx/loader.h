@@ -93,6 +93,19 @@ OnnxModel modify_outputs(OnnxModel model, const std::vector<std::string>& output
 /// Serializes a model to bytes. Throws PolygraphyException for models over 2 GiB.
 std::string bytes_from_onnx(const onnx::ModelProto& model);
 
+/// Loader serializing the model `model` returns (Polygraphy's BytesFromOnnx), e.g. for
+/// `onnxrt::SessionFromOnnx::from_bytes(BytesFromOnnx(...))`.
+class BytesFromOnnx {
+public:
+    /// Loader of the bytes of `model`'s result.
+    explicit BytesFromOnnx(OnnxLoader model) : model_(std::move(model)) {}
+    /// Loads and serializes the model.
+    std::string operator()() const;
+
+private:
+    OnnxLoader model_;
+};
+
 /// Saves the model (atomically: temp file + rename) and returns it, so it can sit in a loader chain.
 class SaveOnnx {
 public:
