@@ -162,8 +162,8 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
     EXPECT_THAT(program, HasSubstr("auto load_onnx = OnnxLoader(OnnxFromPath(\"" + model_ + "\"));"));
     EXPECT_THAT(program, HasSubstr("OnnxLoader(ModifyOutputs(load_onnx, std::vector<std::string>{\"relu\"}, "
                                    "std::vector<std::string>{\"y\"}))"));
-    EXPECT_THAT(program, HasSubstr("OnnxLoader(SaveOnnx(modify_outputs, \"" + dir_.file("saved.onnx") + "\"))"));
-    EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(save_onnx, ref::SessionOptions{.num_threads = 2})"));
+    EXPECT_THAT(program, HasSubstr("OnnxLoader(SaveOnnx(modified_onnx, \"" + dir_.file("saved.onnx") + "\"))"));
+    EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx, ref::SessionOptions{.num_threads = 2})"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.input_metadata.add(\"x\", std::nullopt, "
                                    "DynShape{Dim::fixed(2), Dim::fixed(3)});"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.int_range = ValRange{1.0, 3.0};"));

@@ -158,10 +158,10 @@ std::string OnnxLoadArgs::add_onnx_loader(Script& script) const {
                                                             : Script::string_vector(*outputs_);
         std::string modify = "OnnxLoader(ModifyOutputs(" + name + ", " + outputs;
         if (!exclude_outputs_.empty()) modify += ", " + Script::string_vector(exclude_outputs_);
-        name = script.add_loader(modify + "))", "modify_outputs");
+        name = script.add_loader(modify + "))", "modified_onnx");
     }
     if (const auto* save = group<OnnxSaveArgs>(); save && save->path())
-        name = script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(*save->path()) + "))", "save_onnx");
+        name = script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(*save->path()) + "))", "saved_onnx");
     return name;
 }
 
