@@ -51,16 +51,22 @@ std::string Script::add_loader(const std::string& expression, const std::string&
     return name;
 }
 
-void Script::append_prefix(const std::string& code) { prefix_.push_back(code); }
+void Script::append_prefix(const std::string& code) {
+    prefix_.push_back(code);
+}
 
-void Script::add_runner(const std::string& expression) { runners_.push_back(expression); }
+void Script::add_runner(const std::string& expression) {
+    runners_.push_back(expression);
+}
 
 void Script::set_data_loader(const std::string& setup, const std::string& expression) {
     data_loader_setup_ = setup;
     data_loader_ = expression;
 }
 
-void Script::append_suffix(const std::string& code) { suffix_.push_back(code); }
+void Script::append_suffix(const std::string& code) {
+    suffix_.push_back(code);
+}
 
 std::string Script::to_string(const std::vector<std::string>& header_comment) const {
     std::ostringstream out;
@@ -86,7 +92,9 @@ std::string Script::to_string(const std::vector<std::string>& header_comment) co
     for (const auto& runner : runners_) write_indented(out, "runners.push_back(" + runner + ");", 8);
     out << '\n';
     if (!data_loader_setup_.empty()) write_indented(out, data_loader_setup_, 8);
-    write_indented(out, "DataLoaderFn data_loader = " + (data_loader_.empty() ? "DataLoader().as_function()" : data_loader_) + ";", 8);
+    write_indented(
+        out, "DataLoaderFn data_loader = " + (data_loader_.empty() ? "DataLoader().as_function()" : data_loader_) + ";",
+        8);
     out << "\n        bool success = true;\n";
     for (const auto& code : suffix_) write_indented(out, code, 8);
     out << "        return success ? 0 : 1;\n"
@@ -102,10 +110,18 @@ std::string Script::quote(std::string_view text) {
     std::string out = "\"";
     for (unsigned char c : text) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (c < 0x20 || c >= 0x7f) {
                     // Octal escapes stop after three digits, so a following digit cannot join them.
@@ -122,7 +138,8 @@ std::string Script::quote(std::string_view text) {
 
 std::string Script::number(double value) {
     if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
-    if (std::isinf(value)) return value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+    if (std::isinf(value))
+        return value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
     char text[64];
     for (int precision = 1; precision <= 17; ++precision) {
         std::snprintf(text, sizeof(text), "%.*g", precision, value);

@@ -24,8 +24,9 @@ IterationResult one_output(const std::string& name, Tensor tensor) {
 }
 
 TEST(TopK, KeepsIndicesOfTheLargestValuesLargestFirstTiesInIndexOrder) {
-    IterationResult result = one_output("p", Tensor::from_doubles(DataType::kFloat32, {2, 4}, {0.1, 0.7, 0.7, 0.2,  //
-                                                                                           5, -1, 3, 4}));
+    IterationResult result = one_output("p", Tensor::from_doubles(DataType::kFloat32, {2, 4},
+                                                                  {0.1, 0.7, 0.7, 0.2,  //
+                                                                   5, -1, 3, 4}));
     postprocess_func::top_k(3)(result);
     const Tensor& indices = result.outputs.at("p");
     EXPECT_EQ(indices.shape(), Shape({2, 3}));

@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
         // Results go to Polygraphy's JSON format (`polygraphy inspect data inference_results.json`).
         run_results.save("inference_results.json");
         RunResults loaded = RunResults::load("inference_results.json");
-        expect(loaded.size() == 2 && loaded.lst[1].second[1].outputs.at("probs").equals(
-                                         run_results.lst[1].second[1].outputs.at("probs")),
+        expect(loaded.size() == 2 &&
+                   loaded.lst[1].second[1].outputs.at("probs").equals(run_results.lst[1].second[1].outputs.at("probs")),
                "saved results load back unchanged");
         std::printf("The built-in runtime and ONNX-Runtime agree; results saved to inference_results.json\n");
     } catch (const std::exception& error) {

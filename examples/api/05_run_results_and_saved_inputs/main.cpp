@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
         // Results can also be made by hand (golden values) and compared like any others.
         RunResults golden;
         std::vector<IterationResult> expected;
-        for (const TensorMap& feed : inputs) expected.push_back(IterationResult{{{"y", feed.at("x")}}, std::nullopt, ""});
+        for (const TensorMap& feed : inputs)
+            expected.push_back(IterationResult{{{"y", feed.at("x")}}, std::nullopt, ""});
         golden.add(expected, "golden");
         golden.save("golden.json");
         RunResults both = results;

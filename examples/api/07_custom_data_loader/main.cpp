@@ -69,8 +69,9 @@ int main(int argc, char** argv) {
         options.seed = 7;
         options.val_range.set("x", ValRange{-1.0, 1.0});
         const TensorMetadata metadata = TensorMetadata().add("x", DataType::kFloat32, to_dyn_shape(shape));
-        expect(DataLoader(options).generate(0, metadata).at("x").equals(DataLoader(options).generate(0, metadata).at("x")),
-               "the default loader is deterministic");
+        expect(
+            DataLoader(options).generate(0, metadata).at("x").equals(DataLoader(options).generate(0, metadata).at("x")),
+            "the default loader is deterministic");
         std::printf("Custom data loaders work!\n");
     } catch (const std::exception& error) {
         std::printf("[!] %s\n", error.what());

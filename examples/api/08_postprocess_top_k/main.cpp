@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
         expect(static_cast<bool>(Comparator::compare_accuracy(results, compare_func::indices())),
                "the top-3 classes are the same");
         std::printf("Top-3 classes agree: %lld %lld %lld\n", static_cast<long long>(top3.data_as<int64_t>()[0]),
-                    static_cast<long long>(top3.data_as<int64_t>()[1]), static_cast<long long>(top3.data_as<int64_t>()[2]));
+                    static_cast<long long>(top3.data_as<int64_t>()[1]),
+                    static_cast<long long>(top3.data_as<int64_t>()[2]));
     } catch (const std::exception& error) {
         std::printf("[!] %s\n", error.what());
         return 1;

@@ -114,7 +114,8 @@ int RunTool::run_impl(const ParsedArgs& args) {
 
     if (auto path = args.value("gen_script")) {
         if (*path == "-")
-            throw UsageError("--gen-script -: this build writes the program to a file only; give a path such as run.cpp");
+            throw UsageError(
+                "--gen-script -: this build writes the program to a file only; give a path such as run.cpp");
         const std::string program = generate_script(groups(), args, *path);
         write_file_atomically(*path, program);
         logger().info("Writing script to: " + *path);

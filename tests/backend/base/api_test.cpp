@@ -58,18 +58,20 @@ TEST(RunResultsApi, IteratesAndFindsByRunnerName) {
 TEST(GeneratorDataLoader, YieldsInOrderUntilExhaustedAndSeesInputMetadata) {
     const TensorMetadata metadata = TensorMetadata().add("x", DataType::kFloat32, to_dyn_shape({2}));
     int produced = 0;
-    DataLoaderFn loader = data_loader_from_generator([&](const TensorMetadata& input_metadata) -> std::optional<TensorMap> {
-        if (produced == 2) return std::nullopt;
-        ++produced;
-        return TensorMap{{input_metadata.keys().at(0), Tensor(DataType::kFloat32, {2})}};
-    });
+    DataLoaderFn loader =
+        data_loader_from_generator([&](const TensorMetadata& input_metadata) -> std::optional<TensorMap> {
+            if (produced == 2) return std::nullopt;
+            ++produced;
+            return TensorMap{{input_metadata.keys().at(0), Tensor(DataType::kFloat32, {2})}};
+        });
     ASSERT_TRUE(loader(0, metadata).has_value());
     EXPECT_TRUE(loader(1, metadata)->contains("x"));
     EXPECT_FALSE(loader(2, metadata).has_value());
     EXPECT_FALSE(loader(3, metadata).has_value());  // stays exhausted, the generator is not called again
     EXPECT_EQ(produced, 2);
 
-    DataLoaderFn fresh = data_loader_from_generator([](const TensorMetadata&) { return std::optional<TensorMap>(TensorMap{}); });
+    DataLoaderFn fresh =
+        data_loader_from_generator([](const TensorMetadata&) { return std::optional<TensorMap>(TensorMap{}); });
     try {
         fresh(1, metadata);
         ADD_FAILURE();

@@ -106,9 +106,19 @@ protected:
 
 TEST_F(GenScript, RefWithRangesSeedAndSavedFilesMatchesTheCommand) {
     auto args = [&](const std::string& prefix) {
-        return std::vector<std::string>{model_, "--ref", "--val-range", "x:[-1,1]", "n:[0,5]", "--seed", "7",
-                                        "--iterations", "2", "--save-inputs", dir_.file(prefix + "inputs.json"),
-                                        "--save-outputs", dir_.file(prefix + "outputs.json")};
+        return std::vector<std::string>{model_,
+                                        "--ref",
+                                        "--val-range",
+                                        "x:[-1,1]",
+                                        "n:[0,5]",
+                                        "--seed",
+                                        "7",
+                                        "--iterations",
+                                        "2",
+                                        "--save-inputs",
+                                        dir_.file(prefix + "inputs.json"),
+                                        "--save-outputs",
+                                        dir_.file(prefix + "outputs.json")};
     };
     expect_same_as_command(args, 0, "ref_only.cpp");
     expect_same_results(dir_.file("cli_outputs.json"), dir_.file("gen_outputs.json"), 1);
@@ -122,14 +132,27 @@ TEST_F(GenScript, RefWithRangesSeedAndSavedFilesMatchesTheCommand) {
 
 TEST_F(GenScript, MarkAllWithTolerancesFailingComparisonMatchesTheCommand) {
     // Golden results from another seed: the comparison fails (exit status 1) in both.
-    const CommandResult golden =
-        run_polygraphy({"run", model_, "--ref", "--seed", "1", "--onnx-outputs", "mark", "all", "--save-outputs",
-                        dir_.file("golden.json")});
+    const CommandResult golden = run_polygraphy({"run", model_, "--ref", "--seed", "1", "--onnx-outputs", "mark", "all",
+                                                 "--save-outputs", dir_.file("golden.json")});
     ASSERT_EQ(golden.exit_code, 0) << golden.output;
     auto args = [&](const std::string& prefix) {
-        return std::vector<std::string>{model_, "--ref", "--seed", "2", "--onnx-outputs", "mark", "all",
-                                        "--atol", "1e-3", "y:0.5", "--rtol", "1e-3", "--check-error-stat", "max",
-                                        "--load-outputs", dir_.file("golden.json"), "--save-outputs",
+        return std::vector<std::string>{model_,
+                                        "--ref",
+                                        "--seed",
+                                        "2",
+                                        "--onnx-outputs",
+                                        "mark",
+                                        "all",
+                                        "--atol",
+                                        "1e-3",
+                                        "y:0.5",
+                                        "--rtol",
+                                        "1e-3",
+                                        "--check-error-stat",
+                                        "max",
+                                        "--load-outputs",
+                                        dir_.file("golden.json"),
+                                        "--save-outputs",
                                         dir_.file(prefix + "outputs.json")};
     };
     expect_same_as_command(args, 1, "mark_all.cpp");
@@ -141,21 +164,43 @@ TEST_F(GenScript, MarkAllWithTolerancesFailingComparisonMatchesTheCommand) {
 TEST_F(GenScript, RefVsOnnxrtMatchesTheCommand) {
     if (!onnxrt::is_available()) GTEST_SKIP() << "ONNX-Runtime is not available";
     auto args = [&](const std::string& prefix) {
-        return std::vector<std::string>{model_, "--ref", "--onnxrt", "--iterations", "2", "--atol", "1e-6",
-                                        "--rtol", "1e-6", "--validate", "--save-outputs",
-                                        dir_.file(prefix + "outputs.json")};
+        return std::vector<std::string>{model_, "--ref",      "--onnxrt",       "--iterations",
+                                        "2",    "--atol",     "1e-6",           "--rtol",
+                                        "1e-6", "--validate", "--save-outputs", dir_.file(prefix + "outputs.json")};
     };
     expect_same_as_command(args, 0, "ref_vs_onnxrt.cpp");
     expect_same_results(dir_.file("cli_outputs.json"), dir_.file("gen_outputs.json"), 2);
 }
 
 TEST_F(GenScript, WritesEveryOptionItScripts) {
-    const std::string program =
-        generate({model_, "--ref", "--ref-threads", "2", "--input-shapes", "x:[2,3]", "--int-min", "1", "--int-max",
-                  "3", "--warm-up", "2", "--onnx-outputs", "relu", "--onnx-exclude-outputs", "y", "--save-onnx",
-                  dir_.file("saved.onnx"), "--no-shape-check", "--infinities-compare-equal", "--error-quantile",
-                  "0.9", "--fail-fast", "-v", "--load-outputs", dir_.file("other.json"), "--report",
-                  dir_.file("report.json")});
+    const std::string program = generate({model_,
+                                          "--ref",
+                                          "--ref-threads",
+                                          "2",
+                                          "--input-shapes",
+                                          "x:[2,3]",
+                                          "--int-min",
+                                          "1",
+                                          "--int-max",
+                                          "3",
+                                          "--warm-up",
+                                          "2",
+                                          "--onnx-outputs",
+                                          "relu",
+                                          "--onnx-exclude-outputs",
+                                          "y",
+                                          "--save-onnx",
+                                          dir_.file("saved.onnx"),
+                                          "--no-shape-check",
+                                          "--infinities-compare-equal",
+                                          "--error-quantile",
+                                          "0.9",
+                                          "--fail-fast",
+                                          "-v",
+                                          "--load-outputs",
+                                          dir_.file("other.json"),
+                                          "--report",
+                                          dir_.file("report.json")});
     EXPECT_THAT(program, HasSubstr("// Generated by: polygraphy run " + model_));
     EXPECT_THAT(program, HasSubstr("$(polygraphy-config --cflags --libs)"));
     EXPECT_THAT(program, HasSubstr("logger().set_severity(Severity::kVerbose);"));
@@ -173,7 +218,8 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
     EXPECT_THAT(program, HasSubstr("compare_options.infinities_compare_equal = true;"));
     EXPECT_THAT(program, HasSubstr("compare_options.error_quantile.set(\"\", 0.9);"));
     EXPECT_THAT(program, HasSubstr("compare_func::simple(compare_options), true);"));
-    EXPECT_THAT(program, HasSubstr("save_accuracy_report(accuracy, divergence, \"" + dir_.file("report.json") + "\");"));
+    EXPECT_THAT(program,
+                HasSubstr("save_accuracy_report(accuracy, divergence, \"" + dir_.file("report.json") + "\");"));
 }
 
 TEST_F(GenScript, NoRunnersWritesNoInference) {
@@ -251,7 +297,8 @@ TEST_F(GenScript, GroupsThatCannotBeScriptedAreRefusedOnlyWhenUsed) {
         run_in_process({model_, "--ref", "--unscriptable-setting", "1", "--gen-script", out});
         ADD_FAILURE() << "an unscriptable option was written";
     } catch (const UnsupportedError& error) {
-        EXPECT_STREQ(error.what(), "--gen-script cannot write --unscriptable-setting (Unscriptable Options) to a script");
+        EXPECT_STREQ(error.what(),
+                     "--gen-script cannot write --unscriptable-setting (Unscriptable Options) to a script");
     }
     logger().reset();
 }
@@ -260,7 +307,10 @@ TEST_F(GenScript, GroupsThatCannotBeScriptedAreRefusedOnlyWhenUsed) {
 
 TEST(Script, QuotesAnyBytesAsCppLiterals) {
     EXPECT_EQ(Script::quote("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
-    EXPECT_EQ(Script::quote(std::string("\x01" "1", 2)), "\"\\0011\"");
+    EXPECT_EQ(Script::quote(std::string("\x01"
+                                        "1",
+                                        2)),
+              "\"\\0011\"");
 }
 
 TEST(Script, NumbersReadBackExactly) {

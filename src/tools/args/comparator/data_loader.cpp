@@ -188,9 +188,9 @@ std::string dyn_shape_code(const DynShape& shape) {
     for (std::size_t i = 0; i < shape.size(); ++i) {
         const Dim& dim = shape[i];
         code += i ? ", " : "";
-        code += !dim.is_dynamic()     ? "Dim::fixed(" + std::to_string(dim.value) + ")"
+        code += !dim.is_dynamic()    ? "Dim::fixed(" + std::to_string(dim.value) + ")"
                 : !dim.param.empty() ? "Dim::named(" + Script::quote(dim.param) + ")"
-                                      : std::string("Dim::unknown()");
+                                     : std::string("Dim::unknown()");
     }
     return code + "}";
 }
@@ -206,7 +206,8 @@ bool DataLoaderArgs::add_to_script(Script& script) const {
         script.add_include("polygraphy/common/run_results.h");
         std::string setup = "InputList feeds;\n";
         for (const auto& path : load_inputs_paths_)
-            setup += "for (TensorMap& feed : load_inputs(" + Script::quote(path) + ")) feeds.push_back(std::move(feed));\n";
+            setup +=
+                "for (TensorMap& feed : load_inputs(" + Script::quote(path) + ")) feeds.push_back(std::move(feed));\n";
         script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
         return true;
     }

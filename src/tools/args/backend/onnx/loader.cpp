@@ -153,7 +153,7 @@ std::string OnnxLoadArgs::add_onnx_loader(Script& script) const {
     expression += "))";
     std::string name = script.add_loader(expression, "load_onnx");
     if (outputs_ || !exclude_outputs_.empty()) {
-        const std::string outputs = !outputs_                ? "std::vector<std::string>{}"
+        const std::string outputs = !outputs_               ? "std::vector<std::string>{}"
                                     : *outputs_ == kMarkAll ? "kMarkAll"
                                                             : Script::string_vector(*outputs_);
         std::string modify = "OnnxLoader(ModifyOutputs(" + name + ", " + outputs;
@@ -161,7 +161,8 @@ std::string OnnxLoadArgs::add_onnx_loader(Script& script) const {
         name = script.add_loader(modify + "))", "modified_onnx");
     }
     if (const auto* save = group<OnnxSaveArgs>(); save && save->path())
-        name = script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(*save->path()) + "))", "saved_onnx");
+        name =
+            script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(*save->path()) + "))", "saved_onnx");
     return name;
 }
 

@@ -43,7 +43,8 @@ std::unique_ptr<BaseRunner> RefRunnerArgs::make_runner() {
 bool RefRunnerArgs::add_to_script(Script& script) const {
     script.add_include("polygraphy/backend/ref/runner.h");
     const std::string model = required_group<OnnxLoadArgs>().add_onnx_loader(script);
-    const std::string options = threads_ ? ", ref::SessionOptions{.num_threads = " + std::to_string(threads_) + "}" : "";
+    const std::string options =
+        threads_ ? ", ref::SessionOptions{.num_threads = " + std::to_string(threads_) + "}" : "";
     const std::string session = script.add_loader("ref::SessionFromOnnx(" + model + options + ")", "build_ref_session");
     script.add_runner("std::make_unique<ref::RefRunner>(" + session + ")");
     return true;
