@@ -21,7 +21,7 @@ for arg in "$@"; do
   if [[ "$arg" == --prepare-only ]]; then prepare_only=1; else targets+=("$arg"); fi
 done
 
-# clang with its libFuzzer/sanitizer runtime and OpenMP (not installed by scripts/setup.sh).
+# clang with its libFuzzer/sanitizer runtime and OpenMP (installed by scripts/setup.sh).
 for package in clang libclang-rt-14-dev libomp-14-dev; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
     echo "[!] Fuzzing needs the Debian packages clang libclang-rt-14-dev libomp-14-dev ($package is missing):"

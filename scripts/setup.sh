@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   doxygen ca-certificates
   libonnx-testdata
+  clang libclang-rt-14-dev libomp-14-dev  # the fuzz smoke run (libFuzzer + sanitizers) in CI
 )
 
 missing=()

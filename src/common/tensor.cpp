@@ -7,6 +7,9 @@
 #include <limits>
 #include <new>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 
@@ -14,8 +17,25 @@ namespace polygraphy {
 namespace {
 
 constexpr std::size_t kAlignment = 64;
-// Largest single buffer we agree to allocate; larger requests are almost certainly hostile or corrupt.
-constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;  // even where the machine has more memory
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1 << 30)); }
+
+}  // namespace
+
+uint64_t tensor_memory_limit() {
+    // Larger requests are hostile or corrupt, and with overcommit they would be granted and then
+    // kill the process when touched, so they are refused up front.
+    static const uint64_t limit = [] {
+        const long pages = sysconf(_SC_PHYS_PAGES);
+        const long page_size = sysconf(_SC_PAGE_SIZE);
+        const uint64_t physical = pages > 0 && page_size > 0 ? static_cast<uint64_t>(pages) * page_size : 0;
+        return physical ? std::min(physical, kMaxTensorBytes) : kMaxTensorBytes;
+    }();
+    return limit;
+}
+
+namespace {
 
 std::shared_ptr<void> allocate_zeroed(std::size_t nbytes) {
     const std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
@@ -141,9 +161,11 @@ Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sh
         return;
     }
     const uint64_t nbytes = static_cast<uint64_t>(numel_) * dtype_size(dtype);
-    if (numel_ != 0 && (nbytes / static_cast<uint64_t>(numel_) != dtype_size(dtype) || nbytes > kMaxTensorBytes))
+    if (numel_ != 0 && (nbytes / static_cast<uint64_t>(numel_) != dtype_size(dtype) || nbytes > tensor_memory_limit()))
         throw PolygraphyException("Tensor of shape " + shape_to_string(shape_) + " and dtype " +
-                                  std::string(dtype_name(dtype)) + " is too large to allocate");
+                                  std::string(dtype_name(dtype)) + " is too large to allocate: it needs " +
+                                  gib(nbytes) + ", over the limit of " + gib(tensor_memory_limit()) +
+                                  " (this machine's physical memory)");
     owner_ = allocate_zeroed(static_cast<std::size_t>(nbytes));
     data_ = owner_.get();
 }

@@ -85,7 +85,8 @@ std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
 std::string version_text() {
     std::string text = version_info() + "\n";
     for (const auto& module : extension_modules())
-        text += "Extension Module: " + module.name + " | Version: " + module.version + "\n";
+        text += "Extension Module: " + module.name + " | Version: " + module.version +
+                (module.path.empty() ? std::string() : " | Path: " + args_util::python_list_repr({module.path})) + "\n";
     return text;
 }
 
@@ -115,6 +116,9 @@ void report(const std::exception_ptr& error) {
 int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     const auto start_time = std::chrono::steady_clock::now();
     const std::string command = join(argv, " ");
+    // Modules add tools and `run` options, so they are loaded before anything is parsed (failures
+    // are warnings; the tool goes on without the module).
+    load_extension_modules();
     auto tools = make_tools();
 
     std::vector<std::string> unknown;

@@ -6,20 +6,23 @@
 #include "polygraphy/tools/args/backend/ref/runner.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
 #include "polygraphy/tools/run/run.h"
+#include "tools/registry_internal.h"
 
 namespace polygraphy::tools {
-namespace {
 
-std::vector<ExtensionModule>& module_registry() {
+std::vector<ExtensionModule>& detail::module_registry() {
     static std::vector<ExtensionModule> modules;
     return modules;
 }
 
-}  // namespace
+using detail::module_registry;
 
 std::vector<std::unique_ptr<Tool>> make_tools() {
     std::vector<std::unique_ptr<Tool>> tools;
     tools.push_back(std::make_unique<RunTool>());
+    for (const auto& module : extension_modules())
+        if (module.tools)
+            for (auto& tool : module.tools()) tools.push_back(std::move(tool));
 
     std::set<std::string> names;
     for (const auto& tool : tools)
@@ -38,8 +41,8 @@ std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups() {
 }
 
 void register_extension_module(ExtensionModule module) {
-    if (!module.run_arg_groups)
-        throw InternalError("extension module '" + module.name + "' provides no argument groups");
+    if (!module.run_arg_groups && !module.tools)
+        throw InternalError("extension module '" + module.name + "' provides no argument groups and no tools");
     for (const auto& existing : module_registry())
         if (existing.name == module.name)
             throw InternalError("extension module '" + module.name + "' is registered twice");

@@ -1,4 +1,5 @@
 // The `polygraphy` command: a thin main over the library (see polygraphy/tools/cli.h).
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -8,6 +9,9 @@
 #include "polygraphy/tools/cli.h"
 
 int main(int argc, char** argv) {
+    // Past a file-size limit, a write should fail with EFBIG and be reported like a full disk,
+    // not kill the process halfway through a file.
+    std::signal(SIGXFSZ, SIG_IGN);
     try {
         std::vector<std::string> args(argv, argv + argc);
         const int status = polygraphy::tools::cli_main(args, std::cout, std::cerr);

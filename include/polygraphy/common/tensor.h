@@ -18,6 +18,10 @@ using Shape = std::vector<int64_t>;
 /// Product of dims; throws PolygraphyException on a negative dim or int64 overflow.
 int64_t shape_volume(const Shape& shape);
 
+/// The largest buffer one tensor may allocate: the machine's physical memory (at most 1 TiB).
+/// Bigger requests (a hostile or corrupt model's shapes) are refused before allocating.
+uint64_t tensor_memory_limit();
+
 /// "(1, 3, 224, 224)", "(4,)" or "()" the way Python prints a shape tuple.
 std::string shape_to_string(const Shape& shape);
 
@@ -30,7 +34,7 @@ public:
     Tensor() = default;
 
     /// Allocates a zero-filled tensor. Throws PolygraphyException when the size is absurd
-    /// (negative dims, overflow) and UnsupportedError for kUndefined.
+    /// (negative dims, overflow, over tensor_memory_limit()) and UnsupportedError for kUndefined.
     Tensor(DataType dtype, Shape shape);
 
     /// Wraps memory owned by `owner` without copying. `data` must stay valid while `owner` lives.

@@ -7,7 +7,8 @@
 
 namespace polygraphy::tools {
 
-/// Runs `polygraphy` with `argv` (argv[0] is the program as invoked). Help and version text go to
+/// Runs `polygraphy` with `argv` (argv[0] is the program as invoked). Extension modules are loaded
+/// first (load_extension_modules(), once per process; refused ones are `[W]` warnings). Help and version text go to
 /// `out`, argparse errors (usage + "<prog>: error: ...") to `err`; everything else is logged.
 /// Exit statuses, as Polygraphy's:
 /// - 0 success, help or version;

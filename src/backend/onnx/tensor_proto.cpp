@@ -285,7 +285,12 @@ MetadataEntry metadata_from_value_info(const onnx::ValueInfoProto& value_info) {
     if (tensor_type.has_shape()) {
         DynShape shape;
         for (const auto& dim : tensor_type.shape().dim()) {
-            if (dim.value_case() == onnx::TensorShapeProto_Dimension::kDimValue && dim.dim_value() >= 0) {
+            if (dim.value_case() == onnx::TensorShapeProto_Dimension::kDimValue && dim.dim_value() == -1) {
+                shape.push_back(Dim::unknown());  // older exporters' way of saying "dynamic"
+            } else if (dim.value_case() == onnx::TensorShapeProto_Dimension::kDimValue) {
+                if (dim.dim_value() < 0)
+                    throw ModelError("Tensor '" + value_info.name() + "' declares a negative dimension (" +
+                                     std::to_string(dim.dim_value()) + "); ONNX dimensions are >= 0 or symbolic");
                 shape.push_back(Dim::fixed(dim.dim_value()));
             } else if (dim.value_case() == onnx::TensorShapeProto_Dimension::kDimParam && !dim.dim_param().empty()) {
                 shape.push_back(Dim::named(dim.dim_param()));

@@ -42,7 +42,8 @@ std::vector<std::unique_ptr<ArgGroup>> RunTool::subscriptions() {
     groups.push_back(std::make_unique<OnnxLoadArgs>());
     for (auto& group : builtin_runner_arg_groups()) groups.push_back(std::move(group));
     for (const auto& module : extension_modules())
-        for (auto& group : module.run_arg_groups()) groups.push_back(std::move(group));
+        if (module.run_arg_groups)
+            for (auto& group : module.run_arg_groups()) groups.push_back(std::move(group));
     for (auto& group : make_trt_arg_groups()) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<DataLoaderArgs>());
     groups.push_back(std::make_unique<ComparatorRunArgs>());

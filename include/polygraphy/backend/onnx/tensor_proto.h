@@ -24,6 +24,7 @@ onnx::TensorProto tensor_to_proto(const Tensor& tensor, const std::string& name)
 Tensor tensor_from_pb_file(const std::string& path, std::string* name = nullptr);
 
 /// Declared dtype and shape of a ValueInfoProto (tensor types only; nullopt fields when unknown).
+/// -1 reads as a dynamic dimension (older exporters); ModelError for other negative ones.
 MetadataEntry metadata_from_value_info(const onnx::ValueInfoProto& value_info);
 
 }  // namespace polygraphy
