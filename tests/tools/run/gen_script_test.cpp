@@ -267,12 +267,16 @@ public:
 TEST_F(GenScript, GroupsThatCannotBeScriptedAreRefusedOnlyWhenUsed) {
     static bool registered = false;  // registration is process-wide; keep --gtest_repeat working
     if (!registered) {
-        register_extension_module({"polygraphy-test-unscriptable", "1.0", [] {
-                                       std::vector<std::unique_ptr<ArgGroup>> groups;
-                                       groups.push_back(std::make_unique<UnscriptableRunnerArgs>());
-                                       groups.push_back(std::make_unique<UnscriptableArgs>());
-                                       return groups;
-                                   }});
+        ExtensionModule module;
+        module.name = "polygraphy-test-unscriptable";
+        module.version = "1.0";
+        module.run_arg_groups = [] {
+            std::vector<std::unique_ptr<ArgGroup>> groups;
+            groups.push_back(std::make_unique<UnscriptableRunnerArgs>());
+            groups.push_back(std::make_unique<UnscriptableArgs>());
+            return groups;
+        };
+        register_extension_module(std::move(module));
         registered = true;
     }
     EXPECT_FALSE(UnscriptableArgs().add_to_script(*std::make_unique<Script>()));
