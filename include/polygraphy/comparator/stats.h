@@ -67,6 +67,15 @@ std::string histogram_string(const Tensor& tensor, std::optional<std::pair<doubl
 /// 3 edge items, line width 75. 0-d arrays print like numpy scalars (`2.5`, `True`).
 std::string array_to_string(const Tensor& tensor);
 
+/// The numpy print options `inspect data` sets (np.set_printoptions(edgeitems=, linewidth=)).
+/// Values of 2^29 or more mean "no limit" (numpy's sys.maxsize); negative ones count as 0 (edge_items) or 1.
+struct PrintOptions {
+    int64_t edge_items = 3;   ///< items shown at each end of a dimension when summarizing (> 1000 elements)
+    int64_t line_width = 75;  ///< characters per line
+};
+/// array_to_string() with other print options.
+std::string array_to_string(const Tensor& tensor, const PrintOptions& options);
+
 /// Python `format(value, '.<precision>g')` (never `-nan`).
 std::string format_g(double value, int precision);
 /// Python `repr(float)`: shortest round-trip digits, `1e-05`, `0.001`, `100.0`, `nan`, `inf`.

@@ -32,9 +32,9 @@ struct ExtensionModule {
     /// They may implement ArgGroup::add_to_script() so that `--gen-script` can write them.
     std::function<std::vector<std::unique_ptr<ArgGroup>>()> run_arg_groups;
     /// Fresh tools, listed after the built-in ones (may be empty).
-    std::function<std::vector<std::unique_ptr<Tool>>()> tools;
+    std::function<std::vector<std::unique_ptr<Tool>>()> tools = {};
     /// The shared library it came from; empty for modules registered in-process.
-    std::string path;
+    std::string path = {};
 };
 /// Registers a module for every later `polygraphy run` set-up (call before cli_main()).
 /// InternalError when it adds nothing or its name is taken. Does not check flags: shared-library

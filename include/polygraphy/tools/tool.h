@@ -16,6 +16,15 @@ namespace polygraphy::tools {
 /// is always added first), may add options of their own (tool_options()), and implement run_impl().
 ///
 /// Sequence (driven by cli_main): setup() -> parser().parse_known_args() -> parse() -> run().
+class Tool;
+
+/// The subtools of a tool (`polygraphy inspect model`), as Polygraphy's get_subtools(): a help
+/// section title ("Inspection Subtools") and the tools, in the order help lists them.
+struct Subtools {
+    std::string title;
+    std::vector<std::unique_ptr<Tool>> tools;
+};
+
 class Tool {
 public:
     /// `name` as typed after `polygraphy` ("run").
@@ -45,6 +54,11 @@ public:
     virtual bool show_start_end_logging(const ParsedArgs& /*args*/) const { return false; }
     /// Logs the loaded module (verbose) and runs the tool; returns the exit status.
     int run(const ParsedArgs& args);
+
+    /// A tool with subtools only dispatches: cli_main takes the next token as the subtool's name
+    /// (a usage error, status 2, when missing or unknown) and runs that subtool with the rest, its
+    /// prog being "<prog> <subtool>". Such a tool's own groups and run_impl() are never used.
+    virtual Subtools make_subtools() const { return {}; }
 
 protected:
     /// The tool's argument groups, in the order they are parsed (the logger group is added before them).

@@ -222,6 +222,21 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
                 HasSubstr("save_accuracy_report(accuracy, divergence, \"" + dir_.file("report.json") + "\");"));
 }
 
+TEST_F(GenScript, WritesTheWholeOnnxLoaderChain) {
+    const std::string saved = dir_.file("saved.onnx");
+    const std::string program = generate({model_, "--ref", "--shape-inference", "--fp-to-fp16", "--save-onnx", saved,
+                                          "--save-external-data", "weights.bin", "--external-data-size-threshold", "0"});
+    EXPECT_THAT(program, HasSubstr("#include \"polygraphy/backend/onnx/graph.h\""));
+    EXPECT_THAT(program, HasSubstr("auto shape_inferred_onnx = extend(load_onnx, [](OnnxModel& model) { "
+                                   "infer_shapes(*model); });"));
+    EXPECT_THAT(program, HasSubstr("auto fp16_onnx = extend(shape_inferred_onnx, [](OnnxModel& model) { "
+                                   "convert_to_fp16(*model); });"));
+    EXPECT_THAT(program, HasSubstr("auto saved_onnx = extend(fp16_onnx, [](OnnxModel& model) { "
+                                   "save_onnx_with_external_data(*model, \"" + saved +
+                                   "\", ExternalDataOptions{\"weights.bin\", 0}); });"));
+    EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx)"));
+}
+
 TEST_F(GenScript, NoRunnersWritesNoInference) {
     const std::string program = generate({model_});
     EXPECT_THAT(program, Not(HasSubstr("Comparator::run")));
