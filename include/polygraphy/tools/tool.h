@@ -12,19 +12,19 @@
 
 namespace polygraphy::tools {
 
-/// A command-line tool. Subclasses list their argument groups (subscriptions(); the logger group
-/// is always added first), may add options of their own (tool_options()), and implement run_impl().
-///
-/// Sequence (driven by cli_main): setup() -> parser().parse_known_args() -> parse() -> run().
 class Tool;
 
 /// The subtools of a tool (`polygraphy inspect model`), as Polygraphy's get_subtools(): a help
 /// section title ("Inspection Subtools") and the tools, in the order help lists them.
 struct Subtools {
-    std::string title;
-    std::vector<std::unique_ptr<Tool>> tools;
+    std::string title;                         ///< help section title
+    std::vector<std::unique_ptr<Tool>> tools;  ///< the subtools, in help order
 };
 
+/// A command-line tool. Subclasses list their argument groups (subscriptions(); the logger group
+/// is always added first), may add options of their own (tool_options()), and implement run_impl().
+///
+/// Sequence (driven by cli_main): setup() -> parser().parse_known_args() -> parse() -> run().
 class Tool {
 public:
     /// `name` as typed after `polygraphy` ("run").

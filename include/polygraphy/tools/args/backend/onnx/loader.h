@@ -15,11 +15,13 @@ namespace polygraphy::tools {
 /// (accepted for compatibility). When on, OnnxLoadArgs' loader runs infer_shapes() (graph.h).
 class OnnxInferShapesArgs : public ArgGroup {
 public:
+    /// Which shape-inference options the tool declares and their defaults.
     struct Config {
         bool default_on = false;            ///< sanitize: inference unless --no-shape-inference
         bool allow_force_fallback = false;  ///< extract/sanitize: --force-fallback-shape-inference
     };
     OnnxInferShapesArgs() : OnnxInferShapesArgs(Config{}) {}
+    /// Declares the options `config` names.
     explicit OnnxInferShapesArgs(Config config) : config_(config) {}
 
     std::string title() const override { return "ONNX Shape Inference"; }
@@ -27,8 +29,9 @@ public:
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
     bool add_to_script(Script& script) const override;
-    /// Whether --shape-inference was given.
+    /// Whether shape inference is on (--shape-inference, or the tool's default).
     bool do_shape_inference() const { return do_shape_inference_; }
+    /// `--force-fallback-shape-inference`: the built-in runtime infers the shapes.
     bool force_fallback() const { return force_fallback_; }
     /// Runs shape inference on `model` as the options say (no-op when off).
     void infer_shapes(onnx::ModelProto& model) const;
@@ -84,6 +87,7 @@ private:
 /// OnnxSaveArgs group has a path).
 class OnnxLoadArgs : public ArgGroup {
 public:
+    /// Which loading options the tool declares.
     struct Config {
         /// Prefix of `--<prefix>outputs/--<prefix>exclude-outputs`: "" in sanitize; nullopt: no
         /// output options (extract, insert), as Polygraphy's outputs_opt_prefix=False.
@@ -93,6 +97,7 @@ public:
         bool allow_saving = true;
     };
     OnnxLoadArgs() : OnnxLoadArgs(Config{}) {}
+    /// Declares the options `config` names.
     explicit OnnxLoadArgs(Config config) : config_(std::move(config)) {}
 
     std::string title() const override { return "ONNX Model Loading"; }
