@@ -12,12 +12,13 @@ struct ProcessResult {
     /// Python's subprocess returncode: the exit status, or -N when signal N killed the child
     /// (so a segfault is -11). Meaningless when timed_out.
     int returncode = 0;
-    bool timed_out = false;
-    std::string stdout_text;
-    std::string stderr_text;
+    bool timed_out = false;   ///< killed after the time limit
+    std::string stdout_text;  ///< what the child printed on stdout
+    std::string stderr_text;  ///< what the child printed on stderr
     /// True when a stream was longer than the capture limit and was cut (its start is kept).
     bool truncated = false;
 
+    /// Whether a signal ended the child.
     bool killed_by_signal() const { return !timed_out && returncode < 0; }
     /// "exit status 3", "killed by signal 11 (Segmentation fault)", "timed out after 2.5 s".
     std::string describe() const;

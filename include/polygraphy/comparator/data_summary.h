@@ -8,6 +8,7 @@
 
 namespace polygraphy {
 
+/// What `inspect data` prints.
 struct DataSummaryOptions {
     bool all_iterations = false;  ///< `--all`: every iteration, each under `-- Iteration: N`; else the first
     bool show_values = false;     ///< `--show-values`: the arrays as numpy prints them

@@ -21,13 +21,22 @@ namespace polygraphy::stats {
 
 /// Figures of one array, as in `mean=..., std-dev=..., ..., p99=...`.
 struct ArrayStats {
-    int64_t size = 0;
+    int64_t size = 0;  ///< number of elements
+    /// The figures Polygraphy prints: `mean=`, `std-dev=`, `var=`, `median=`, `min=`, `max=`, `avg-magnitude=`.
+    /// @{
     double mean = 0, std_dev = 0, var = 0, median = 0, min = 0, max = 0, avg_magnitude = 0;
-    int64_t argmin = 0, argmax = 0;  ///< flat indices (first occurrence; first NaN when there is one)
-    bool has_quantiles = true;       ///< false for bool arrays (numpy cannot take their quantiles)
+    /// @}
+    /// Flat indices of min and max (first occurrence; first NaN when there is one).
+    /// @{
+    int64_t argmin = 0, argmax = 0;
+    /// @}
+    bool has_quantiles = true;  ///< false for bool arrays (numpy cannot take their quantiles)
+    /// The 90th, 95th and 99th percentiles (`p90=`...).
+    /// @{
     double p90 = 0, p95 = 0, p99 = 0;
+    /// @}
     std::vector<double> quantiles;  ///< values of the extra quantiles requested, in request order
-    int64_t nan_count = 0;
+    int64_t nan_count = 0;          ///< number of NaN elements
 };
 
 /// Statistics of `tensor` (any numeric or bool dtype; strings throw UnsupportedError).

@@ -439,6 +439,12 @@ std::string bytes_from_onnx(const onnx::ModelProto& model) {
     return bytes;
 }
 
+std::string BytesFromOnnx::operator()() const {
+    const OnnxModel model = model_();
+    if (!model) throw PolygraphyException("BytesFromOnnx: the model loader returned no model");
+    return bytes_from_onnx(*model);
+}
+
 void save_onnx(const onnx::ModelProto& model, const std::string& path) {
     logger().info("Saving ONNX model to: " + path);
     const std::size_t size = model.ByteSizeLong();

@@ -532,4 +532,8 @@ std::shared_ptr<Session> SessionFromOnnx::operator()() const {
     return std::make_shared<Session>(*model, options_);
 }
 
+std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, SessionOptions options) {
+    return std::make_shared<Session>(model, options);
+}
+
 }  // namespace polygraphy::ref

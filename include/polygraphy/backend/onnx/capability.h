@@ -12,7 +12,7 @@ namespace polygraphy {
 
 /// A backend's answer for one node.
 struct NodeVerdict {
-    bool supported = true;
+    bool supported = true;  ///< whether the backend can run the node
     std::string reason;  ///< why not (one line), empty when supported
 };
 
@@ -27,12 +27,14 @@ NodeChecker ref_node_checker();
 /// Throws UnsupportedError / PolygraphyException when ONNX-Runtime itself is not available.
 NodeChecker onnxrt_node_checker();
 
+/// Which nodes of a model a backend supports (`polygraphy inspect capability`).
 struct CapabilityReport {
     std::string backend;               ///< display name, e.g. "ONNX-Runtime"
     std::vector<NodeVerdict> nodes;    ///< one per top-level node, in graph order
     std::vector<std::string> op_types;  ///< op type of every node
+    /// A run of consecutive nodes with the same verdict.
     struct Partition {
-        bool supported = true;
+        bool supported = true;  ///< verdict of every node of the run
         int begin = 0;  ///< first node index
         int end = 0;    ///< one past the last node index
     };
@@ -40,6 +42,7 @@ struct CapabilityReport {
     /// be topological), covering every node once.
     std::vector<Partition> partitions;
 
+    /// Whether every node is supported.
     bool fully_supported() const;
     /// Polygraphy's `===== Summary =====` table: one row per (op type, reason) of unsupported nodes
     /// with their count and node ranges `[[begin, end], ...]` (end exclusive).

@@ -22,9 +22,9 @@ namespace polygraphy {
 /// A boundary tensor of a subgraph to extract: its name and, optionally, the dtype and shape it
 /// should be declared with (nullopt: "auto", taken from the model, inferring shapes when unknown).
 struct SubgraphTensor {
-    std::string name;
-    std::optional<DataType> dtype;
-    std::optional<DynShape> shape;
+    std::string name;               ///< tensor name in the graph
+    std::optional<DataType> dtype;  ///< declared dtype; nullopt: from the model
+    std::optional<DynShape> shape;  ///< declared shape; nullopt: from the model
 };
 
 /// Returns a new model whose graph computes `outputs` from `inputs`: only the nodes needed between
@@ -38,17 +38,19 @@ struct SubgraphTensor {
 OnnxModel extract_subgraph(const onnx::ModelProto& model, const std::vector<SubgraphTensor>& inputs,
                            const std::vector<SubgraphTensor>& outputs);
 
+/// Options of cleanup().
 struct CleanupOptions {
     /// Also remove graph inputs no node reads (Polygraphy's sanitize --cleanup does this); inputs
     /// that are graph outputs are kept.
     bool remove_unused_graph_inputs = false;
 };
 
+/// What cleanup() removed.
 struct CleanupStats {
-    std::size_t nodes_removed = 0;
-    std::size_t initializers_removed = 0;
-    std::size_t inputs_removed = 0;
-    std::size_t value_infos_removed = 0;
+    std::size_t nodes_removed = 0;         ///< unused nodes
+    std::size_t initializers_removed = 0;  ///< unused initializers
+    std::size_t inputs_removed = 0;        ///< unused graph inputs (with remove_unused_graph_inputs)
+    std::size_t value_infos_removed = 0;   ///< value_info entries of removed tensors
 };
 
 /// Removes nodes whose outputs no graph output depends on, initializers nothing reads, value_info
@@ -62,6 +64,7 @@ CleanupStats cleanup(onnx::ModelProto& model, const CleanupOptions& options = {}
 /// when two nodes produce the same tensor.
 void toposort(onnx::ModelProto& model);
 
+/// Options of constant folding (`surgeon sanitize --fold-constants`).
 struct FoldConstantsOptions {
     /// Passes of folding + shape inference; nullopt: repeat until a pass changes nothing.
     std::optional<int> num_passes;
@@ -79,8 +82,9 @@ struct FoldConstantsOptions {
     bool error_ok = true;
 };
 
+/// What constant folding did.
 struct FoldConstantsStats {
-    int passes = 0;
+    int passes = 0;  ///< passes run
     std::size_t nodes_folded = 0;  ///< nodes replaced by initializers (Constant nodes included)
 };
 
@@ -112,6 +116,7 @@ ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime = 
 /// initializer) and for a shape whose rank differs from the declared rank of that input.
 void override_input_shapes(onnx::ModelProto& model, const OrderedMap<DynShape>& shapes);
 
+/// Options of convert_to_fp16() (`--fp-to-fp16`).
 struct Fp16Options {
     /// Keep float32 graph inputs and outputs (Casts at the boundary); false: declare them float16.
     bool keep_io_types = true;
@@ -122,10 +127,11 @@ struct Fp16Options {
 /// Ops that compute in float32 after conversion (fp16 unsupported or too inaccurate for them).
 extern const std::vector<std::string> kFp16DefaultBlockList;
 
+/// What convert_to_fp16() changed.
 struct Fp16Stats {
-    std::size_t initializers_converted = 0;
+    std::size_t initializers_converted = 0;  ///< float32 initializers now float16
     std::size_t nodes_in_fp32 = 0;  ///< blocked nodes (kept in float32)
-    std::size_t casts_inserted = 0;
+    std::size_t casts_inserted = 0;  ///< Cast nodes added at float32/float16 boundaries
 };
 
 /// Converts float32 weights and activations to float16 (Polygraphy's --fp-to-fp16). Types come

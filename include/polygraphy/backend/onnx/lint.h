@@ -27,10 +27,11 @@ inline constexpr const char* kLintSourceLoader = "onnx_loader";
 inline constexpr const char* kLintSourceGraph = "onnx_graphsurgeon";
 inline constexpr const char* kLintSourceRuntime = "ref_runtime";
 
+/// One finding of `check lint`.
 struct LintEntry {
-    LintLevel level = LintLevel::kException;
-    std::string source;
-    std::string message;
+    LintLevel level = LintLevel::kException;  ///< severity
+    std::string source;                       ///< what found it (e.g. kLintSourceRuntime)
+    std::string message;                      ///< one-line description
     std::optional<std::string> node;  ///< the node concerned; none for model-wide findings
 };
 
@@ -46,8 +47,11 @@ public:
     /// Marks a node passing (unless it fails).
     void mark_passing(const std::string& node);
 
+    /// Entries in the order found.
     const std::vector<LintEntry>& entries() const { return entries_; }
+    /// Nodes that passed the test inference.
     const std::vector<std::string>& passing() const { return passing_; }
+    /// Nodes with an exception entry.
     const std::vector<std::string>& failing() const { return failing_; }
     /// No exception entry.
     bool valid() const { return valid_; }
@@ -64,6 +68,7 @@ private:
     bool valid_ = true;
 };
 
+/// Options of the lint checks.
 struct LintOptions {
     /// Inputs for the test inference, given the graph's input metadata (generated or loaded).
     /// Empty: no test inference. Exceptions it throws become a warning entry.

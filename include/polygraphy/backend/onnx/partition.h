@@ -25,6 +25,7 @@ std::map<std::string, onnx::TypeProto> declared_types(const onnx::GraphProto& gr
 /// once (O(nodes)), so that cutting every node on its own stays linear overall.
 class NodeSubsetExtractor {
 public:
+    /// Indexes `model`'s graph.
     explicit NodeSubsetExtractor(const onnx::ModelProto& model);
 
     /// A standalone model made of the top-level nodes `node_indices` (in the given order):

@@ -34,6 +34,7 @@ public:
     /// Logs `Loading model: <path>`; throws like onnx_structure_from_path().
     explicit OnnxFileModel(std::string path);
 
+    /// The model's structure (tensor data may stay in the file).
     const OnnxModel& model() const { return model_; }
     /// The values of `tensor` (one of model()'s), read from the file when its data lies there.
     /// FormatError when the noted range is outside the file or disagrees with the dims.

@@ -21,6 +21,7 @@ struct SessionOptions {
 
 /// Counters of one Session::run (for tests and diagnostics).
 struct RunStats {
+    /// Nodes run (folded Constant nodes excluded).
     std::size_t nodes_executed = 0;
     /// Most node outputs alive at once: intermediates are released right after their last consumer.
     std::size_t peak_live_intermediates = 0;
@@ -33,6 +34,7 @@ struct RunStats {
 /// preparing. The session copies what it needs: `model` may be destroyed afterwards.
 class Session {
 public:
+    /// Prepares `model` (see the class); ModelError/UnsupportedError for what cannot run.
     explicit Session(const onnx::ModelProto& model, SessionOptions options = {});
     ~Session();
     Session(const Session&) = delete;
@@ -41,6 +43,7 @@ public:
     /// Graph inputs that are not initializers (initializers listed as inputs are defaults the feed
     /// may override), with their declared dtypes and shapes.
     const TensorMetadata& input_metadata() const;
+    /// Graph outputs with their declared dtypes and shapes.
     const TensorMetadata& output_metadata() const;
     /// Runs the graph; returns the graph outputs in graph order (outputs that are graph inputs or
     /// initializers included). Dtypes and shapes of the feed are not validated here
@@ -72,8 +75,10 @@ private:
 /// Loader that builds a Session from an ONNX model loader (Polygraphy's SessionFromOnnx pattern).
 class SessionFromOnnx {
 public:
+    /// Loader of a Session over `model`'s result.
     explicit SessionFromOnnx(OnnxLoader model, SessionOptions options = {})
         : model_(std::move(model)), options_(options) {}
+    /// Loads the model and prepares the session.
     std::shared_ptr<Session> operator()() const;
 
 private:
@@ -81,9 +86,13 @@ private:
     SessionOptions options_;
 };
 
+/// Immediately evaluated SessionFromOnnx: `session_from_onnx(*onnx_from_path("m.onnx"))`.
+std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, SessionOptions options = {});
+
 /// Runner over a Session. The session is built in activate() and released in deactivate().
 class RefRunner : public BaseRunner {
 public:
+    /// Runner over any session loader; `name` as in BaseRunner.
     explicit RefRunner(Loader<std::shared_ptr<Session>> session, std::optional<std::string> name = std::nullopt);
 
 protected:

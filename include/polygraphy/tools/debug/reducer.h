@@ -34,12 +34,14 @@ using NodeSet = std::vector<std::size_t>;
 /// Usage: while (auto c = reducer.candidate()) reducer.report(check(*c) passed);
 class Reducer {
 public:
+    /// How to search.
     struct Options {
-        ReduceMode mode = ReduceMode::kBisect;
+        ReduceMode mode = ReduceMode::kBisect;  ///< `--mode`
         bool reduce_outputs = true;  ///< false: keep the model's outputs (no "outputs" phase)
         bool reduce_inputs = true;   ///< false: keep the model's inputs (no "inputs"/"nodes" phase)
     };
 
+    /// A search over a graph of `num_nodes` top-level nodes.
     Reducer(std::size_t num_nodes, Options options);
 
     /// The set to check next, or nullopt when the search is over.
@@ -49,11 +51,13 @@ public:
     /// The verdict on candidate(): true when it passed.
     void report(bool success);
 
+    /// Whether the search is over.
     bool done() const { return phase_ == kDone; }
     /// The original model passed: nothing to reduce (valid once done()).
     bool no_failure() const { return no_failure_; }
     /// Estimated checks left in the current phase.
     std::size_t remaining() const;
+    /// Checks reported so far.
     std::size_t checks() const { return checks_; }
 
     /// Smallest failing set found (the whole model until something smaller fails).
@@ -62,6 +66,7 @@ public:
     /// the smallest passing one (Polygraphy's --min-good rule). nullopt when nothing passed.
     std::optional<NodeSet> best_good() const;
 
+    /// phase() once the search is over.
     static const std::string kDone;
 
 private:

@@ -35,6 +35,7 @@ public:
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
 
+    /// The `--check` command; nullopt: ask interactively.
     const std::optional<std::vector<std::string>>& check() const { return check_; }
 
     /// Whether the outcome of a check counts as a pass (the rules above).
@@ -60,6 +61,7 @@ private:
 /// `--art-dir/--artifacts-dir DIR` (default `polygraphy_artifacts`).
 class ArtifactSortArgs : public ArgGroup {
 public:
+    /// `warn_without_artifacts`: warn when --artifacts is not given.
     explicit ArtifactSortArgs(bool warn_without_artifacts = true) : warn_without_artifacts_(warn_without_artifacts) {}
     std::string title() const override { return "Artifact Sorting"; }
     std::string description() const override {
@@ -68,7 +70,9 @@ public:
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
 
+    /// `--artifacts`.
     const std::vector<std::string>& artifacts() const { return artifacts_; }
+    /// `--art-dir`.
     const std::string& output_dir() const { return output_dir_; }
     /// Moves every artifact into good/ or bad/ with `suffix` ("_N3") in its name. A missing
     /// artifact or an existing destination is logged as an error and skipped; a move that fails
@@ -96,10 +100,12 @@ private:
 /// being "_N<iteration><suffix>"; Polygraphy's older [success, extra] entries are read too.
 class IterativeDebugArgs : public ArgGroup {
 public:
+    /// Which iteration options the tool declares.
     struct Config {
         std::optional<std::string> iter_artifact_default;  ///< nullopt: no --iter-artifact option
-        bool allow_until = false;
+        bool allow_until = false;                          ///< declare --until
     };
+    /// Declares the options `config` names.
     explicit IterativeDebugArgs(Config config) : config_(std::move(config)) {}
 
     std::string title() const override { return "Iterative Debugging"; }
@@ -109,10 +115,12 @@ public:
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
 
+    /// `--iter-artifact` (or the tool's default).
     const std::optional<std::string>& iter_artifact_path() const { return iter_artifact_path_; }
 
     /// What make_artifact() asks of the loop.
     enum class Step { kCheck, kStop };
+    /// The tool's part of each iteration.
     struct Callbacks {
         /// Writes the iteration's artifact; kStop ends the loop before checking.
         std::function<Step(std::size_t index)> make_artifact;
@@ -123,9 +131,10 @@ public:
         /// Suffix of sorted artifact names after "_N<i>" (reduce: "_outputs", "_inputs").
         std::string suffix;
     };
+    /// Outcome of the loop.
     struct Summary {
-        std::size_t iterations = 0;
-        std::size_t passed = 0;
+        std::size_t iterations = 0;  ///< iterations run
+        std::size_t passed = 0;      ///< iterations whose check passed
     };
     /// The loop: `RUNNING | Iteration k`, artifact, iteration info, check, artifact sorting,
     /// `PASSED/FAILED | Iteration i | Duration ...`, advance; then `Finished N iteration(s) |

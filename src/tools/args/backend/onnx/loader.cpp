@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/backend/onnx/loader.h"
+#include "polygraphy/tools/script.h"
 
 #include <filesystem>
 
@@ -185,6 +186,64 @@ std::optional<std::string> OnnxLoadArgs::unmodified_model_path() const {
     // External data goes through OnnxFromPath, whose checks keep its locations inside the folder.
     if (onnx_file_may_use_external_data(*model.path())) return std::nullopt;
     return model.path();
+}
+
+bool OnnxInferShapesArgs::add_to_script(Script& /*script*/) const {
+    return true;  // part of OnnxLoadArgs' loader chain (add_onnx_loader)
+}
+
+bool OnnxSaveArgs::add_to_script(Script& /*script*/) const {
+    return true;  // part of OnnxLoadArgs' loader chain
+}
+
+bool OnnxLoadArgs::add_to_script(Script& /*script*/) const {
+    return true;  // the loader chain is added by the runners that use it (add_onnx_loader)
+}
+
+std::string OnnxLoadArgs::add_onnx_loader(Script& script) const {
+    // The same chain as onnx_loader(), step for step.
+    const auto& model = required_group<ModelArgs>();
+    if (!model.path()) throw UsageError("An ONNX model is required, but no model file was provided");
+    script.add_include("polygraphy/backend/onnx/loader.h");
+    std::string expression = "OnnxLoader(OnnxFromPath(" + Script::quote(*model.path());
+    if (external_data_dir_ || ignore_external_data_)
+        expression += ", " + (external_data_dir_ ? Script::quote(*external_data_dir_) : std::string("std::nullopt"));
+    if (ignore_external_data_) expression += ", true";
+    expression += "))";
+    std::string name = script.add_loader(expression, "load_onnx");
+    if (const auto* infer = group<OnnxInferShapesArgs>();
+        infer && (infer->do_shape_inference() || infer->force_fallback())) {
+        script.add_include("polygraphy/backend/onnx/graph.h");
+        name = script.add_loader("extend(" + name + ", [](OnnxModel& model) { infer_shapes(*model" +
+                                     (infer->force_fallback() ? ", true" : "") + "); })",
+                                 "shape_inferred_onnx");
+    }
+    if (outputs_ || !exclude_outputs_.empty()) {
+        const std::string outputs = !outputs_               ? "std::vector<std::string>{}"
+                                    : *outputs_ == kMarkAll ? "kMarkAll"
+                                                            : Script::string_vector(*outputs_);
+        std::string modify = "OnnxLoader(ModifyOutputs(" + name + ", " + outputs;
+        if (!exclude_outputs_.empty()) modify += ", " + Script::string_vector(exclude_outputs_);
+        name = script.add_loader(modify + "))", "modified_onnx");
+    }
+    if (fp_to_fp16_) {
+        script.add_include("polygraphy/backend/onnx/graph.h");
+        name = script.add_loader("extend(" + name + ", [](OnnxModel& model) { convert_to_fp16(*model); })", "fp16_onnx");
+    }
+    if (const auto* save = group<OnnxSaveArgs>(); config_.allow_saving && save && save->path()) {
+        if (save->external_data_path()) {
+            script.add_include("polygraphy/backend/onnx/graph.h");
+            name = script.add_loader(
+                "extend(" + name + ", [](OnnxModel& model) { save_onnx_with_external_data(*model, " +
+                    Script::quote(*save->path()) + ", ExternalDataOptions{" + Script::quote(*save->external_data_path()) +
+                    ", " + std::to_string(save->external_data_size_threshold()) + "}); })",
+                "saved_onnx");
+        } else {
+            name = script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(*save->path()) + "))",
+                                     "saved_onnx");
+        }
+    }
+    return name;
 }
 
 }  // namespace polygraphy::tools
