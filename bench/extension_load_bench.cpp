@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/tools/cli.h"
 #include "polygraphy/tools/registry.h"
@@ -34,12 +35,6 @@ extern char** environ;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 struct Timing {
     double wall_ms;
@@ -167,7 +162,7 @@ int main(int argc, char** argv) {
     auto column = [](const std::vector<Timing>& timings, bool cpu) {
         std::vector<double> values;
         for (const auto& timing : timings) values.push_back(cpu ? timing.cpu_ms : timing.wall_ms);
-        return median(values);
+        return polygraphy::bench::median(values);
     };
     std::printf("modules:%s (from %s), %d runs each, medians\n", names.c_str(), folder.c_str(), runs);
     std::printf("%-44s %10s %10s %10s\n", "", "without", "with", "added");

@@ -12,16 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/run_results.h"
 
 namespace {
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 }  // namespace
 
@@ -82,12 +77,12 @@ int main(int argc, char** argv) {
                 std::printf("save %d: %.1f ms\n", run, save_ms.back());
             }
         }
-        const double m = median(load_ms);
+        const double m = polygraphy::bench::median(load_ms);
         std::printf("RunResults::load %s (%.1f MB JSON, %.1f MB decoded): median %.1f ms over %d runs, "
                     "%.0f MB/s of JSON, %.0f MB/s decoded\n",
                     names.c_str(), file_mb, decoded_mb, m, runs, file_mb / m * 1e3, decoded_mb / m * 1e3);
         if (!save_ms.empty())
-            std::printf("RunResults::save: median %.1f ms, %.0f MB/s of JSON\n", median(save_ms), file_mb / median(save_ms) * 1e3);
+            std::printf("RunResults::save: median %.1f ms, %.0f MB/s of JSON\n", polygraphy::bench::median(save_ms), file_mb / polygraphy::bench::median(save_ms) * 1e3);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "[!] %s\n", error.what());
         return 1;

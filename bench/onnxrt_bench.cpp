@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "model_builder.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnxrt/runner.h"
@@ -38,7 +39,8 @@ namespace {
 
 using namespace polygraphy;
 using Clock = std::chrono::steady_clock;
-extern "C" char** environ;
+using bench::make_feed;
+using bench::median;
 
 struct Config {
     int iterations = 200;  // per round and loop
@@ -46,33 +48,6 @@ struct Config {
     int threads = 1;
     std::vector<std::string> models;
 };
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-// Inputs for the session's declared inputs: dynamic dims -> 1.
-TensorMap make_feed(const TensorMetadata& metadata) {
-    std::mt19937 rng(1);
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    TensorMap feed;
-    for (const auto& [name, entry] : metadata) {
-        if (!entry.dtype || !entry.shape) throw PolygraphyException("input " + name + " has no tensor type/shape");
-        Shape shape;
-        for (const Dim& dim : *entry.shape) shape.push_back(dim.is_dynamic() ? 1 : dim.value);
-        Tensor tensor(*entry.dtype, shape);
-        if (*entry.dtype == DataType::kFloat32 || *entry.dtype == DataType::kFloat64 ||
-            *entry.dtype == DataType::kFloat16) {
-            std::vector<double> values(static_cast<std::size_t>(tensor.numel()));
-            for (double& value : values) value = uniform(rng);
-            tensor = Tensor::from_doubles(*entry.dtype, shape, values);
-        }
-        feed.set(name, tensor);
-    }
-    return feed;
-}
 
 OnnxModel tiny_add_model() {
     testing::ModelBuilder builder(17, "tiny_add");
@@ -252,43 +227,13 @@ double direct_startup_seconds(const std::string& path) {
     return seconds;
 }
 
-// Wall seconds of a child process from spawn to exit; its stdout goes to /dev/null.
-double spawn_seconds(const std::vector<std::string>& argv, std::string* child_stdout = nullptr) {
-    int pipe_fds[2];
-    if (pipe(pipe_fds) != 0) throw PolygraphyException("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
-    std::vector<char*> args;
-    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const auto start = Clock::now();
-    if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
-        throw PolygraphyException("cannot start " + argv[0]);
-    }
-    close(pipe_fds[1]);
-    std::string output;
-    char buffer[4096];
-    for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) output.append(buffer, static_cast<std::size_t>(n));
-    close(pipe_fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    posix_spawn_file_actions_destroy(&actions);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw PolygraphyException(argv[0] + " failed:\n" + output);
-    if (child_stdout) *child_stdout = output;
-    return seconds;
-}
-
 int startup_bench(const std::string& self, const std::string& polygraphy_exe, const std::string& model, int rounds) {
     std::vector<double> cli_times, direct_times;
     for (int round = 0; round < rounds; ++round) {
         std::string direct_output;
-        spawn_seconds({self, "--direct-startup", model}, &direct_output);
+        bench::run_child({self, "--direct-startup", model}, &direct_output);
         direct_times.push_back(std::stod(direct_output));
-        cli_times.push_back(spawn_seconds({polygraphy_exe, "run", model, "--onnxrt"}));
+        cli_times.push_back(bench::run_child({polygraphy_exe, "run", model, "--onnxrt"}));
     }
     const double direct_ms = median(direct_times) * 1e3;
     const double cli_ms = median(cli_times) * 1e3;

@@ -24,45 +24,20 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/logger.h"
 
-extern "C" char** environ;
-
 namespace {
 
 using namespace polygraphy;
 using Clock = std::chrono::steady_clock;
+using bench::make_feed;
+using bench::median;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-// Uniform [0, 1) floats for float inputs, zeros otherwise; dynamic dims -> 1.
-TensorMap make_feed(const TensorMetadata& metadata) {
-    std::mt19937 rng(1);
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    TensorMap feed;
-    for (const auto& [name, entry] : metadata) {
-        if (!entry.dtype || !entry.shape) throw PolygraphyException("input " + name + " has no tensor type/shape");
-        Shape shape;
-        for (const Dim& dim : *entry.shape) shape.push_back(dim.is_dynamic() ? 1 : dim.value);
-        Tensor tensor(*entry.dtype, shape);
-        if (*entry.dtype == DataType::kFloat32) {
-            std::vector<double> values(static_cast<std::size_t>(tensor.numel()));
-            for (double& value : values) value = uniform(rng);
-            tensor = Tensor::from_doubles(*entry.dtype, shape, values);
-        }
-        feed.set(name, tensor);
-    }
-    return feed;
-}
 
 struct Runtimes {
     std::shared_ptr<ref::Session> ref;
@@ -119,34 +94,6 @@ int child(const std::string& runtime, const std::string& path, int threads, int 
     return 0;
 }
 
-std::string spawn_output(const std::vector<std::string>& argv) {
-    int fds[2];
-    if (pipe(fds) != 0) throw PolygraphyException("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<char*> args;
-    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    if (spawned != 0) {
-        close(fds[0]);
-        throw PolygraphyException("cannot start " + argv[0]);
-    }
-    std::string output;
-    char buffer[4096];
-    for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) output.append(buffer, static_cast<std::size_t>(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw PolygraphyException("child failed: " + output);
-    return output;
-}
-
 struct ChildFigures {
     double load_seconds;
     double peak_mb;
@@ -156,8 +103,10 @@ ChildFigures child_figures(const std::string& runtime, const std::string& path, 
                            int rounds) {
     std::vector<double> loads, peaks;
     for (int round = 0; round < rounds; ++round) {
-        const std::string output = spawn_output({"/proc/self/exe", "--child", runtime, path, std::to_string(threads),
-                                                 std::to_string(iterations)});
+        std::string output;
+        bench::run_child({"/proc/self/exe", "--child", runtime, path, std::to_string(threads),
+                          std::to_string(iterations)},
+                         &output);
         double load = 0;
         long peak = 0;
         if (std::sscanf(output.c_str(), "%lf %ld", &load, &peak) != 2)

@@ -80,7 +80,8 @@ Logger& Logger::global() {
     return instance;
 }
 
-Logger::Logger() { colors_ = isatty(STDOUT_FILENO) != 0; }
+// Silent until asked: a library prints nothing unless its user enables logging (the tools do).
+Logger::Logger() : severity_(Severity::kSilent) { colors_ = isatty(STDOUT_FILENO) != 0; }
 
 void Logger::set_severity(Severity severity) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -145,7 +146,7 @@ Logger::IndentGuard::~IndentGuard() {
 
 void Logger::reset() {
     std::lock_guard<std::mutex> lock(mutex_);
-    severity_ = Severity::kInfo;
+    severity_ = Severity::kInfo;  // the tools' default; tests reset to it
     indent_ = 0;
     log_file_.reset();
     seen_once_.clear();

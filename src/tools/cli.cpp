@@ -272,6 +272,7 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 }  // namespace
 
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+    logger().set_severity(Severity::kInfo);  // the library is silent by default; the tools are not
     try {
         return dispatch(argv, out, err);
     } catch (...) {

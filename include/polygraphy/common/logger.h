@@ -33,8 +33,9 @@ bool severity_from_name(std::string_view name, Severity& out);
 /// Messages go to stdout (Polygraphy prints nothing on stderr), prefixed with the severity letter;
 /// every line after the first is indented to line up with the first line's text. indent() adds
 /// four spaces after the prefix for everything logged while the returned guard lives.
-/// Colours are used only when stdout is a terminal. The library logs only through this object, so
-/// API users silence it with set_severity(Severity::kSilent).
+/// Colours are used only when stdout is a terminal. The library logs only through this object,
+/// which is silent until enabled: API users call set_severity(Severity::kInfo) (or any level) to see
+/// what the library does; the `polygraphy` tools start at INFO, as Polygraphy does.
 class Logger {
 public:
     /// The process-wide instance.

@@ -14,6 +14,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
 
+#include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
@@ -250,6 +251,27 @@ void load_external_data(onnx::ModelProto& model, const fs::path& folder) {
     if (loader.loaded() > 0)
         logger().verbose("Loaded external data for " + std::to_string(loader.loaded()) + " tensor(s)");
 }
+
+}  // namespace
+
+bool onnx_file_may_use_external_data(const std::string& path) {
+    OnnxModel structure;
+    try {
+        structure = onnx_structure_from_path(path);  // tensor values skipped unread
+    } catch (const FormatError&) {
+        return true;  // the full loader gives the real error
+    }
+    bool external = false;
+    auto visit = [&external](onnx::TensorProto& tensor) {
+        if (tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0) external = true;
+    };
+    visit_tensors(*structure->mutable_graph(), visit);
+    for (auto& function : *structure->mutable_functions())
+        for (auto& node : *function.mutable_node()) visit_node_tensors(node, visit);
+    return external;
+}
+
+namespace {
 
 // ---- outputs ------------------------------------------------------------------------------------
 

@@ -244,6 +244,7 @@ TEST(StrFromOnnx, UndecodableWeightsArePlaceholders) {
     OnnxSummaryOptions options;
     options.show_weights = true;
     std::string text;
+    logger().set_severity(Severity::kInfo);  // the library is silent by default
     const std::string log = testing::captured_stdout([&] { text = str_from_onnx(*builder.build(), options); });
     EXPECT_THAT(text, HasSubstr("Initializer | w [dtype=float32, shape=[3]] | Values:\n"
                                 "    <error: failed to load weights>"));

@@ -121,8 +121,8 @@ private:
 void save_onnx(const onnx::ModelProto& model, const std::string& path);
 
 /// Whether the model file at `path` may refer to external data (or cannot be scanned), found from
-/// its wire format without parsing it. False means the file is self-contained, so it may be handed
-/// as is to a runtime that reads ONNX files itself. Throws FileError when it cannot be read.
+/// its structure (tensor values skipped unread). False means the file is self-contained, so it may be handed
+/// as is to a runtime that reads ONNX files itself. PolygraphyException when it cannot be read.
 bool onnx_file_may_use_external_data(const std::string& path);
 
 /// Graph inputs that are not initializers, with their declared dtype and shape.

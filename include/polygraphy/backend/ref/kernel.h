@@ -27,24 +27,33 @@ namespace polygraphy::ref {
 /// shallow, like Tensor's.
 class Value {
 public:
+    /// What the value holds.
     enum class Kind : uint8_t { kUndefined, kTensor, kSequence, kEmptyOptional };
 
     Value() = default;
+    /// A tensor value (undefined when the tensor is).
     Value(Tensor tensor)  // NOLINT: implicit on purpose, a tensor is a value
         : kind_(tensor.defined() ? Kind::kTensor : Kind::kUndefined), tensor_(std::move(tensor)) {}
     /// A sequence; `element_type` is kept so that empty sequences still know their type.
     static Value sequence(DataType element_type, std::vector<Tensor> elements);
+    /// An optional without an element.
     static Value empty_optional();
 
+    /// What the value holds.
     Kind kind() const { return kind_; }
+    /// False only for a default-constructed value.
     bool defined() const { return kind_ != Kind::kUndefined; }
+    /// Whether it holds a tensor.
     bool is_tensor() const { return kind_ == Kind::kTensor; }
+    /// Whether it holds a sequence.
     bool is_sequence() const { return kind_ == Kind::kSequence; }
+    /// Whether it is an optional without an element.
     bool is_empty_optional() const { return kind_ == Kind::kEmptyOptional; }
     /// The tensor (an undefined Tensor when the value is not a tensor).
     const Tensor& tensor() const { return tensor_; }
     /// Elements of a sequence; throws InternalError for other kinds.
     const std::vector<Tensor>& elements() const;
+    /// A sequence's element type (kUndefined for other kinds).
     DataType element_type() const { return element_type_; }
     /// "tensor", "sequence", "empty optional" or "undefined" (for messages).
     const char* kind_name() const;
@@ -64,7 +73,9 @@ class KernelContext;
 class Subgraph {
 public:
     virtual ~Subgraph() = default;
+    /// The subgraph's formal inputs, in order.
     virtual const std::vector<std::string>& input_names() const = 0;
+    /// The subgraph's outputs, in order.
     virtual const std::vector<std::string>& output_names() const = 0;
     /// Runs with `inputs` bound to the subgraph inputs in order; returns the outputs in order.
     /// Throws ModelError on a wrong input count or a missing outer-scope value.
@@ -121,6 +132,7 @@ public:
     /// Prepares graph attribute `name` as a nested session. Fails naming the node when the
     /// attribute is absent, not a graph, or when no session supplied a builder.
     std::unique_ptr<Subgraph> subgraph(std::string_view name) const;
+    /// Set by the session that owns the node, so that kernels can prepare their subgraphs.
     void set_subgraph_builder(SubgraphBuilder builder) { subgraph_builder_ = std::move(builder); }
 
 private:

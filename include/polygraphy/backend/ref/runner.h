@@ -57,6 +57,7 @@ public:
     /// Inputs and outputs that may be sequences or optionals (ONNX test data with SequenceProto /
     /// OptionalProto values); otherwise the same as run().
     using ValueMap = OrderedMap<Value>;
+    /// run() for feeds and results that may hold sequences or optionals.
     ValueMap run_values(const ValueMap& feed, RunStats* stats = nullptr) const;
 
     /// Display names of the nodes that run, in execution order (Constant nodes are folded at
