@@ -155,6 +155,99 @@ void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, cons
     });
 }
 
+// ---- depthwise (direct, NCHW) ---------------------------------------------------------------------
+
+/// A 2-D convolution with one input and one output channel per group (MobileNet/EfficientNet style).
+/// oneDNN runs these only on blocked layouts, and the two reorders around each one cost more than
+/// the convolution itself, so they run here on the plain NCHW planes.
+bool is_plain_depthwise_2d(const ConvProblem& p) {
+    return !p.transpose && p.geometry.rank() == 2 && p.group > 1 && p.group == p.in_channels &&
+           p.group == p.out_channels;
+}
+
+/// y[i] += w * x[i] for i < n (its own function so that it is compiled for AVX-512/AVX2 too).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void axpy(float w, const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
+}
+
+/// The shape of one depthwise problem, as the direct kernel sees it. The zero-padded input plane is
+/// split into stride_h x stride_w phase planes (rows/columns with the same remainder modulo the
+/// stride), each `qh` x `qw`: then every tap is a stride-1 shift of one phase plane, and the output,
+/// computed `qw` wide (the columns past out_w are discarded), is one contiguous multiply-add per tap.
+struct DepthwiseLayout {
+    explicit DepthwiseLayout(const Geometry& g)
+        : in_h(g.input[0]), in_w(g.input[1]), out_h(g.output[0]), out_w(g.output[1]), k_h(g.kernel[0]),
+          k_w(g.kernel[1]), s_h(g.strides[0]), s_w(g.strides[1]), d_h(g.dilations[0]), d_w(g.dilations[1]),
+          pad_t(g.pad_begin[0]), pad_l(g.pad_begin[1]) {
+        const int64_t padded_h = (out_h - 1) * s_h + (k_h - 1) * d_h + 1;
+        const int64_t padded_w = (out_w - 1) * s_w + (k_w - 1) * d_w + 1;
+        qh = (padded_h + s_h - 1) / s_h;
+        qw = (padded_w + s_w - 1) / s_w;
+        phase_stride = qh * qw + qw;  // a row of slack: shifted reads run up to qw - 1 past the plane
+    }
+    int64_t in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, d_h, d_w, pad_t, pad_l;
+    int64_t qh = 0, qw = 0, phase_stride = 0;
+    std::size_t scratch_floats() const { return static_cast<std::size_t>(s_h * s_w * phase_stride + out_h * qw); }
+};
+
+void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias, float* y, float* scratch) {
+    float* phases = scratch;
+    float* acc = scratch + l.s_h * l.s_w * l.phase_stride;
+    // Phase planes of the zero-padded input.
+    for (int64_t a = 0; a < l.s_h; ++a) {
+        for (int64_t b = 0; b < l.s_w; ++b) {
+            float* plane = phases + (a * l.s_w + b) * l.phase_stride;
+            for (int64_t r = 0; r < l.qh; ++r) {
+                float* out = plane + r * l.qw;
+                const int64_t ih = r * l.s_h + a - l.pad_t;
+                if (ih < 0 || ih >= l.in_h) {
+                    std::fill(out, out + l.qw, 0.0f);
+                    continue;
+                }
+                // Columns c with 0 <= iw = c * s_w + shift < in_w are [lo, hi); the rest are padding.
+                const int64_t shift = b - l.pad_l;
+                const int64_t lo = std::min(l.qw, shift >= 0 ? 0 : (-shift + l.s_w - 1) / l.s_w);
+                const int64_t hi = std::max(lo, std::min(l.qw, l.in_w - shift <= 0 ? 0 : (l.in_w - 1 - shift) / l.s_w + 1));
+                const float* row = x + ih * l.in_w + shift;
+                std::fill(out, out + lo, 0.0f);
+                if (l.s_w == 1) {
+                    std::copy(row + lo, row + hi, out + lo);
+                } else {
+                    for (int64_t c = lo; c < hi; ++c) out[c] = row[c * l.s_w];
+                }
+                std::fill(out + hi, out + l.qw, 0.0f);
+            }
+            std::fill(plane + l.qh * l.qw, plane + l.phase_stride, 0.0f);
+        }
+    }
+    const int64_t n = l.out_h * l.qw;
+    std::fill(acc, acc + n, bias);
+    for (int64_t kh = 0; kh < l.k_h; ++kh) {
+        const int64_t row = kh * l.d_h;
+        for (int64_t kw = 0; kw < l.k_w; ++kw) {
+            const int64_t col = kw * l.d_w;
+            const float* plane = phases + ((row % l.s_h) * l.s_w + col % l.s_w) * l.phase_stride;
+            axpy(w[kh * l.k_w + kw], plane + (row / l.s_h) * l.qw + col / l.s_w, acc, n);
+        }
+    }
+    for (int64_t oh = 0; oh < l.out_h; ++oh) std::copy(acc + oh * l.qw, acc + oh * l.qw + l.out_w, y + oh * l.out_w);
+}
+
+void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y, int num_threads) {
+    const DepthwiseLayout layout(p.geometry);
+    const int64_t in_size = layout.in_h * layout.in_w;
+    const int64_t out_size = layout.out_h * layout.out_w;
+    const int64_t taps = layout.k_h * layout.k_w;
+    onednn::parallel_for(p.batch * p.out_channels, num_threads, out_size * taps, [&](int64_t begin, int64_t end) {
+        float* scratch = static_cast<float*>(onednn::thread_scratch(0, layout.scratch_floats() * sizeof(float)));
+        for (int64_t nc = begin; nc < end; ++nc) {
+            const int64_t c = nc % p.out_channels;
+            depthwise_plane(layout, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f, y + nc * out_size,
+                            scratch);
+        }
+    });
+}
+
 // ---- oneDNN -----------------------------------------------------------------------------------------
 
 /// Primitives for one input shape.
@@ -346,13 +439,15 @@ public:
         }
         const int threads = context.num_threads();
         if (dtype == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
+            context.set_output(0, Tensor::uninitialized(dtype, problem.output_shape));  // every element is written
+            Tensor& y = context.output(0);
             run_reference<double>(problem, x, w, b, y, threads);
             activation_.apply_in_place(y, threads);
             return;
         }
         if (dtype == DataType::kFloat32) {
-            Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
+            context.set_output(0, Tensor::uninitialized(dtype, problem.output_shape));  // every element is written
+            Tensor& y = context.output(0);
             run_float(node, problem, x, w, b, y, threads);
             return;
         }
@@ -506,6 +601,12 @@ private:
     void run_float(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b,
                    Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
+        if (is_plain_depthwise_2d(p)) {
+            depthwise_conv(p, x.data_as<float>(), w.data_as<float>(), b != nullptr ? b->data_as<float>() : nullptr,
+                           y.data_as<float>(), threads);
+            activation_.apply_in_place(y, threads);
+            return;
+        }
         Shape key = x.shape();
         key.insert(key.end(), w.shape().begin(), w.shape().end());
         key.push_back(b != nullptr ? 1 : 0);
