@@ -215,70 +215,77 @@ struct DepthwiseLayout {
         const int64_t padded_w = (out_w - 1) * s_w + (k_w - 1) * d_w + 1;
         qh = (padded_h + s_h - 1) / s_h;
         qw = (padded_w + s_w - 1) / s_w;
-        phase_stride = qh * qw + qw;  // a row of slack: shifted reads run up to qw - 1 past the plane
+        // Slack after each plane: shifted reads run up to qw - 1 past it, plus the rounding of the
+        // output count up to whole vectors.
+        phase_stride = qh * qw + qw + kLanes;
+        acc_count = (out_h * qw + kLanes - 1) / kLanes * kLanes;
     }
+    static constexpr int64_t kLanes = 16;
     int64_t in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, d_h, d_w, pad_t, pad_l;
     int64_t qh = 0, qw = 0, phase_stride = 0;
-    std::size_t scratch_floats() const { return static_cast<std::size_t>(s_h * s_w * phase_stride + out_h * qw); }
+    int64_t acc_count = 0;  ///< out_h * qw rounded up to whole vectors
+    std::size_t scratch_floats() const { return static_cast<std::size_t>(s_h * s_w * phase_stride + acc_count); }
 };
 
-void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias, float* y, float* scratch,
-                     std::vector<const float*>& sources) {
-    float* phases = scratch;
-    float* acc = scratch + l.s_h * l.s_w * l.phase_stride;
-    // Phase planes of the zero-padded input.
+/// Index range [begin, end) of the phase coordinates q whose input coordinate q * stride + shift lies
+/// in [0, size); `count` phase coordinates exist.
+std::pair<int64_t, int64_t> valid_phase_range(int64_t shift, int64_t stride, int64_t size, int64_t count) {
+    const int64_t begin = std::min(count, shift >= 0 ? 0 : (-shift + stride - 1) / stride);
+    const int64_t end = std::max(begin, std::min(count, size - shift <= 0 ? 0 : (size - 1 - shift) / stride + 1));
+    return {begin, end};
+}
+
+/// Computes one plane. `phases` holds zeros wherever the padded input is padding (they are never
+/// written, so they are zeroed once per scratch buffer); `sources` are the tap start points in it.
+void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias, float* y, float* phases,
+                     float* acc, const std::vector<const float*>& sources) {
     for (int64_t a = 0; a < l.s_h; ++a) {
+        const auto [r_begin, r_end] = valid_phase_range(a - l.pad_t, l.s_h, l.in_h, l.qh);
         for (int64_t b = 0; b < l.s_w; ++b) {
+            const int64_t shift = b - l.pad_l;
+            const auto [c_begin, c_end] = valid_phase_range(shift, l.s_w, l.in_w, l.qw);
             float* plane = phases + (a * l.s_w + b) * l.phase_stride;
-            for (int64_t r = 0; r < l.qh; ++r) {
+            for (int64_t r = r_begin; r < r_end; ++r) {
                 float* out = plane + r * l.qw;
-                const int64_t ih = r * l.s_h + a - l.pad_t;
-                if (ih < 0 || ih >= l.in_h) {
-                    std::fill(out, out + l.qw, 0.0f);
-                    continue;
-                }
-                // Columns c with 0 <= iw = c * s_w + shift < in_w are [lo, hi); the rest are padding.
-                const int64_t shift = b - l.pad_l;
-                const int64_t lo = std::min(l.qw, shift >= 0 ? 0 : (-shift + l.s_w - 1) / l.s_w);
-                const int64_t hi = std::max(lo, std::min(l.qw, l.in_w - shift <= 0 ? 0 : (l.in_w - 1 - shift) / l.s_w + 1));
-                const float* row = x + ih * l.in_w + shift;
-                std::fill(out, out + lo, 0.0f);
+                const float* row = x + (r * l.s_h + a - l.pad_t) * l.in_w + shift;
                 if (l.s_w == 1) {
-                    std::copy(row + lo, row + hi, out + lo);
+                    std::copy(row + c_begin, row + c_end, out + c_begin);
+                } else if (l.s_w == 2) {
+                    for (int64_t c = c_begin; c < c_end; ++c) out[c] = row[c * 2];  // constant stride: vectorizes
                 } else {
-                    for (int64_t c = lo; c < hi; ++c) out[c] = row[c * l.s_w];
+                    for (int64_t c = c_begin; c < c_end; ++c) out[c] = row[c * l.s_w];
                 }
-                std::fill(out + hi, out + l.qw, 0.0f);
             }
-            std::fill(plane + l.qh * l.qw, plane + l.phase_stride, 0.0f);
         }
     }
-    // Where each tap reads: a shift of one phase plane.
-    sources.clear();
-    for (int64_t kh = 0; kh < l.k_h; ++kh) {
-        const int64_t row = kh * l.d_h;
-        for (int64_t kw = 0; kw < l.k_w; ++kw) {
-            const int64_t col = kw * l.d_w;
-            const float* plane = phases + ((row % l.s_h) * l.s_w + col % l.s_w) * l.phase_stride;
-            sources.push_back(plane + (row / l.s_h) * l.qw + col / l.s_w);
-        }
-    }
-    depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, acc, l.out_h * l.qw);
+    depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, acc, l.acc_count);
     for (int64_t oh = 0; oh < l.out_h; ++oh) std::copy(acc + oh * l.qw, acc + oh * l.qw + l.out_w, y + oh * l.out_w);
 }
 
 void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y, int num_threads) {
-    const DepthwiseLayout layout(p.geometry);
-    const int64_t in_size = layout.in_h * layout.in_w;
-    const int64_t out_size = layout.out_h * layout.out_w;
-    const int64_t taps = layout.k_h * layout.k_w;
+    const DepthwiseLayout l(p.geometry);
+    const int64_t in_size = l.in_h * l.in_w;
+    const int64_t out_size = l.out_h * l.out_w;
+    const int64_t taps = l.k_h * l.k_w;
     onednn::parallel_for(p.batch * p.out_channels, num_threads, out_size * taps, [&](int64_t begin, int64_t end) {
-        float* scratch = static_cast<float*>(onednn::thread_scratch(0, layout.scratch_floats() * sizeof(float)));
+        float* scratch = static_cast<float*>(onednn::thread_scratch(0, l.scratch_floats() * sizeof(float)));
+        std::fill(scratch, scratch + l.scratch_floats(), 0.0f);
+        float* phases = scratch;
+        float* acc = scratch + l.s_h * l.s_w * l.phase_stride;
+        // Where each tap reads: a shift of one phase plane.
         std::vector<const float*> sources;
+        for (int64_t kh = 0; kh < l.k_h; ++kh) {
+            const int64_t row = kh * l.d_h;
+            for (int64_t kw = 0; kw < l.k_w; ++kw) {
+                const int64_t col = kw * l.d_w;
+                const float* plane = phases + ((row % l.s_h) * l.s_w + col % l.s_w) * l.phase_stride;
+                sources.push_back(plane + (row / l.s_h) * l.qw + col / l.s_w);
+            }
+        }
         for (int64_t nc = begin; nc < end; ++nc) {
             const int64_t c = nc % p.out_channels;
-            depthwise_plane(layout, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f, y + nc * out_size,
-                            scratch, sources);
+            depthwise_plane(l, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f, y + nc * out_size,
+                            phases, acc, sources);
         }
     });
 }
