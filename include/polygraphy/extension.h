@@ -43,7 +43,7 @@
 #include "polygraphy/tools/tool.h"
 
 /// Version of the extension interface (ExtensionRegistrar and the headers it exposes).
-#define POLYGRAPHY_EXTENSION_ABI_VERSION 1
+#define POLYGRAPHY_EXTENSION_ABI_VERSION 2  // 2: ArgGroup::add_to_script, DataLoader::Options int_range/float_range
 
 /// Marks the entry points as exported even when a module builds with -fvisibility=hidden.
 #define POLYGRAPHY_EXTENSION_EXPORT __attribute__((visibility("default")))
@@ -59,7 +59,9 @@ inline constexpr const char* kExtensionRegisterSymbol = "polygraphy_register_ext
 /// called each time a tool is set up, so they must create fresh objects.
 class ExtensionRegistrar {
 public:
+    /// Creates a fresh argument group.
     using ArgGroupFactory = std::function<std::unique_ptr<tools::ArgGroup>()>;
+    /// Creates a fresh tool.
     using ToolFactory = std::function<std::unique_ptr<tools::Tool>()>;
 
     virtual ~ExtensionRegistrar() = default;
@@ -75,10 +77,12 @@ public:
     /// Adds a subtool (`polygraphy <tool->name()>`), listed after the built-in tools.
     virtual void add_tool(ToolFactory factory) = 0;
 
+    /// add_run_arg_group() for a default-constructible group type.
     template <typename Group>
     void add_run_arg_group() {
         add_run_arg_group(ArgGroupFactory([] { return std::make_unique<Group>(); }));
     }
+    /// add_tool() for a default-constructible tool type.
     template <typename T>
     void add_tool() {
         add_tool(ToolFactory([] { return std::make_unique<T>(); }));

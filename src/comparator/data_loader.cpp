@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <random>
 
 #include "polygraphy/common/exception.h"
@@ -565,6 +566,10 @@ TensorMap DataLoader::generate(int64_t index, const TensorMetadata& model_metada
         } else if (const ValRange* fallback = options_.val_range.find("")) {
             range = *fallback;
         }
+        if (options_.int_range && dtype_is_integer(dtype))
+            range = *options_.int_range;
+        else if (options_.float_range && dtype_is_floating(dtype))
+            range = *options_.float_range;
         if (integer_bounds(dtype)) {
             buffers.set(name, generate_integers(rs, name, dtype, static_shape, range));
         } else {
@@ -578,6 +583,32 @@ DataLoaderFn DataLoader::as_function() const {
     return [loader = *this](std::size_t iteration, const TensorMetadata& metadata) -> std::optional<TensorMap> {
         if (loader.iterations() <= 0 || iteration >= static_cast<std::size_t>(loader.iterations())) return std::nullopt;
         return loader.generate(static_cast<int64_t>(iteration), metadata);
+    };
+}
+
+DataLoaderFn data_loader_from_generator(std::function<std::optional<TensorMap>(const TensorMetadata&)> next) {
+    if (!next) throw PolygraphyException("data_loader_from_generator needs a generator; got an empty function");
+    // The Comparator asks for iterations 0, 1, 2... once; a generator cannot rewind, so asking for an
+    // iteration out of order is a usage error rather than silently different data.
+    struct State {
+        std::function<std::optional<TensorMap>(const TensorMetadata&)> next;
+        std::size_t position = 0;
+        bool exhausted = false;
+    };
+    auto state = std::make_shared<State>(State{std::move(next)});
+    return [state](std::size_t iteration, const TensorMetadata& metadata) -> std::optional<TensorMap> {
+        if (state->exhausted) return std::nullopt;
+        if (iteration != state->position)
+            throw UsageError("A generator data loader yields its feeds in order once; iteration " +
+                             std::to_string(iteration) + " was requested after " + std::to_string(state->position) +
+                             " feeds");
+        std::optional<TensorMap> feed = state->next(metadata);
+        if (!feed) {
+            state->exhausted = true;
+            return std::nullopt;
+        }
+        ++state->position;
+        return feed;
     };
 }
 

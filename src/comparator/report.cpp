@@ -158,8 +158,9 @@ std::string scalar_float_text(double value, DataType dtype) {
 // ---- numpy array printing (numpy/core/arrayprint.py, numpy 1.24 defaults) ----
 constexpr int kPrecision = 8;
 constexpr int64_t kThreshold = 1000;
-constexpr int64_t kEdgeItems = 3;
-constexpr int kLineWidth = 75;
+// Bound for print options given as "everything" (numpy's sys.maxsize), small enough that the
+// arithmetic on them cannot overflow.
+constexpr int64_t kMaxPrintOption = 1 << 29;
 
 enum class Kind { kBool, kInteger, kFloat, kString };
 
@@ -318,7 +319,11 @@ private:
 
 class ArrayPrinter {
 public:
-    explicit ArrayPrinter(const Tensor& tensor) : tensor_(tensor), shape_(tensor.shape()) {
+    ArrayPrinter(const Tensor& tensor, const PrintOptions& options)
+        : tensor_(tensor),
+          shape_(tensor.shape()),
+          edge_items_(std::max<int64_t>(0, std::min<int64_t>(options.edge_items, kMaxPrintOption))),
+          line_width_(static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(options.line_width, kMaxPrintOption)))) {
         summarize_ = tensor.numel() > kThreshold;
         strides_.assign(shape_.size(), 1);
         for (int axis = static_cast<int>(shape_.size()) - 2; axis >= 0; --axis)
@@ -340,7 +345,7 @@ public:
         }
     }
 
-    std::string print() const { return recurse(0, 0, " ", kLineWidth); }
+    std::string print() const { return recurse(0, 0, " ", line_width_); }
 
 private:
     void collect_shown(std::size_t axis, int64_t offset, std::vector<int64_t>& shown) const {
@@ -350,7 +355,7 @@ private:
         }
         const int64_t length = shape_[axis];
         for (int64_t i = 0; i < length; ++i) {
-            if (summarize_ && length > 2 * kEdgeItems && i == kEdgeItems) i = length - kEdgeItems;
+            if (summarize_ && length > 2 * edge_items_ && i == edge_items_) i = length - edge_items_;
             collect_shown(axis + 1, offset + i * strides_[axis], shown);
         }
     }
@@ -400,9 +405,9 @@ private:
         const std::string next_hanging = hanging + " ";
         const int next_width = width - 1;
         const int64_t length = shape_[axis];
-        const bool show_summary = summarize_ && 2 * kEdgeItems < length;
-        const int64_t leading = show_summary ? kEdgeItems : 0;
-        const int64_t trailing = show_summary ? kEdgeItems : length;
+        const bool show_summary = summarize_ && 2 * edge_items_ < length;
+        const int64_t leading = show_summary ? edge_items_ : 0;
+        const int64_t trailing = show_summary ? edge_items_ : length;
         auto child = [&](int64_t i) {
             return recurse(axis + 1, offset + i * strides_[axis], next_hanging, next_width);
         };
@@ -437,6 +442,8 @@ private:
 
     const Tensor& tensor_;
     Shape shape_;
+    int64_t edge_items_;
+    int line_width_;
     std::vector<int64_t> strides_;
     bool summarize_ = false;
     Kind kind_ = Kind::kFloat;
@@ -573,6 +580,10 @@ std::string format_stats(const ArrayStats& stats, const Shape& shape) {
 }
 
 std::string array_to_string(const Tensor& tensor) {
+    return array_to_string(tensor, PrintOptions{});
+}
+
+std::string array_to_string(const Tensor& tensor, const PrintOptions& options) {
     const DataType dtype = tensor.dtype();
     if (!tensor.defined()) return "None";
     if (dtype == DataType::kComplex64 || dtype == DataType::kComplex128)
@@ -592,7 +603,7 @@ std::string array_to_string(const Tensor& tensor) {
         }
     }
     if (tensor.numel() == 0) return "[]";
-    return ArrayPrinter(tensor).print();
+    return ArrayPrinter(tensor, options).print();
 }
 
 std::string histogram_string(const Tensor& tensor, std::optional<std::pair<double, double>> range) {

@@ -27,16 +27,16 @@ std::string top_usage(const std::vector<std::unique_ptr<Tool>>& tools) {
     return std::string("usage: ") + kProg + " [-h] [-v] " + tool_choices(tools) + " ...\n";
 }
 
-// Help of the top-level parser, laid out like argparse's (options, then the "Tools" sub-command list).
-std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
-    struct Row {
-        std::size_t indent;
-        std::string header;
-        std::string help;
-    };
-    std::vector<Row> options = {{2, "-h, --help", "show this help message and exit"},
-                                {2, "-v, --version", "show program's version number and exit"}};
-    std::vector<Row> tool_rows = {{2, tool_choices(tools), ""}};
+struct HelpRow {
+    std::size_t indent;
+    std::string header;
+    std::string help;
+};
+
+// Help laid out like argparse's: usage, description, options, then a sub-command section.
+std::string list_help(const std::string& usage, const std::string& description, std::vector<HelpRow> options,
+                      const std::string& section_title, const std::vector<std::unique_ptr<Tool>>& tools) {
+    std::vector<HelpRow> tool_rows = {{2, tool_choices(tools), ""}};
     for (const auto& tool : tools) tool_rows.push_back({4, tool->name(), tool->summary()});
 
     const int width = help_width();
@@ -45,7 +45,7 @@ std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
         for (const auto& row : *rows) max_length = std::max(max_length, row.header.size() + row.indent);
     const std::size_t help_position = std::min<std::size_t>(max_length + 2, 24);
 
-    auto format = [&](const Row& row) {
+    auto format = [&](const HelpRow& row) {
         std::string out(row.indent, ' ');
         out += row.header;
         if (row.help.empty()) return out + "\n";
@@ -75,11 +75,25 @@ std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
         return out + wrapped + line + "\n";
     };
 
-    std::string out = top_usage(tools) + "\n" + kDescription + "\n\noptions:\n";
+    std::string text = description;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::string out = usage + "\n" + text + "\n\noptions:\n";
     for (const auto& row : options) out += format(row);
-    out += "\nTools:\n";
+    out += "\n" + section_title + ":\n";
     for (const auto& row : tool_rows) out += format(row);
     return out;
+}
+
+// Help of the top-level parser (options, then the "Tools" sub-command list).
+std::string top_help(const std::vector<std::unique_ptr<Tool>>& tools) {
+    return list_help(top_usage(tools), kDescription,
+                     {{2, "-h, --help", "show this help message and exit"},
+                      {2, "-v, --version", "show program's version number and exit"}},
+                     "Tools", tools);
+}
+
+std::string subtool_usage(const std::string& prog, const std::vector<std::unique_ptr<Tool>>& tools) {
+    return "usage: " + prog + " [-h] " + tool_choices(tools) + " ...\n";
 }
 
 std::string version_text() {
@@ -172,9 +186,46 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         return 2;
     }
 
-    Tool& tool = *tools[*tool_index];
-    tool.setup(std::string(kProg) + " " + tool.name());
-    const std::vector<std::string> tool_args(argv.begin() + static_cast<std::ptrdiff_t>(index) + 1, argv.end());
+    // Descend through subtools (`polygraphy inspect model ...`), as argparse's required subparsers.
+    Tool* selected = tools[*tool_index].get();
+    std::string prog = std::string(kProg) + " " + selected->name();
+    std::vector<std::unique_ptr<Tool>> holders;
+    ++index;
+    for (Subtools subtools = selected->make_subtools(); !subtools.tools.empty();
+         subtools = selected->make_subtools()) {
+        const std::string usage = subtool_usage(prog, subtools.tools);
+        if (index >= argv.size()) {
+            err << usage << prog << ": error: the following arguments are required: subtool\n";
+            return 2;
+        }
+        const std::string& token = argv[index];
+        if (token == "-h" || (token.size() > 2 && std::string("--help").rfind(token, 0) == 0)) {
+            out << list_help(usage, selected->description(), {{2, "-h, --help", "show this help message and exit"}},
+                             subtools.title, subtools.tools);
+            return 0;
+        }
+        std::optional<std::size_t> found;
+        for (std::size_t t = 0; t < subtools.tools.size(); ++t)
+            if (subtools.tools[t]->name() == token) found = t;
+        if (!found) {
+            std::vector<std::string> names;
+            for (const auto& tool : subtools.tools) names.push_back(args_util::python_repr(tool->name()));
+            if (token.size() > 1 && token[0] == '-')
+                err << usage << prog << ": error: the following arguments are required: subtool\n";
+            else
+                err << usage << prog << ": error: argument subtool: invalid choice: " << args_util::python_repr(token)
+                    << " (choose from " << join(names, ", ") << ")\n";
+            return 2;
+        }
+        holders.push_back(std::move(subtools.tools[*found]));
+        selected = holders.back().get();
+        prog += " " + selected->name();
+        ++index;
+    }
+
+    Tool& tool = *selected;
+    tool.setup(prog);
+    const std::vector<std::string> tool_args(argv.begin() + static_cast<std::ptrdiff_t>(index), argv.end());
     ParseResult parsed;
     try {
         parsed = tool.parser().parse_known_args(tool_args);

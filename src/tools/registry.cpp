@@ -5,7 +5,13 @@
 #include "polygraphy/tools/args/backend/onnxrt_args.h"
 #include "polygraphy/tools/args/backend/ref/runner.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
+#include "polygraphy/tools/check/check.h"
+#include "polygraphy/tools/convert/convert.h"
+#include "polygraphy/tools/data/data.h"
+#include "polygraphy/tools/debug/debug.h"
+#include "polygraphy/tools/inspect/inspect.h"
 #include "polygraphy/tools/run/run.h"
+#include "polygraphy/tools/surgeon/surgeon.h"
 #include "tools/registry_internal.h"
 
 namespace polygraphy::tools {
@@ -20,6 +26,12 @@ using detail::module_registry;
 std::vector<std::unique_ptr<Tool>> make_tools() {
     std::vector<std::unique_ptr<Tool>> tools;
     tools.push_back(std::make_unique<RunTool>());
+    tools.push_back(std::make_unique<ConvertTool>());
+    tools.push_back(std::make_unique<InspectTool>());
+    tools.push_back(std::make_unique<CheckTool>());
+    tools.push_back(std::make_unique<SurgeonTool>());
+    tools.push_back(std::make_unique<DebugTool>());
+    tools.push_back(std::make_unique<DataTool>());
     for (const auto& module : extension_modules())
         if (module.tools)
             for (auto& tool : module.tools()) tools.push_back(std::move(tool));

@@ -22,11 +22,16 @@ inline std::string encode(std::string_view bytes) { return encode(bytes.data(), 
 /// characters (never more than kChunkChars at a time, padding only at the very end).
 class StreamEncoder {
 public:
+    /// Most characters handed to the sink at once.
     static constexpr std::size_t kChunkChars = 1 << 16;
+    /// Receives encoded characters.
     using Sink = std::function<void(const char* chars, std::size_t count)>;
 
+    /// Encoder writing to `sink`.
     explicit StreamEncoder(Sink sink);
+    /// Encodes `nbytes` more bytes (any split works).
     void feed(const void* data, std::size_t nbytes);
+    /// Writes the remaining characters and the padding; call once.
     void finish();
 
 private:

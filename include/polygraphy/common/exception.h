@@ -48,6 +48,7 @@ public:
 /// A broken invariant inside polygraphy: a bug, not a user error. Deliberately not a PolygraphyException.
 class InternalError : public std::logic_error {
 public:
+    /// `what` is prefixed with "Polygraphy internal error: ".
     explicit InternalError(const std::string& what) : std::logic_error("Polygraphy internal error: " + what) {}
 };
 

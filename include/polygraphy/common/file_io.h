@@ -25,15 +25,19 @@ std::string read_file(const std::string& path);
 /// memory than what is decoded from it. Throws PolygraphyException naming the path on failure.
 class MappedFile {
 public:
+    /// Maps the whole file read-only.
     explicit MappedFile(const std::string& path);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;
 
+    /// The file's bytes, its size and path.
+    /// @{
     const char* data() const { return data_; }
     std::size_t size() const { return size_; }
     std::string_view view() const { return std::string_view(data_, size_); }
     const std::string& path() const { return path_; }
+    /// @}
 
     /// Hint that everything before `pointer` will not be read again (MADV_DONTNEED on the whole
     /// pages before it; they stay readable and come back from the page cache if touched).

@@ -44,13 +44,18 @@ public:
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
 
+    /// Structure: `{`, `}`, `[`, `]` with separators and indentation handled.
+    /// @{
     Writer& begin_object();
     Writer& end_object();
     Writer& begin_array();
     Writer& end_array();
+    /// @}
     /// The next member's key (objects only).
     Writer& key(std::string_view name);
 
+    /// A value: string (escaped), number (Python's repr for doubles), bool, or null.
+    /// @{
     Writer& value(std::string_view text);
     Writer& value(const char* text) { return value(std::string_view(text)); }
     Writer& value(const std::string& text) { return value(std::string_view(text)); }
@@ -60,11 +65,14 @@ public:
     Writer& value(uint64_t number);
     Writer& value(bool flag);
     Writer& null();
+    /// @}
 
     /// A string value written in pieces, unescaped: the caller guarantees the characters need no
     /// escaping (printable ASCII other than '"' and '\\'), as base64 text does.
     Writer& begin_raw_string();
+    /// Appends characters to the raw string.
     Writer& raw_string_chunk(const char* chars, std::size_t count);
+    /// Closes the raw string.
     Writer& end_raw_string();
 
     /// Polygraphy's encoding of a numpy array: {"array": base64 of .npy, "polygraphy_class": "ndarray"},
@@ -100,6 +108,7 @@ private:
 ///     while (auto key = cursor.next_key(scratch)) { if (*key == "lst") ... else cursor.skip_value(); }
 class Cursor {
 public:
+    /// JSON value types.
     enum class Type { kObject, kArray, kString, kNumber, kBool, kNull };
 
     /// `source` names the text in error messages (a file path).
@@ -117,6 +126,7 @@ public:
     /// The view is valid until the next call that uses `scratch`.
     std::optional<std::string_view> next_key(std::string& scratch);
 
+    /// Consumes '[' (throws, naming what was found instead, if the next value is not a list).
     void begin_array();
     /// Within a list: false (after consuming ']') when there are no more elements, else true with
     /// the separating ',' consumed; the caller then reads or skips exactly one value.
@@ -125,8 +135,11 @@ public:
     /// The readers below throw FormatError ("expected a string but found a list") when the next
     /// value has another type. read_string's view is into the text, or into `scratch` if it had escapes.
     std::string_view read_string(std::string& scratch);
+    /// A string value, copied.
     std::string read_string();
+    /// A number value.
     double read_number();
+    /// A true/false value.
     bool read_bool();
     /// Consumes `null` and returns true if it is next; false (consuming nothing) otherwise.
     bool read_null();
@@ -144,15 +157,20 @@ public:
     /// Checks that only whitespace remains.
     void expect_end();
 
+    /// Byte offset of the read position in the text.
     std::size_t offset() const { return static_cast<std::size_t>(pos_ - begin_); }
+    /// Read position in the text.
     const char* position() const { return pos_; }
     /// Moves to `pointer` (within the text); for callers that consumed part of it themselves.
     void seek(const char* pointer);
+    /// Name of the text in error messages.
     const std::string& source() const { return source_; }
+    /// The whole text.
     std::string_view text() const { return std::string_view(begin_, static_cast<std::size_t>(end_ - begin_)); }
 
     /// Throws FormatError "<source>: <problem> at byte offset <offset>".
     [[noreturn]] void fail(const std::string& problem) const;
+    /// Same, at byte `offset`.
     [[noreturn]] void fail_at(std::size_t offset, const std::string& problem) const;
 
 private:

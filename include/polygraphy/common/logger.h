@@ -37,21 +37,29 @@ bool severity_from_name(std::string_view name, Severity& out);
 /// API users silence it with set_severity(Severity::kSilent).
 class Logger {
 public:
+    /// The process-wide instance.
     static Logger& global();
 
+    /// Messages below `severity` are dropped (Severity::kSilent drops everything).
     void set_severity(Severity severity);
+    /// The current threshold.
     Severity severity() const;
+    /// Whether a message of `severity` would be printed (to skip building costly messages).
     bool enabled(Severity severity) const { return static_cast<int>(severity) >= static_cast<int>(severity_); }
 
     /// Also append every message (without colours) to `path`; parent folders are created.
     /// Throws PolygraphyException when the file cannot be opened.
     void set_log_file(const std::string& path);
+    /// Colours on or off (default: on when stdout is a terminal).
     void set_colors(bool enabled);
 
+    /// Prints `message` with the prefix of `severity` when enabled.
     void log(Severity severity, std::string_view message);
     /// Logs a message only the first time this exact text is seen.
     void log_once(Severity severity, std::string_view message);
 
+    /// log() at the severity the name says.
+    /// @{
     void ultra_verbose(std::string_view m) { log(Severity::kUltraVerbose, m); }
     void super_verbose(std::string_view m) { log(Severity::kSuperVerbose, m); }
     void extra_verbose(std::string_view m) { log(Severity::kExtraVerbose, m); }
@@ -61,12 +69,16 @@ public:
     void finish(std::string_view m) { log(Severity::kFinish, m); }
     void warning(std::string_view m) { log(Severity::kWarning, m); }
     void error(std::string_view m) { log(Severity::kError, m); }
+    /// @}
     /// Prints `[!] message` (tools use it for exceptions; library code throws instead).
     void critical(std::string_view m) { log(Severity::kCritical, m); }
 
+    /// Undoes an indent() when destroyed (movable, not copyable).
     class IndentGuard {
     public:
+        /// Indents `logger` by `spaces` more (called by indent()).
         explicit IndentGuard(Logger& logger, int spaces) : logger_(&logger), spaces_(spaces) {}
+        /// Takes over `other`'s indentation.
         IndentGuard(IndentGuard&& other) noexcept : logger_(other.logger_), spaces_(other.spaces_) {
             other.logger_ = nullptr;
         }

@@ -17,11 +17,15 @@ namespace polygraphy {
 template <typename V>
 class OrderedMap {
 public:
+    /// (key, value) items, in insertion order.
     using value_type = std::pair<std::string, V>;
+    /// Iterator over the items, in order.
     using iterator = typename std::vector<value_type>::iterator;
+    /// Read-only iterator over the items, in order.
     using const_iterator = typename std::vector<value_type>::const_iterator;
 
     OrderedMap() = default;
+    /// Items in order; a repeated key keeps its first position and its last value.
     OrderedMap(std::initializer_list<value_type> items) {
         for (const auto& item : items) set(item.first, item.second);
     }
@@ -38,6 +42,7 @@ public:
         return items_.back().second;
     }
 
+    /// Whether `key` is present.
     bool contains(std::string_view key) const { return index_.find(std::string(key)) != index_.end(); }
 
     /// Pointer to the value, or nullptr when absent.
@@ -45,6 +50,7 @@ public:
         auto found = index_.find(std::string(key));
         return found == index_.end() ? nullptr : &items_[found->second].second;
     }
+    /// Pointer to the value, or nullptr when absent.
     V* find(std::string_view key) {
         auto found = index_.find(std::string(key));
         return found == index_.end() ? nullptr : &items_[found->second].second;
@@ -56,6 +62,7 @@ public:
         if (!value) throw InternalError("OrderedMap has no key '" + std::string(key) + "'");
         return *value;
     }
+    /// Value under `key`; throws InternalError when absent.
     V& at(std::string_view key) {
         V* value = find(key);
         if (!value) throw InternalError("OrderedMap has no key '" + std::string(key) + "'");
@@ -74,6 +81,7 @@ public:
         return true;
     }
 
+    /// Keys in order.
     std::vector<std::string> keys() const {
         std::vector<std::string> result;
         result.reserve(items_.size());
@@ -81,17 +89,26 @@ public:
         return result;
     }
 
+    /// Number of items.
     std::size_t size() const { return items_.size(); }
+    /// Whether there are no items.
     bool empty() const { return items_.empty(); }
+    /// Removes every item.
     void clear() {
         items_.clear();
         index_.clear();
     }
+    /// First item.
     iterator begin() { return items_.begin(); }
+    /// Past the last item.
     iterator end() { return items_.end(); }
+    /// First item (read-only).
     const_iterator begin() const { return items_.begin(); }
+    /// Past the last item (read-only).
     const_iterator end() const { return items_.end(); }
+    /// Item at `position` in insertion order (read-only; unchecked).
     const value_type& operator[](std::size_t position) const { return items_[position]; }
+    /// Item at `position` in insertion order (unchecked).
     value_type& operator[](std::size_t position) { return items_[position]; }
 
 private:

@@ -14,9 +14,9 @@ namespace polygraphy {
 
 /// Outputs of one inference of one runner.
 struct IterationResult {
-    TensorMap outputs;
+    TensorMap outputs;  ///< output name -> tensor, in the runner's output order
     std::optional<double> runtime;  ///< seconds; null in files made by hand
-    std::string runner_name;
+    std::string runner_name;  ///< may be empty in files made by hand (the entry's name applies)
 };
 
 /// Results of several runners, in order: [(runner_name, [IterationResult, ...]), ...].
@@ -24,13 +24,31 @@ struct IterationResult {
 /// base64-encoded .npy files, exactly as Polygraphy writes them, so files move freely between the two.
 class RunResults {
 public:
+    /// (runner name, iterations).
     using Entry = std::pair<std::string, std::vector<IterationResult>>;
 
+    /// Appends the iterations of one runner.
     void add(std::vector<IterationResult> iterations, const std::string& runner_name) {
         lst.emplace_back(runner_name, std::move(iterations));
     }
+    /// Appends every entry of `other` (Polygraphy's `extend`, used by --load-outputs).
     void extend(const RunResults& other) { lst.insert(lst.end(), other.lst.begin(), other.lst.end()); }
+    /// Number of entries.
     std::size_t size() const { return lst.size(); }
+    /// Iterates over (runner_name, iterations) entries: `for (const auto& [name, iterations] : results)`.
+    /// @{
+    auto begin() const { return lst.begin(); }
+    auto end() const { return lst.end(); }
+    auto begin() { return lst.begin(); }
+    auto end() { return lst.end(); }
+    /// @}
+    /// Iterations of the first entry named `runner_name` (Polygraphy's `results[name]`), or nullptr.
+    const std::vector<IterationResult>* find(const std::string& runner_name) const {
+        for (const auto& entry : lst)
+            if (entry.first == runner_name) return &entry.second;
+        return nullptr;
+    }
+    /// Whether there are no entries.
     bool empty() const { return lst.empty(); }
 
     /// Writes atomically (temp file in the same folder + rename). Throws PolygraphyException.
@@ -38,6 +56,7 @@ public:
     /// Throws FormatError naming the file and the problem (bad JSON, base64, .npy, structure).
     static RunResults load(const std::string& path);
 
+    /// The entries, in order (Polygraphy's `lst`).
     std::vector<Entry> lst;
 };
 
@@ -46,7 +65,17 @@ using InputList = std::vector<TensorMap>;
 
 /// Polygraphy's inputs JSON: [{name: ndarray, ...}, ...]. Atomic write.
 void save_inputs(const InputList& inputs, const std::string& path);
+/// Same, logging `Saving <description> to <path>` (`data to-input`: "input file containing 2 iteration(s)").
+void save_inputs(const InputList& inputs, const std::string& path, const std::string& description);
 InputList load_inputs(const std::string& path);
+
+/// `data to-input`: merges inputs files and RunResults files, in order, into one input list.
+/// Iteration i of the result is the union of iteration i of every inputs file and of every runner
+/// of every RunResults file; a later tensor of the same name replaces an earlier one. Files with
+/// different iteration counts log a warning (shorter ones leave later iterations incomplete).
+/// Unlike Polygraphy, whose padding shares one dict between the new iterations, every iteration
+/// keeps its own tensors. Throws like load_run_results_or_inputs() naming the bad file.
+InputList merge_into_inputs(const std::vector<std::string>& paths);
 
 /// For tools that take either kind of file (`inspect data`): a top-level list loads as inputs,
 /// anything else as RunResults. Logs nothing (save/load above log Polygraphy's "Saving ... to" /

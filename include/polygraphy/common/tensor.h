@@ -50,14 +50,20 @@ public:
     /// Convenience for tests and examples: a tensor holding `values` converted to `dtype`.
     static Tensor from_doubles(DataType dtype, Shape shape, const std::vector<double>& values);
 
+    /// False for a default-constructed tensor.
     bool defined() const { return dtype_ != DataType::kUndefined; }
+    /// Element type, shape, rank and element count.
+    /// @{
     DataType dtype() const { return dtype_; }
     const Shape& shape() const { return shape_; }
     int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
     int64_t numel() const { return numel_; }
+    /// @}
     /// Byte size of the buffer; 0 for string tensors.
     std::size_t nbytes() const { return static_cast<std::size_t>(numel_) * dtype_size(dtype_); }
 
+    /// The buffer (nullptr for string tensors); data_as<T>() casts it to the element type.
+    /// @{
     void* data() { return data_; }
     const void* data() const { return data_; }
     template <typename T>
@@ -68,9 +74,11 @@ public:
     const T* data_as() const {
         return static_cast<const T*>(data_);
     }
+    /// @}
 
     /// Elements of a kString tensor; throws InternalError for other dtypes.
     std::vector<std::string>& strings();
+    /// Elements of a kString tensor (read-only).
     const std::vector<std::string>& strings() const;
 
     /// Element `index` (flat) converted to double; bool -> 0/1, halves widened. Not for strings.

@@ -37,21 +37,27 @@ struct SimpleCompareOptions {
     PerOutput<double> atol;                 ///< default 1e-5
     PerOutput<ErrorStat> check_error_stat;  ///< default elemwise
     PerOutput<double> error_quantile;       ///< default 0.99
-    bool infinities_compare_equal = false;
-    bool fail_fast = false;
+    bool infinities_compare_equal = false;  ///< matching +-inf values count as equal (`--infinities-compare-equal`)
+    bool fail_fast = false;                 ///< stop at the first failing output (`--fail-fast`)
 };
 
 /// Figures of one output comparison (what the report prints and `--report` files record).
 /// The quantile figures are for the output's error_quantile (0.99 by default), whatever the statistic.
 struct OutputCompareResult {
-    bool passed = false;
+    bool passed = false;      ///< within tolerance (and comparable)
     std::string output_name;  ///< name in the first result
     std::string other_name;   ///< matched name in the second result
+    /// Statistics of the absolute and relative differences.
+    /// @{
     double max_absdiff = 0, max_reldiff = 0;
     double mean_absdiff = 0, mean_reldiff = 0;
     double median_absdiff = 0, median_reldiff = 0;
     double quantile_absdiff = 0, quantile_reldiff = 0;
-    double required_atol = 0, required_rtol = 0;  ///< minimum tolerances that would have passed
+    /// @}
+    /// Minimum tolerances that would have passed.
+    /// @{
+    double required_atol = 0, required_rtol = 0;
+    /// @}
     std::string error;                            ///< non-empty when the outputs could not be compared
 };
 
@@ -77,13 +83,34 @@ CompareFunc simple(SimpleCompareOptions options = {});
 CompareFunc indices(PerOutput<int64_t> index_tolerance = {}, bool fail_fast = false);
 }  // namespace compare_func
 
+/// Post-processes one iteration's outputs in place before comparison (Polygraphy's PostprocessFunc).
+using PostprocessFunc = std::function<void(IterationResult& result)>;
+
+/// Top-K settings of one output: keep the indices of the `k` largest values along `axis`.
+struct TopK {
+    int64_t k = 10;     ///< clamped to the axis length; 0 leaves the output unchanged
+    int64_t axis = -1;  ///< negative values count from the last axis
+};
+
+namespace postprocess_func {
+/// Polygraphy's PostprocessFunc.top_k: replaces each output by the int64 indices of its `k` largest
+/// values along the axis, largest first, ties in index order (numpy's stable argsort of -x; NaNs last).
+/// Per-output settings use the key "" as default; outputs matching no key and no default are left
+/// unchanged. Applying it to a string output or an out-of-range axis throws PolygraphyException.
+PostprocessFunc top_k(PerOutput<TopK> k);
+/// Same, with one setting for every output: `top_k(5)`.
+PostprocessFunc top_k(int64_t k = 10, int64_t axis = -1);
+}  // namespace postprocess_func
+
 /// Outcome of Comparator::compare_accuracy: for each compared runner pair, one entry per iteration.
 class AccuracyResult {
 public:
+    /// Comparison of two consecutive results.
     struct PairResult {
-        std::string first_runner;
-        std::string second_runner;
-        std::vector<IterationCompareResult> iterations;
+        std::string first_runner;                        ///< name of the first result
+        std::string second_runner;                       ///< name of the second result
+        std::vector<IterationCompareResult> iterations;  ///< per iteration, per output
+        /// Iterations whose outputs all passed.
         std::size_t passed_iterations() const;
     };
 
@@ -93,11 +120,13 @@ public:
     /// 1.0 when there are no pairs or no iterations. Throws PolygraphyException for an index out of range.
     double percentage(std::size_t index = 0) const;
 
-    std::vector<PairResult> pairs;
+    std::vector<PairResult> pairs;  ///< results 0 vs 1, 1 vs 2, ...
 };
 
+/// Runs runners over the same inputs and compares their results (Polygraphy's Comparator).
 class Comparator {
 public:
+    /// Options of run() (`--warm-up`, `--save-inputs`).
     struct RunOptions {
         int warm_up = 0;                              ///< untimed runs before the timed ones
         std::optional<std::string> save_inputs_path;  ///< `--save-inputs`
@@ -108,9 +137,19 @@ public:
     /// (cloned, so runner buffer reuse is harmless). Logs progress as Polygraphy does.
     static RunResults run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader,
                           const RunOptions& options);
+    /// With the default data loader (one iteration of seeded random data).
     static RunResults run(const std::vector<BaseRunner*>& runners) {
         return run(runners, DataLoader().as_function(), RunOptions{});
     }
+    /// With default run options (no warm-up, inputs not saved).
+    static RunResults run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader) {
+        return run(runners, data_loader, RunOptions{});
+    }
+
+    /// Applies `postprocess_func` to every iteration of every runner in `results`, in place
+    /// (Polygraphy's Comparator.postprocess, e.g. with postprocess_func::top_k before compare_func::indices).
+    /// Returns `results`.
+    static RunResults& postprocess(RunResults& results, const PostprocessFunc& postprocess_func);
 
     /// Compares consecutive results (0 vs 1, 1 vs 2, ...) iteration by iteration (up to the shorter
     /// one's count); outputs are matched by name (exact, case-insensitive substring, then position with
@@ -119,6 +158,7 @@ public:
     /// entry's name.
     static AccuracyResult compare_accuracy(const RunResults& results, const CompareFunc& compare_func,
                                            bool fail_fast = false);
+    /// With compare_func::simple() and its defaults.
     static AccuracyResult compare_accuracy(const RunResults& results) {
         return compare_accuracy(results, compare_func::simple());
     }

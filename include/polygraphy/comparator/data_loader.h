@@ -20,8 +20,8 @@ using DataLoaderFn =
 
 /// Inclusive range of generated values.
 struct ValRange {
-    double min = 0.0;
-    double max = 1.0;
+    double min = 0.0;  ///< lowest value
+    double max = 1.0;  ///< highest value
 };
 
 /// Generates random inputs exactly as Polygraphy's DataLoader does with numpy:
@@ -31,20 +31,28 @@ struct ValRange {
 /// seed and ranges give the same values in both tools.
 class DataLoader {
 public:
+    /// Settings of the generated data (`--seed`, `--iterations`, `--val-range`, `--input-shapes`).
     struct Options {
-        int64_t seed = 1;
-        int64_t iterations = 1;
+        int64_t seed = 1;        ///< iteration i draws from RandomState(seed + i)
+        int64_t iterations = 1;  ///< number of feeds as_function() yields
         /// Per-input ranges; the key "" is the default for inputs not listed (Polygraphy: (0.0, 1.0)).
         /// Keys may be fnmatch patterns ("ids_*"); an exact key wins over a pattern.
         OrderedMap<ValRange> val_range;
         /// User-provided dtypes/shapes (`--input-shapes`), overriding the model's for generation.
         /// Keys may be fnmatch patterns, as in Polygraphy; a pattern matching no input only warns.
         TensorMetadata input_metadata;
+        /// Range of every integer input (not bool), over val_range (Polygraphy's deprecated `int_range`,
+        /// `--int-min/--int-max`); the seeds' `DataLoader(int_range=(0, 2), float_range=(0.0, 2.0))`.
+        std::optional<ValRange> int_range;
+        /// Range of every floating-point input, over val_range (`float_range`, `--float-min/--float-max`).
+        std::optional<ValRange> float_range;
     };
 
     DataLoader() : DataLoader(Options{}) {}
+    /// Loader with `options`; logs the user metadata when there is some.
     explicit DataLoader(Options options);
 
+    /// Number of iterations as_function() yields.
     int64_t iterations() const { return options_.iterations; }
 
     /// Feed dict of iteration `index` for inputs described by `model_metadata`.
@@ -63,8 +71,14 @@ private:
     Options options_;
 };
 
-/// A data loader over a fixed list of feed dicts (e.g. from `--load-inputs`).
+/// A data loader over a fixed list of feed dicts (e.g. from `--load-inputs`): the seeds' "a list of dicts".
 DataLoaderFn data_loader_from_list(InputList feeds);
+
+/// A data loader over a generator: `next(input_metadata)` is called once per iteration, in order, and
+/// returns the next feed dict or nullopt when exhausted (the seeds' Python generator that may read the
+/// `input_metadata` set by the Comparator). The generator's state is shared by copies of the returned
+/// function, so one Comparator::run consumes it once.
+DataLoaderFn data_loader_from_generator(std::function<std::optional<TensorMap>(const TensorMetadata&)> next);
 
 /// Matches loaded buffers to a runner's inputs the way Polygraphy does: by exact name, then
 /// case-insensitive substring, then position (warning when not exact); casts on dtype mismatch

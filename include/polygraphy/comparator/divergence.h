@@ -14,13 +14,13 @@ namespace polygraphy {
 /// The earliest node (in the graph's topological node order) with a failing compared output while
 /// every compared input of that node passed: where the two runners started to disagree.
 struct Divergence {
-    std::string first_runner;
-    std::string second_runner;
-    std::size_t iteration = 0;
+    std::string first_runner;   ///< the compared pair's runner names
+    std::string second_runner;  ///< the compared pair's runner names
+    std::size_t iteration = 0;  ///< iteration index of the comparison
     std::string tensor;     ///< the failing output of the node
     std::string node_name;  ///< the node's name, or "<op_type>_<index>" when unnamed
-    std::string op_type;
-    OutputCompareResult figures;
+    std::string op_type;           ///< the node's operator type
+    OutputCompareResult figures;  ///< the failing output's comparison figures
 };
 
 /// Looks for the first divergence in one iteration's results. Graph inputs, initializers and tensors

@@ -21,13 +21,22 @@ namespace polygraphy::stats {
 
 /// Figures of one array, as in `mean=..., std-dev=..., ..., p99=...`.
 struct ArrayStats {
-    int64_t size = 0;
+    int64_t size = 0;  ///< number of elements
+    /// The figures Polygraphy prints: `mean=`, `std-dev=`, `var=`, `median=`, `min=`, `max=`, `avg-magnitude=`.
+    /// @{
     double mean = 0, std_dev = 0, var = 0, median = 0, min = 0, max = 0, avg_magnitude = 0;
-    int64_t argmin = 0, argmax = 0;  ///< flat indices (first occurrence; first NaN when there is one)
-    bool has_quantiles = true;       ///< false for bool arrays (numpy cannot take their quantiles)
+    /// @}
+    /// Flat indices of min and max (first occurrence; first NaN when there is one).
+    /// @{
+    int64_t argmin = 0, argmax = 0;
+    /// @}
+    bool has_quantiles = true;  ///< false for bool arrays (numpy cannot take their quantiles)
+    /// The 90th, 95th and 99th percentiles (`p90=`...).
+    /// @{
     double p90 = 0, p95 = 0, p99 = 0;
+    /// @}
     std::vector<double> quantiles;  ///< values of the extra quantiles requested, in request order
-    int64_t nan_count = 0;
+    int64_t nan_count = 0;          ///< number of NaN elements
 };
 
 /// Statistics of `tensor` (any numeric or bool dtype; strings throw UnsupportedError).
@@ -57,6 +66,15 @@ std::string histogram_string(const Tensor& tensor, std::optional<std::pair<doubl
 /// numpy `str(array)`: precision 8, `maxprec` float mode, 1000-element summarization threshold with
 /// 3 edge items, line width 75. 0-d arrays print like numpy scalars (`2.5`, `True`).
 std::string array_to_string(const Tensor& tensor);
+
+/// The numpy print options `inspect data` sets (np.set_printoptions(edgeitems=, linewidth=)).
+/// Values of 2^29 or more mean "no limit" (numpy's sys.maxsize); negative ones count as 0 (edge_items) or 1.
+struct PrintOptions {
+    int64_t edge_items = 3;   ///< items shown at each end of a dimension when summarizing (> 1000 elements)
+    int64_t line_width = 75;  ///< characters per line
+};
+/// array_to_string() with other print options.
+std::string array_to_string(const Tensor& tensor, const PrintOptions& options);
 
 /// Python `format(value, '.<precision>g')` (never `-nan`).
 std::string format_g(double value, int precision);

@@ -26,9 +26,10 @@ std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups();
 /// whole tools. Modules are usually shared libraries loaded by load_extension_modules() (see
 /// polygraphy/extension.h); code linking the library may also register one directly.
 struct ExtensionModule {
-    std::string name;
-    std::string version;
+    std::string name;     ///< unique module name (logged at verbose)
+    std::string version;  ///< module version
     /// Fresh groups for one `polygraphy run` set-up (may be empty when the module only adds tools).
+    /// They may implement ArgGroup::add_to_script() so that `--gen-script` can write them.
     std::function<std::vector<std::unique_ptr<ArgGroup>>()> run_arg_groups;
     /// Fresh tools, listed after the built-in ones (may be empty).
     std::function<std::vector<std::unique_ptr<Tool>>()> tools = {};

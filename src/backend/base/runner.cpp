@@ -89,3 +89,13 @@ TensorMap BaseRunner::infer(const TensorMap& feed, bool check_inputs) {
 }
 
 }  // namespace polygraphy
+
+namespace polygraphy {
+
+TensorMap clone(const TensorMap& outputs) {
+    TensorMap copies;
+    for (const auto& [name, tensor] : outputs) copies.set(name, tensor.clone());
+    return copies;
+}
+
+}  // namespace polygraphy

@@ -37,7 +37,7 @@ void route_protobuf_logs() {
 
 constexpr std::size_t kProtobufLimit = static_cast<std::size_t>(INT_MAX);  // 2 GiB - 1
 
-OnnxModel parse_model(const std::string& bytes, const std::string& what) {
+OnnxModel parse_model(std::string_view bytes, const std::string& what) {
     const std::string prefix = what + " is not a valid ONNX model: ";
     if (bytes.empty()) throw FormatError(prefix + "it is empty");
     if (bytes.size() > kProtobufLimit) {
@@ -351,7 +351,14 @@ OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> ext
     logger().info("Loading model: " + path);
     std::error_code error;
     if (!fs::exists(path, error)) throw PolygraphyException("Model file does not exist: " + in_quotes(path));
-    OnnxModel model = parse_model(bytes_from_path(path), in_quotes(path));
+    if (fs::is_directory(path, error))
+        throw PolygraphyException("Expected a file, but got a directory: " + in_quotes(path));
+    // Parsed straight from the mapped file: no copy of a (possibly huge) file in anonymous memory.
+    OnnxModel model;
+    {
+        MappedFile file(path);
+        model = parse_model(file.view(), in_quotes(path));
+    }
     if (!ignore_external_data) {
         fs::path folder = external_data_dir ? fs::path(*external_data_dir) : fs::path(path).parent_path();
         if (folder.empty()) folder = ".";
@@ -432,10 +439,38 @@ std::string bytes_from_onnx(const onnx::ModelProto& model) {
     return bytes;
 }
 
+std::string BytesFromOnnx::operator()() const {
+    const OnnxModel model = model_();
+    if (!model) throw PolygraphyException("BytesFromOnnx: the model loader returned no model");
+    return bytes_from_onnx(*model);
+}
+
 void save_onnx(const onnx::ModelProto& model, const std::string& path) {
     logger().info("Saving ONNX model to: " + path);
-    const std::string bytes = bytes_from_onnx(model);
-    write_file_atomically(path, bytes);
+    const std::size_t size = model.ByteSizeLong();
+    if (size > kProtobufLimit) (void)bytes_from_onnx(model);  // throws the size error
+    // Serialized straight into the (buffered) file: no second copy of the model in memory.
+    class FileStream : public google::protobuf::io::CopyingOutputStream {
+    public:
+        explicit FileStream(std::FILE* out) : out_(out) {}
+        bool Write(const void* buffer, int size) override {
+            return std::fwrite(buffer, 1, static_cast<std::size_t>(size), out_) == static_cast<std::size_t>(size);
+        }
+
+    private:
+        std::FILE* out_;
+    };
+    write_file_atomically(path, [&](std::FILE* out) {
+        FileStream file(out);
+        google::protobuf::io::CopyingOutputStreamAdaptor stream(&file, 1 << 20);
+        bool ok = true;
+        {
+            google::protobuf::io::CodedOutputStream coded(&stream);
+            model.SerializeWithCachedSizes(&coded);
+            ok = !coded.HadError();
+        }
+        if (!ok || !stream.Flush()) throw PolygraphyException("Failed to serialize the ONNX model");
+    });
 }
 
 OnnxModel SaveOnnx::operator()() const {

@@ -122,6 +122,13 @@ std::optional<Tensor> NodeInfo::attr_tensor(std::string_view name) const {
     }
 }
 
+std::unique_ptr<Subgraph> NodeInfo::subgraph(std::string_view name) const {
+    const auto* attribute = typed_attr(*this, name, onnx::AttributeProto::GRAPH);
+    if (!attribute) fail(fmt::format("graph attribute '{}' is missing", name));
+    if (!subgraph_builder_) fail(fmt::format("graph attribute '{}' needs a session to run it", name));
+    return subgraph_builder_(attribute->g());
+}
+
 void NodeInfo::fail(const std::string& message) const {
     throw ModelError(fmt::format("Node '{}' ({}): {}", display_name_, node_.op_type(), message));
 }
@@ -143,6 +150,71 @@ void KernelContext::set_output(std::size_t index, Tensor tensor) {
     if (index >= outputs_.size())
         node_.fail(fmt::format("output {} is out of range: the node has {} outputs", index, outputs_.size()));
     outputs_[index] = std::move(tensor);
+}
+
+Value KernelContext::input_value(std::size_t index) const {
+    if (values_ && index < values_->size()) {
+        const Value* value = (*values_)[index];
+        return value ? *value : Value();
+    }
+    const Tensor* tensor = input(index);
+    return tensor ? Value(*tensor) : Value();
+}
+
+void KernelContext::set_output_value(std::size_t index, Value value) {
+    if (index >= outputs_.size())
+        node_.fail(fmt::format("output {} is out of range: the node has {} outputs", index, outputs_.size()));
+    if (value.is_tensor()) {
+        outputs_[index] = value.tensor();
+        return;
+    }
+    if (value_outputs_.size() < outputs_.size()) value_outputs_.resize(outputs_.size());
+    value_outputs_[index] = std::move(value);
+}
+
+Value KernelContext::take_output_value(std::size_t index) {
+    if (index < value_outputs_.size() && value_outputs_[index].defined()) return std::move(value_outputs_[index]);
+    return Value(std::move(outputs_.at(index)));
+}
+
+const Value* KernelContext::outer_value(const std::string& name) const {
+    if (!values_ || !outer_names_) return nullptr;
+    const std::size_t declared = static_cast<std::size_t>(node_.proto().input_size());
+    for (std::size_t i = 0; i < outer_names_->size(); ++i)
+        if ((*outer_names_)[i] == name) return declared + i < values_->size() ? (*values_)[declared + i] : nullptr;
+    return nullptr;
+}
+
+Value Value::sequence(DataType element_type, std::vector<Tensor> elements) {
+    Value value;
+    value.kind_ = Kind::kSequence;
+    value.element_type_ = element_type;
+    value.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+    return value;
+}
+
+Value Value::empty_optional() {
+    Value value;
+    value.kind_ = Kind::kEmptyOptional;
+    return value;
+}
+
+const std::vector<Tensor>& Value::elements() const {
+    if (kind_ != Kind::kSequence) throw InternalError(fmt::format("Value::elements() called on a {}", kind_name()));
+    return *elements_;
+}
+
+const char* Value::kind_name() const {
+    switch (kind_) {
+        case Kind::kTensor:
+            return "tensor";
+        case Kind::kSequence:
+            return "sequence";
+        case Kind::kEmptyOptional:
+            return "empty optional";
+        default:
+            return "undefined";
+    }
 }
 
 }  // namespace polygraphy::ref

@@ -54,6 +54,17 @@ const OpRegistry& OpRegistry::builtin() {
         register_image_ops(result);
         register_sort_ops(result);
         register_extra_ops(result);
+        register_control_flow_ops(result);
+        register_sequence_ops(result);
+        register_string_ops(result);
+        register_recurrent_ops(result);
+        register_sampling_ops(result);
+        register_detection_ops(result);
+        register_quantized_ops(result);
+        register_linalg_ops(result);
+        register_signal_ops(result);
+        register_col2im_ops(result);
+        register_ml_ops(result);
         return result;
     }();
     return registry;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <new>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -45,6 +46,42 @@ void with_node_context(const NodeInfo& info, Body&& body) {
     }
 }
 
+using OpsetMap = std::unordered_map<std::string, int64_t>;
+
+// Names a graph reads without defining them (its nested subgraphs' reads included): the values of
+// enclosing graphs it needs. Sorted, so that implicit inputs have a stable order.
+void collect_free_names(const onnx::GraphProto& graph, std::set<std::string>& free) {
+    std::unordered_set<std::string> defined;
+    for (const auto& input : graph.input()) defined.insert(input.name());
+    for (const auto& initializer : graph.initializer()) defined.insert(initializer.name());
+    for (const auto& node : graph.node())
+        for (const auto& output : node.output())
+            if (!output.empty()) defined.insert(output);
+    auto use = [&](const std::string& name) {
+        if (!name.empty() && !defined.contains(name)) free.insert(name);
+    };
+    for (const auto& node : graph.node()) {
+        for (const auto& input : node.input()) use(input);
+        for (const auto& attribute : node.attribute()) {
+            std::set<std::string> nested;
+            if (attribute.has_g()) collect_free_names(attribute.g(), nested);
+            for (const auto& sub : attribute.graphs()) collect_free_names(sub, nested);
+            for (const auto& name : nested) use(name);
+        }
+    }
+    for (const auto& output : graph.output()) use(output.name());
+}
+
+// Outer-scope names a node's graph attributes read (its implicit inputs).
+std::vector<std::string> implicit_inputs(const onnx::NodeProto& node) {
+    std::set<std::string> free;
+    for (const auto& attribute : node.attribute()) {
+        if (attribute.has_g()) collect_free_names(attribute.g(), free);
+        for (const auto& sub : attribute.graphs()) collect_free_names(sub, free);
+    }
+    return {free.begin(), free.end()};
+}
+
 }  // namespace
 
 struct Session::Impl {
@@ -52,7 +89,8 @@ struct Session::Impl {
         std::size_t node_index = 0;
         std::unique_ptr<NodeInfo> info;
         std::unique_ptr<Kernel> kernel;
-        std::vector<int> inputs;   // slot per node input, -1 when omitted
+        std::vector<int> inputs;   // slot per node input, -1 when omitted, then the implicit inputs
+        std::vector<std::string> outer_names;  // implicit inputs: enclosing values the subgraphs read
         std::vector<int> outputs;  // slot per node output, -1 when omitted
         std::vector<int> release;  // intermediate slots whose last consumer is this step
     };
@@ -61,8 +99,9 @@ struct Session::Impl {
     std::vector<std::string> display_names;
     std::vector<std::string> slot_names;
     std::unordered_map<std::string, int> slot_of;
-    std::vector<Tensor> constants;                     // by slot: initializers and Constant outputs
+    std::vector<Value> constants;                      // by slot: initializers and Constant outputs
     std::vector<std::pair<std::string, int>> inputs;   // every graph input (with or without default)
+    std::vector<std::pair<std::string, int>> outer;    // enclosing-graph values a subgraph reads
     std::vector<Tensor> defaults;                      // by slot: initializers that are also graph inputs
     std::vector<std::pair<std::string, int>> outputs;  // graph outputs in order
     std::vector<Step> steps;
@@ -70,6 +109,8 @@ struct Session::Impl {
     TensorMetadata input_metadata;
     TensorMetadata output_metadata;
     int num_threads = 1;
+    std::shared_ptr<const OpsetMap> opsets;
+    std::vector<std::vector<std::string>> node_inputs;  // per node: declared inputs, then implicit ones
 
     int slot(const std::string& name) {
         auto found = slot_of.find(name);
@@ -81,8 +122,72 @@ struct Session::Impl {
     }
 
     void prepare(const onnx::ModelProto& model, const SessionOptions& options);
+    /// Prepares `graph`; `outer_names` are values of enclosing graphs it may read (subgraphs only).
+    void prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names);
     std::vector<std::size_t> topological_order(const std::unordered_set<std::string>& graph_values);
+    /// Runs the steps over `values` (graph inputs and outer values already in their slots).
+    void execute(std::vector<Value>& values, RunStats* stats) const;
+    const Value& value_at(const std::vector<Value>& values, int index) const {
+        return constants[index].defined() ? constants[index] : values[index];
+    }
 };
+
+namespace {
+
+// A graph attribute run by a nested session.
+class SubgraphSession final : public Subgraph {
+public:
+    SubgraphSession(const onnx::GraphProto& graph, std::shared_ptr<const OpsetMap> opsets, int num_threads)
+        : impl_(std::make_unique<Session::Impl>()) {
+        impl_->opsets = std::move(opsets);
+        impl_->num_threads = num_threads;
+        std::set<std::string> free;
+        collect_free_names(graph, free);
+        impl_->prepare_graph(graph, free);
+        for (const auto& input : graph.input()) input_names_.push_back(input.name());
+        for (const auto& output : graph.output()) output_names_.push_back(output.name());
+        graph_name_ = graph.name().empty() ? "subgraph" : graph.name();
+    }
+
+    const std::vector<std::string>& input_names() const override { return input_names_; }
+    const std::vector<std::string>& output_names() const override { return output_names_; }
+
+    std::vector<Value> run(const std::vector<Value>& inputs, const KernelContext& context) const override {
+        const Session::Impl& impl = *impl_;
+        if (inputs.size() > impl.inputs.size())
+            throw ModelError(fmt::format("subgraph '{}' takes {} inputs, but {} were given", graph_name_,
+                                         impl.inputs.size(), inputs.size()));
+        std::vector<Value> values(impl.slot_names.size());
+        for (std::size_t i = 0; i < impl.inputs.size(); ++i) {
+            const int index = impl.inputs[i].second;
+            if (i < inputs.size() && inputs[i].defined())
+                values[index] = inputs[i];
+            else if (impl.defaults[index].defined())
+                values[index] = impl.defaults[index];
+            else
+                throw ModelError(fmt::format("subgraph '{}' input '{}' has no value", graph_name_, impl.inputs[i].first));
+        }
+        for (const auto& [name, index] : impl.outer) {
+            const Value* outer = context.outer_value(name);
+            if (!outer || !outer->defined())
+                throw ModelError(fmt::format("subgraph '{}' reads '{}', which no enclosing graph defines", graph_name_,
+                                             name));
+            values[index] = *outer;
+        }
+        impl.execute(values, nullptr);
+        std::vector<Value> results;
+        results.reserve(impl.outputs.size());
+        for (const auto& output : impl.outputs) results.push_back(impl.value_at(values, output.second));
+        return results;
+    }
+
+private:
+    std::unique_ptr<Session::Impl> impl_;
+    std::vector<std::string> input_names_, output_names_;
+    std::string graph_name_;
+};
+
+}  // namespace
 
 void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions& options) {
     if (options.num_threads < 0)
@@ -90,15 +195,23 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
             fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));
     num_threads = options.num_threads > 0 ? options.num_threads : std::max(1, omp_get_num_procs());
 
-    const onnx::GraphProto& graph = model.graph();
+    auto imported = std::make_shared<OpsetMap>();
+    for (const auto& import : model.opset_import()) (*imported)[canonical_domain(import.domain())] = import.version();
+    opsets = std::move(imported);
+    prepare_graph(model.graph(), {});
+}
+
+void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names) {
     if (graph.sparse_initializer_size() > 0)
         throw UnsupportedError(fmt::format("Sparse initializers are not supported (first: '{}')",
                                            graph.sparse_initializer(0).values().name()));
 
-    std::unordered_map<std::string, int64_t> opsets;
-    for (const auto& import : model.opset_import()) opsets[canonical_domain(import.domain())] = import.version();
-
     nodes.assign(graph.node().begin(), graph.node().end());
+    node_inputs.resize(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        node_inputs[i].assign(nodes[i].input().begin(), nodes[i].input().end());
+        for (auto& name : implicit_inputs(nodes[i])) node_inputs[i].push_back(std::move(name));
+    }
     std::vector<int64_t> node_opsets(nodes.size());
     std::vector<const OpEntry*> entries(nodes.size());
     std::vector<std::string> unsupported;
@@ -107,8 +220,8 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
         const onnx::NodeProto& node = nodes[i];
         display_names.push_back(node.name().empty() ? fmt::format("{}_{}", node.op_type(), i) : node.name());
         const std::string domain = canonical_domain(node.domain());
-        auto imported = opsets.find(domain);
-        node_opsets[i] = imported != opsets.end() ? imported->second : 1;
+        auto imported = opsets->find(domain);
+        node_opsets[i] = imported != opsets->end() ? imported->second : 1;
         entries[i] = registry.find(domain, node.op_type(), node_opsets[i]);
         if (!entries[i])
             unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i], node.op_type(),
@@ -137,11 +250,13 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
             throw ModelError(fmt::format("Graph input '{}' is listed more than once", input.name()));
         graph_values.insert(input.name());
     }
+    for (const auto& name : outer_names) graph_values.insert(name);
 
     const std::vector<std::size_t> sorted = topological_order(graph_values);
 
     // Slots: graph values first, then node outputs in execution order.
     for (const auto& input : graph.input()) inputs.emplace_back(input.name(), slot(input.name()));
+    for (const auto& name : outer_names) outer.emplace_back(name, slot(name));
     for (const auto& initializer : graph.initializer()) slot(initializer.name());
     for (std::size_t index : sorted)
         for (const auto& output : nodes[index].output())
@@ -170,7 +285,7 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
         if (input_names.contains(initializer.name()))
             defaults[index] = std::move(value);
         else
-            constants[index] = std::move(value);
+            constants[index] = Value(std::move(value));
     }
 
     // Kernels, in execution order; Constant nodes are evaluated now and become constants.
@@ -182,11 +297,19 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
         for (const auto& input : node.input()) {
             const int input_slot = input.empty() ? -1 : slot_of.at(input);
             step.inputs.push_back(input_slot);
-            constant_inputs.push_back(input_slot >= 0 && constants[input_slot].defined() ? &constants[input_slot]
-                                                                                         : nullptr);
+            constant_inputs.push_back(input_slot >= 0 && constants[input_slot].is_tensor()
+                                          ? &constants[input_slot].tensor()
+                                          : nullptr);
+        }
+        for (std::size_t k = static_cast<std::size_t>(node.input_size()); k < node_inputs[index].size(); ++k) {
+            step.outer_names.push_back(node_inputs[index][k]);
+            step.inputs.push_back(slot_of.at(node_inputs[index][k]));
         }
         for (const auto& output : node.output()) step.outputs.push_back(output.empty() ? -1 : slot_of.at(output));
         step.info = std::make_unique<NodeInfo>(node, node_opsets[index], display_names[index], constant_inputs);
+        step.info->set_subgraph_builder([opsets = opsets, threads = num_threads](const onnx::GraphProto& body) {
+            return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads));
+        });
         with_node_context(*step.info, [&] { step.kernel = entries[index]->factory(*step.info); });
         if (!step.kernel) throw InternalError(fmt::format("factory of {} returned no kernel", node.op_type()));
 
@@ -195,8 +318,9 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
             with_node_context(*step.info, [&] { step.kernel->compute(context); });
             for (std::size_t j = 0; j < step.outputs.size(); ++j) {
                 if (step.outputs[j] < 0) continue;
-                if (!context.output(j).defined()) step.info->fail("produced no value");
-                constants[step.outputs[j]] = std::move(context.output(j));
+                Value produced_value = context.take_output_value(j);
+                if (!produced_value.defined()) step.info->fail("produced no value");
+                constants[step.outputs[j]] = std::move(produced_value);
             }
             continue;
         }
@@ -228,7 +352,7 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
 
     logger().extra_verbose(fmt::format(
         "Prepared reference session: {} nodes to run, {} constants, {} threads", steps.size(),
-        std::count_if(constants.begin(), constants.end(), [](const Tensor& t) { return t.defined(); }), num_threads));
+        std::count_if(constants.begin(), constants.end(), [](const Value& v) { return v.defined(); }), num_threads));
 }
 
 std::vector<std::size_t> Session::Impl::topological_order(const std::unordered_set<std::string>& graph_values) {
@@ -250,7 +374,7 @@ std::vector<std::size_t> Session::Impl::topological_order(const std::unordered_s
     std::vector<std::vector<std::size_t>> predecessors(count), successors(count);
     std::vector<std::size_t> in_degree(count, 0);
     for (std::size_t i = 0; i < count; ++i) {
-        for (const auto& input : nodes[i].input()) {
+        for (const auto& input : node_inputs[i]) {
             if (input.empty()) continue;
             auto found = producer.find(input);
             if (found == producer.end()) {
@@ -328,58 +452,88 @@ TensorMap Session::run(const TensorMap& feed) const {
 }
 
 TensorMap Session::run(const TensorMap& feed, RunStats* stats) const {
+    ValueMap values;
+    for (const auto& [name, tensor] : feed) values.set(name, Value(tensor));
+    ValueMap results = run_values(values, stats);
+    TensorMap tensors;
+    for (auto& [name, value] : results) {
+        if (!value.is_tensor())
+            throw UnsupportedError(fmt::format("Graph output '{}' is a {}, but this runner returns tensors only", name,
+                                               value.kind_name()));
+        tensors.set(name, value.tensor());
+    }
+    return tensors;
+}
+
+Session::ValueMap Session::run_values(const ValueMap& feed, RunStats* stats) const {
     const Impl& impl = *impl_;
     omp_set_num_threads(impl.num_threads);
 
-    std::vector<Tensor> values(impl.slot_names.size());
+    std::vector<Value> values(impl.slot_names.size());
     for (const auto& [name, index] : impl.inputs) {
-        if (const Tensor* given = feed.find(name))
+        if (const Value* given = feed.find(name); given && given->defined())
             values[index] = *given;
         else if (impl.defaults[index].defined())
             values[index] = impl.defaults[index];
         else
             throw InputError(fmt::format("Input '{}' is missing from the feed", name));
     }
-    auto value = [&](int index) -> const Tensor& {
-        return impl.constants[index].defined() ? impl.constants[index] : values[index];
-    };
+    impl.execute(values, stats);
+    ValueMap result;
+    for (const auto& [name, index] : impl.outputs) result.set(name, impl.value_at(values, index));
+    return result;
+}
 
+void Session::Impl::execute(std::vector<Value>& values, RunStats* stats) const {
     RunStats local;
     std::size_t live = 0;
     std::vector<const Tensor*> inputs;
-    for (const auto& step : impl.steps) {
+    std::vector<const Value*> input_values;
+    for (const auto& step : steps) {
         inputs.clear();
-        for (int index : step.inputs) inputs.push_back(index >= 0 ? &value(index) : nullptr);
-        KernelContext context(*step.info, inputs, step.outputs.size(), impl.num_threads);
+        input_values.clear();
+        for (int index : step.inputs) {
+            if (index < 0) {
+                inputs.push_back(nullptr);
+                input_values.push_back(nullptr);
+                continue;
+            }
+            const Value& input = value_at(values, index);
+            input_values.push_back(&input);
+            inputs.push_back(input.is_tensor() ? &input.tensor() : nullptr);
+        }
+        KernelContext context(*step.info, inputs, step.outputs.size(), num_threads);
+        context.attach_values(&input_values, &step.outer_names);
         if (logger().enabled(Severity::kUltraVerbose))
             logger().ultra_verbose(fmt::format("Running node '{}' ({})", step.info->name(), step.info->op_type()));
         with_node_context(*step.info, [&] { step.kernel->compute(context); });
         for (std::size_t j = 0; j < step.outputs.size(); ++j) {
             const int index = step.outputs[j];
             if (index < 0) continue;
-            if (!context.output(j).defined())
-                step.info->fail(fmt::format("produced no value for output '{}'", impl.slot_names[index]));
-            values[index] = std::move(context.output(j));
+            Value produced = context.take_output_value(j);
+            if (!produced.defined())
+                step.info->fail(fmt::format("produced no value for output '{}'", slot_names[index]));
+            values[index] = std::move(produced);
             ++live;
         }
         local.peak_live_intermediates = std::max(local.peak_live_intermediates, live);
         ++local.nodes_executed;
         for (int index : step.release) {
-            values[index] = Tensor();
+            values[index] = Value();
             --live;
         }
     }
-
-    TensorMap result;
-    for (const auto& [name, index] : impl.outputs) result.set(name, value(index));
     if (stats) *stats = local;
-    return result;
 }
 
 std::shared_ptr<Session> SessionFromOnnx::operator()() const {
     OnnxModel model = model_();
     if (!model) throw PolygraphyException("SessionFromOnnx: the model loader returned no model");
     return std::make_shared<Session>(*model, options_);
+}
+
+std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, SessionOptions options) {
+    return std::make_shared<Session>(model, options);
 }
 
 }  // namespace polygraphy::ref

@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/model.h"
+#include "polygraphy/tools/script.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -86,6 +87,10 @@ void ModelArgs::parse(const ParsedArgs& args) {
     if (contains(kTfTypes, *model_type_))
         throw UnsupportedError(std::string(kTensorFlowUnavailable) + " (model type: " + *model_type_ + ")");
     throw UnsupportedError("Caffe models are not supported (model type: " + *model_type_ + ")");
+}
+
+bool ModelArgs::add_to_script(Script& /*script*/) const {
+    return true;  // the path reaches the script through the loaders, the shapes through the data loader
 }
 
 }  // namespace polygraphy::tools

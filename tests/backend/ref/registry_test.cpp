@@ -67,8 +67,9 @@ TEST(OpRegistryTest, BuiltinHasNoOverlapsAndCoversOpsUpToTheNewestOpset) {
         std::sort(list.begin(), list.end());
         for (std::size_t i = 1; i < list.size(); ++i)
             EXPECT_EQ(list[i].first, list[i - 1].second + 1) << key.second << " has a gap";
+        // ai.onnx.ml has its own opset numbers: 5 is the newest that the test suites use.
         if (!removed.contains(key.second)) {
-            EXPECT_EQ(list.back().second, kMaxOpset) << key.second;
+            EXPECT_EQ(list.back().second, key.first == "ai.onnx.ml" ? 5 : kMaxOpset) << key.second;
         }
     }
 }

@@ -238,9 +238,8 @@ TEST_F(RunGroups, CompareErrors) {
     EXPECT_EQ(
         error_of({"--ref-threads", "-2"}),
         "Invalid value for --ref-threads: '-2'. Expected a number of threads between 0 (the cores available) and 4096");
-    EXPECT_EQ(error_of({"--fp-to-fp16"}), "--fp-to-fp16 is not available in this build yet");
-    EXPECT_THAT(error_of({"--save-external-data"}),
-                HasSubstr("--save-external-data is not available in this build yet"));
+    EXPECT_THAT(error_of({"--save-external-data", "--external-data-size-threshold", "12Q"}),
+                HasSubstr("--external-data-size-threshold"));
 }
 
 TEST_F(RunGroups, OptionsOfTheUnselectedCompareFuncWarn) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <type_traits>
 #include <utility>
 
 namespace polygraphy {
@@ -19,16 +20,26 @@ Loader<T> loader_from_value(T value) {
     return [value = std::move(value)]() { return value; };
 }
 
-/// Wraps `loader` with user code that receives its result and may modify or replace it
-/// (Polygraphy's `func.extend`). `extension` is called as `extension(T&)`; the (possibly modified)
-/// object is returned. Example:
+/// The type a loader (any callable taking no arguments) returns.
+template <typename L>
+using LoaderResult = std::decay_t<std::invoke_result_t<L&>>;
+
+/// Wraps `loader` (a Loader or any loader class) with user code that receives its result and may
+/// modify or replace it (Polygraphy's `func.extend`). `extension` is called as `extension(T&)` when
+/// the loader is called; when it returns a T, that value replaces the result, otherwise the (possibly
+/// modified) object is returned. Nothing runs until the returned loader is called. Example:
 ///     auto load = extend(OnnxFromPath("m.onnx"), [](OnnxModel& m) { m->mutable_graph()->set_name("x"); });
-template <typename T, typename Extension>
-Loader<T> extend(Loader<T> loader, Extension extension) {
-    return [loader = std::move(loader), extension = std::move(extension)]() {
+template <typename L, typename Extension>
+Loader<LoaderResult<L>> extend(L loader, Extension extension) {
+    using T = LoaderResult<L>;
+    return [loader = std::move(loader), extension = std::move(extension)]() mutable -> T {
         T result = loader();
-        extension(result);
-        return result;
+        if constexpr (std::is_convertible_v<std::invoke_result_t<Extension&, T&>, T>) {
+            return extension(result);
+        } else {
+            extension(result);
+            return result;
+        }
     };
 }
 

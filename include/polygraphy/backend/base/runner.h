@@ -26,7 +26,9 @@ public:
     BaseRunner(const BaseRunner&) = delete;
     BaseRunner& operator=(const BaseRunner&) = delete;
 
+    /// Unique name, used in logs and as the RunResults entry name.
     const std::string& name() const { return name_; }
+    /// Whether activate() was called without a matching deactivate().
     bool is_active() const { return active_; }
 
     /// Throws PolygraphyException when already active.
@@ -47,9 +49,13 @@ public:
     std::optional<double> last_inference_time() const { return last_inference_time_; }
 
 protected:
+    /// Expensive set-up (sessions, buffers); nothing should be allocated before it. Default: nothing.
     virtual void activate_impl() {}
+    /// Releases what activate_impl() created. Default: nothing.
     virtual void deactivate_impl() {}
+    /// Inputs of the active model: names, dtypes, shapes (Dim::named/unknown for dynamic dims).
     virtual TensorMetadata get_input_metadata_impl() = 0;
+    /// Runs one inference on a feed already checked by infer(); returns the outputs by name.
     virtual TensorMap infer_impl(const TensorMap& feed) = 0;
     /// Backends that can time inference more precisely (excluding copies) call this from infer_impl.
     void set_inference_time(double seconds) { backend_inference_time_ = seconds; }
@@ -61,9 +67,15 @@ private:
     std::optional<double> backend_inference_time_;
 };
 
+/// Deep copy of every tensor of `outputs` (the seeds' `copy.deepcopy(outputs)`). Runners may reuse
+/// their output buffers between infer() calls: keep outputs of several inferences through this. A
+/// plain TensorMap copy is cheap (Tensor copies share buffers) but sees later inferences' values.
+TensorMap clone(const TensorMap& outputs);
+
 /// Activates a runner for the guard's lifetime (the seeds' `with runner:`).
 class RunnerActivation {
 public:
+    /// Activates `runner`; deactivates it when the guard is destroyed (if still active).
     explicit RunnerActivation(BaseRunner& runner) : runner_(runner) { runner_.activate(); }
     ~RunnerActivation() {
         if (runner_.is_active()) runner_.deactivate();

@@ -20,7 +20,9 @@ using OnnxLoader = Loader<OnnxModel>;
 /// Reads a whole file. Throws PolygraphyException naming the path when it cannot be read.
 class BytesFromPath {
 public:
+    /// Loader of the bytes of the file at `path`.
     explicit BytesFromPath(std::string path) : path_(std::move(path)) {}
+    /// Reads the file.
     std::string operator()() const;
 
 private:
@@ -31,7 +33,9 @@ std::string bytes_from_path(const std::string& path);
 /// Parses a serialized ModelProto (no size limit below protobuf's 2 GiB). FormatError when not ONNX.
 class OnnxFromBytes {
 public:
+    /// Loader parsing the bytes `bytes` returns.
     explicit OnnxFromBytes(Loader<std::string> bytes) : bytes_(std::move(bytes)) {}
+    /// Parses the model.
     OnnxModel operator()() const;
 
 private:
@@ -46,11 +50,13 @@ OnnxModel onnx_from_bytes(const std::string& bytes);
 /// Loaded external data is moved into raw_data so the model is self-contained.
 class OnnxFromPath {
 public:
+    /// Loader of the model at `path`; see the class for external data.
     explicit OnnxFromPath(std::string path, std::optional<std::string> external_data_dir = std::nullopt,
                           bool ignore_external_data = false)
         : path_(std::move(path)),
           external_data_dir_(std::move(external_data_dir)),
           ignore_external_data_(ignore_external_data) {}
+    /// Loads the model.
     OnnxModel operator()() const;
 
 private:
@@ -70,8 +76,10 @@ inline const std::vector<std::string> kMarkAll = {"mark", "all"};
 /// did-you-mean hint). Output dtypes/shapes come from value_info when known.
 class ModifyOutputs {
 public:
+    /// Loader re-marking the outputs of `model`'s result (see the class).
     ModifyOutputs(OnnxLoader model, std::vector<std::string> outputs, std::vector<std::string> exclude_outputs = {})
         : model_(std::move(model)), outputs_(std::move(outputs)), exclude_outputs_(std::move(exclude_outputs)) {}
+    /// Loads the inner model and modifies its outputs (in place).
     OnnxModel operator()() const;
 
 private:
@@ -85,10 +93,25 @@ OnnxModel modify_outputs(OnnxModel model, const std::vector<std::string>& output
 /// Serializes a model to bytes. Throws PolygraphyException for models over 2 GiB.
 std::string bytes_from_onnx(const onnx::ModelProto& model);
 
+/// Loader serializing the model `model` returns (Polygraphy's BytesFromOnnx), e.g. for
+/// `onnxrt::SessionFromOnnx::from_bytes(BytesFromOnnx(...))`.
+class BytesFromOnnx {
+public:
+    /// Loader of the bytes of `model`'s result.
+    explicit BytesFromOnnx(OnnxLoader model) : model_(std::move(model)) {}
+    /// Loads and serializes the model.
+    std::string operator()() const;
+
+private:
+    OnnxLoader model_;
+};
+
 /// Saves the model (atomically: temp file + rename) and returns it, so it can sit in a loader chain.
 class SaveOnnx {
 public:
+    /// Loader saving `model`'s result to `path`.
     SaveOnnx(OnnxLoader model, std::string path) : model_(std::move(model)), path_(std::move(path)) {}
+    /// Loads, saves and returns the model.
     OnnxModel operator()() const;
 
 private:

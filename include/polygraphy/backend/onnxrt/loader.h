@@ -63,13 +63,16 @@ enum class ExecutionMode { kSequential, kParallel };
 std::optional<GraphOptimizationLevel> graph_optimization_level_from_name(const std::string& name);
 std::optional<ExecutionMode> execution_mode_from_name(const std::string& name);
 
+/// Settings of an ONNX-Runtime session (`--providers`, `--onnxrt-*` options).
 struct SessionOptions {
     /// In priority order; each resolved with resolve_providers(). ONNX-Runtime always adds its CPU
     /// provider last as a fallback.
     std::vector<std::string> providers = {"cpu"};
     int intra_op_num_threads = 0;  ///< 0: ONNX-Runtime's default (one per physical core)
     int inter_op_num_threads = 0;  ///< 0: ONNX-Runtime's default; used only in kParallel mode
+    /// ONNX-Runtime's graph optimizations (`--onnxrt-graph-optimization-level`).
     GraphOptimizationLevel graph_optimization_level = GraphOptimizationLevel::kAll;
+    /// Sequential or parallel operator execution (`--onnxrt-execution-mode`).
     ExecutionMode execution_mode = ExecutionMode::kSequential;
 };
 
@@ -77,7 +80,9 @@ struct SessionOptions {
 /// Thread-safe: run() may be called concurrently.
 class Session {
 public:
+    /// Backend state (opaque to users).
     struct Impl;
+    /// Wraps a created session (SessionFromOnnx and the session_from_* functions create them).
     explicit Session(std::unique_ptr<Impl> impl);
     ~Session();
     Session(const Session&) = delete;
@@ -86,6 +91,7 @@ public:
     /// Declared inputs / outputs: names, dtypes (nullopt for non-tensor values) and shapes, with
     /// dynamic dims as their symbolic names ('batch') or unknown.
     const TensorMetadata& input_metadata() const;
+    /// Declared outputs, like input_metadata().
     const TensorMetadata& output_metadata() const;
     /// Providers the session was created with, after matching (e.g. {"CPUExecutionProvider"}).
     const std::vector<std::string>& providers() const;
@@ -97,6 +103,7 @@ public:
     /// `run_seconds`, when given, receives the time spent in ONNX-Runtime's Run call alone.
     TensorMap run(const TensorMap& feed, double* run_seconds = nullptr) const;
 
+    /// Backend state, for the runner's implementation.
     Impl& impl() const { return *impl_; }
 
 private:
@@ -109,12 +116,17 @@ private:
 /// with providers: [...]". Models ONNX-Runtime refuses -> ModelError with its message on one line.
 class SessionFromOnnx {
 public:
+    /// Session from an ONNX model loader (serialized for ONNX-Runtime).
     explicit SessionFromOnnx(OnnxLoader model, SessionOptions options = {});
+    /// Session from serialized model bytes.
     static SessionFromOnnx from_bytes(Loader<std::string> model_bytes, SessionOptions options = {});
+    /// Session from a model file that ONNX-Runtime reads itself (with its external data).
     static SessionFromOnnx from_path(std::string model_path, SessionOptions options = {});
 
+    /// Loads the library and creates the session.
     std::shared_ptr<Session> operator()() const;
 
+    /// The session options.
     const SessionOptions& options() const { return options_; }
 
 private:
@@ -125,7 +137,9 @@ private:
     SessionOptions options_;
 };
 
+/// Immediately evaluated SessionFromOnnx (a model in memory).
 std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, const SessionOptions& options = {});
+/// Immediately evaluated SessionFromOnnx::from_path.
 std::shared_ptr<Session> session_from_path(const std::string& model_path, const SessionOptions& options = {});
 
 }  // namespace polygraphy::onnxrt

@@ -16,6 +16,7 @@ namespace polygraphy::onnxrt {
 /// Outputs are new tensors on every infer() (no buffer reuse), in the session's output order.
 class OnnxrtRunner : public BaseRunner {
 public:
+    /// Runner over any session loader; `name` as in BaseRunner.
     explicit OnnxrtRunner(Loader<std::shared_ptr<Session>> session, std::optional<std::string> name = std::nullopt);
     /// Convenience: a runner over a loader like SessionFromOnnx(OnnxFromPath("m.onnx")).
     explicit OnnxrtRunner(const SessionFromOnnx& session, std::optional<std::string> name = std::nullopt);

@@ -8,6 +8,7 @@
 
 #include "polygraphy/backend/base/runner.h"
 #include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/ref/kernel.h"
 
 namespace polygraphy::ref {
 
@@ -20,6 +21,7 @@ struct SessionOptions {
 
 /// Counters of one Session::run (for tests and diagnostics).
 struct RunStats {
+    /// Nodes run (folded Constant nodes excluded).
     std::size_t nodes_executed = 0;
     /// Most node outputs alive at once: intermediates are released right after their last consumer.
     std::size_t peak_live_intermediates = 0;
@@ -32,6 +34,7 @@ struct RunStats {
 /// preparing. The session copies what it needs: `model` may be destroyed afterwards.
 class Session {
 public:
+    /// Prepares `model` (see the class); ModelError/UnsupportedError for what cannot run.
     explicit Session(const onnx::ModelProto& model, SessionOptions options = {});
     ~Session();
     Session(const Session&) = delete;
@@ -40,14 +43,21 @@ public:
     /// Graph inputs that are not initializers (initializers listed as inputs are defaults the feed
     /// may override), with their declared dtypes and shapes.
     const TensorMetadata& input_metadata() const;
+    /// Graph outputs with their declared dtypes and shapes.
     const TensorMetadata& output_metadata() const;
     /// Runs the graph; returns the graph outputs in graph order (outputs that are graph inputs or
     /// initializers included). Dtypes and shapes of the feed are not validated here
     /// (BaseRunner::infer does that); an input missing from the feed is an InputError, a kernel
     /// failure a ModelError "Node '<name>' (<op>): ...". Safe to call from several threads at once.
     TensorMap run(const TensorMap& feed) const;
-    /// Same, and fills `stats` (when not null).
+    /// Same, and fills `stats` (when not null). A graph output that is a sequence or an empty
+    /// optional is an UnsupportedError here: use run_values().
     TensorMap run(const TensorMap& feed, RunStats* stats) const;
+
+    /// Inputs and outputs that may be sequences or optionals (ONNX test data with SequenceProto /
+    /// OptionalProto values); otherwise the same as run().
+    using ValueMap = OrderedMap<Value>;
+    ValueMap run_values(const ValueMap& feed, RunStats* stats = nullptr) const;
 
     /// Display names of the nodes that run, in execution order (Constant nodes are folded at
     /// preparation and do not appear).
@@ -55,16 +65,20 @@ public:
     /// Threads kernels use (SessionOptions::num_threads, or the cores available when it is 0).
     int num_threads() const;
 
-private:
+    /// Implementation (also prepares the subgraphs of If/Loop/Scan/SequenceMap nodes).
     struct Impl;
+
+private:
     std::unique_ptr<Impl> impl_;
 };
 
 /// Loader that builds a Session from an ONNX model loader (Polygraphy's SessionFromOnnx pattern).
 class SessionFromOnnx {
 public:
+    /// Loader of a Session over `model`'s result.
     explicit SessionFromOnnx(OnnxLoader model, SessionOptions options = {})
         : model_(std::move(model)), options_(options) {}
+    /// Loads the model and prepares the session.
     std::shared_ptr<Session> operator()() const;
 
 private:
@@ -72,9 +86,13 @@ private:
     SessionOptions options_;
 };
 
+/// Immediately evaluated SessionFromOnnx: `session_from_onnx(*onnx_from_path("m.onnx"))`.
+std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, SessionOptions options = {});
+
 /// Runner over a Session. The session is built in activate() and released in deactivate().
 class RefRunner : public BaseRunner {
 public:
+    /// Runner over any session loader; `name` as in BaseRunner.
     explicit RefRunner(Loader<std::shared_ptr<Session>> session, std::optional<std::string> name = std::nullopt);
 
 protected:

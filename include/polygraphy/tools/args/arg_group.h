@@ -40,22 +40,25 @@ enum class ValueType { kString, kInt, kFloat };
 struct OptionSpec {
     std::vector<std::string> flags;  ///< first is canonical: {"--atol", "--abs-tol"}; positional: {"model_file"}
     std::string dest;                ///< key in ParsedArgs; derived from the first long flag when empty
-    OptionKind kind = OptionKind::kValue;
-    std::string help;
+    OptionKind kind = OptionKind::kValue;  ///< how the option consumes tokens
+    std::string help;                      ///< help text
     std::string metavar;                     ///< help/usage placeholder; dest upper-cased (or {choices}) when empty
     std::vector<std::string> choices;        ///< allowed values (usage error listing them otherwise)
     std::optional<std::string> const_value;  ///< for kOptionalValue given without a value
-    bool required = false;
-    bool positional = false;
-    ValueType type = ValueType::kString;
-    std::string exclusive_group;
+    bool required = false;                ///< missing -> usage error
+    bool positional = false;              ///< a positional argument (flags holds its name)
+    ValueType type = ValueType::kString;  ///< type check of the values
+    std::string exclusive_group;          ///< options sharing it are mutually exclusive
 };
 
 /// Fluent construction of an OptionSpec:
 ///     Option({"--seed"}).metavar("SEED").type(ValueType::kInt).help("Seed to use for random inputs")
 class Option {
 public:
+    /// An option with these flags (the first is canonical); the setters below fill the other fields.
     explicit Option(std::vector<std::string> flags) { spec_.flags = std::move(flags); }
+    /// Sets the OptionSpec field of the same name; returns *this.
+    /// @{
     Option& dest(std::string value) {
         spec_.dest = std::move(value);
         return *this;
@@ -96,8 +99,12 @@ public:
         spec_.exclusive_group = std::move(value);
         return *this;
     }
+    /// @}
+    /// The spec built so far.
+    /// @{
     operator OptionSpec() const { return spec_; }  // NOLINT: implicit by design, for option tables
     const OptionSpec& spec() const { return spec_; }
+    /// @}
 
 private:
     OptionSpec spec_;
@@ -110,15 +117,18 @@ std::string option_dest(const OptionSpec& spec);
 /// Parsed command line: values by dest, in the order they appeared.
 class ParsedArgs {
 public:
+    /// One appearance of an option on the command line.
     struct Occurrence {
         std::size_t position;             ///< index in argv (keeps `--ref --onnxrt` order)
         std::vector<std::string> values;  ///< empty for flags
         std::string flag;                 ///< the option string as matched (`--abs-tol`), the dest for positionals
     };
 
+    /// Whether the option appeared at all.
     bool has(const std::string& dest) const;
     /// Number of times a kCount/kFlag option appeared.
     int count(const std::string& dest) const;
+    /// Whether a flag appeared.
     bool flag(const std::string& dest) const { return count(dest) > 0; }
     /// Last value given for a single-value option.
     std::optional<std::string> value(const std::string& dest) const;
@@ -127,6 +137,7 @@ public:
     /// Every occurrence in argv order (empty when the option was not given).
     const std::vector<Occurrence>& occurrences(const std::string& dest) const;
 
+    /// Records an occurrence (the parser does this).
     void add(const std::string& dest, Occurrence occurrence);
 
     /// The tokens that were given (for `RUNNING | Command: ...`).
@@ -137,6 +148,7 @@ private:
 };
 
 class ArgGroups;
+class Script;
 
 /// Base of every argument group. A tool creates its groups (logger group first), hands each the
 /// tool's ArgGroups (set_groups), then asks every group for options() — so a group may declare
@@ -154,6 +166,7 @@ public:
     virtual std::string title() const = 0;
     /// One line shown under the heading, e.g. "Options related to running inference via Comparator.run()".
     virtual std::string description() const = 0;
+    /// Group types that must be subscribed too (checked by Tool::setup()).
     virtual std::vector<std::type_index> depends_on() const { return {}; }
     /// Whether unambiguous prefixes of this group's long flags are accepted (argparse allow_abbrev);
     /// a group with a kRemainder option should return false. One false disables it for the tool.
@@ -164,6 +177,14 @@ public:
     /// Reads this group's values from `args`; throws PolygraphyException when invalid.
     virtual void parse(const ParsedArgs& args) = 0;
 
+    /// Writes what the parsed options do into `script` (`polygraphy run --gen-script`), after parse().
+    /// Returns false when the group cannot be scripted (the default): the tool then refuses
+    /// --gen-script if any of the group's options was given. A RunnerArgGroup adds one runner per call
+    /// (the runner-selection group calls it once per selection, in command-line order); groups whose
+    /// options only feed other groups (e.g. the model path) add nothing and return true.
+    virtual bool add_to_script(Script& /*script*/) const { return false; }
+
+    /// Called by ArgGroups::add().
     void set_groups(ArgGroups* groups) { groups_ = groups; }
     /// All groups of the tool (nullptr before set_groups()). Public so that code wiring a group
     /// into a tool can reach its siblings, e.g. `g->arg_groups()->get<OnnxLoadArgs>()`.
@@ -184,17 +205,20 @@ private:
 /// The groups of one tool, in subscription order (logger group first).
 class ArgGroups {
 public:
+    /// Adds `group` (and gives it access to its siblings); returns it.
     ArgGroup& add(std::unique_ptr<ArgGroup> group) {
         group->set_groups(this);
         groups_.push_back(std::move(group));
         return *groups_.back();
     }
+    /// The first group of type G (or derived from it), or nullptr.
     template <typename G>
     G* get() const {
         for (const auto& group : groups_)
             if (auto* typed = dynamic_cast<G*>(group.get())) return typed;
         return nullptr;
     }
+    /// Every group, in subscription order.
     const std::vector<std::unique_ptr<ArgGroup>>& all() const { return groups_; }
 
 private:
@@ -222,8 +246,10 @@ G& ArgGroup::required_group() const {
 class RunnerArgGroup : public ArgGroup {
 public:
     /// Display name ("ONNX-Runtime") and selection flag ("--onnxrt").
+    /// @{
     virtual std::string runner_display_name() const = 0;
     virtual std::string runner_flag() const = 0;
+    /// @}
     /// Appended to the selection flag's help ("Run inference using <name>. <extra>").
     virtual std::string runner_extra_help() const { return {}; }
     /// Set for backends this build cannot run (TensorRT, TensorFlow): selecting the runner then

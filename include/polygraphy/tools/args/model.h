@@ -15,17 +15,20 @@ namespace polygraphy::tools {
 /// build: other types fail while parsing ("TensorRT is not available in this build ...").
 class ModelArgs : public ArgGroup {
 public:
+    /// Which model options the tool declares.
     struct Config {
         bool model_required = false;              ///< positional is required (else nargs='?')
         std::string input_shapes_opt = "inputs";  ///< "--<x>-shapes/--<x>s"; empty: no such option
     };
     ModelArgs() : ModelArgs(Config{}) {}
+    /// Declares the options `config` names.
     explicit ModelArgs(Config config) : config_(std::move(config)) {}
 
     std::string title() const override { return "Model"; }
     std::string description() const override { return "Options related to the model"; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     /// Path as given (nullopt when no model was given).
     const std::optional<std::string>& path() const { return path_; }

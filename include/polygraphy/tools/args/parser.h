@@ -19,7 +19,7 @@ public:
 
 /// Outcome of ArgumentParser::parse_known_args().
 struct ParseResult {
-    ParsedArgs args;
+    ParsedArgs args;  ///< the recognised options
     /// Tokens that matched nothing, in order (Polygraphy reports them as `Unrecognized Options`).
     std::vector<std::string> unknown;
     /// `-h/--help` was reached (parsing stopped there; print format_help() and exit 0).
@@ -36,16 +36,19 @@ struct ParseResult {
 /// `-h/--help` is always present. Declaring a flag twice is an InternalError.
 class ArgumentParser {
 public:
+    /// `prog` starts the usage line ("polygraphy run"); `description` follows it in the help.
     explicit ArgumentParser(std::string prog, std::string description = {});
 
     /// Adds a help section (argparse argument group). An empty title adds to the default
     /// "options" section (the tool's own options, next to -h).
     void add_group(const std::string& title, const std::string& description, const std::vector<OptionSpec>& options);
+    /// Whether unambiguous prefixes of long flags are accepted (default: yes).
     void set_allow_abbrev(bool allow) { allow_abbrev_ = allow; }
 
     /// Throws ArgumentError for argparse-level errors.
     ParseResult parse_known_args(const std::vector<std::string>& args) const;
 
+    /// The program name given to the constructor.
     const std::string& prog() const { return prog_; }
     /// "usage: polygraphy run [-h] [-v] ... [model_file]\n", wrapped like argparse.
     std::string format_usage(int width = 0) const;

@@ -27,21 +27,24 @@ std::optional<double> parse_float(std::string_view text);
 /// `[<key>:]<value>` split on the LAST ':' (Python's rpartition), so keys may contain ':'
 /// (`Input:0:1e-3` -> key "Input:0"). No ':' gives the empty key, meaning "every other name".
 struct KeyValue {
-    std::string key;
-    std::string value;
+    std::string key;    ///< "" when the argument has no ':'
+    std::string value;  ///< the part after the last ':'
 };
 KeyValue split_key_value(std::string_view arg);
 
 /// A Python-literal-ish value, as Polygraphy's args_util.cast() reads it: `[...]` lists of
 /// comma-separated items, ints, floats, and strings (quotes stripped).
 struct Literal {
+    /// What the literal is.
     enum class Kind { kInt, kFloat, kString, kList };
-    Kind kind = Kind::kString;
-    int64_t int_value = 0;
-    double float_value = 0.0;
+    Kind kind = Kind::kString;  ///< what the literal is
+    int64_t int_value = 0;      ///< kInt's value
+    double float_value = 0.0;   ///< kFloat's value
     std::string text;            ///< the source text (quotes stripped for strings)
     std::vector<Literal> items;  ///< kList
+    /// kInt or kFloat.
     bool is_number() const { return kind == Kind::kInt || kind == Kind::kFloat; }
+    /// The number as a double (for kInt or kFloat).
     double as_double() const { return kind == Kind::kInt ? static_cast<double>(int_value) : float_value; }
 };
 /// Strict: a list must be exactly `[item,...]` (one pair of brackets, no nesting); `[]` is empty.

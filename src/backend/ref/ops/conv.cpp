@@ -74,7 +74,11 @@ struct LoopSizes {
 template <typename T>
 void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
     const Geometry& g = p.geometry;
-    const auto [rank, in_size, out_size, taps_count, cg, mg] = LoopSizes(p);
+    // Plain copies, not a structured binding: clang 14 (the fuzz build) cannot capture bindings.
+    const LoopSizes sizes(p);
+    const std::size_t rank = sizes.rank;
+    const int64_t in_size = sizes.in_size, out_size = sizes.out_size, taps_count = sizes.taps_count;
+    const int64_t cg = sizes.cg, mg = sizes.mg;
     const auto taps = kernel_taps(g.kernel);
     onednn::parallel_for(p.batch * p.out_channels, num_threads, out_size * cg * taps_count, [&](int64_t begin, int64_t end) {
         std::vector<int64_t> out_index(rank);
@@ -115,7 +119,11 @@ void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias,
 template <typename T>
 void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
     const Geometry& g = p.geometry;
-    const auto [rank, in_size, out_size, taps_count, cg, mg] = LoopSizes(p);
+    // Plain copies, not a structured binding: clang 14 (the fuzz build) cannot capture bindings.
+    const LoopSizes sizes(p);
+    const std::size_t rank = sizes.rank;
+    const int64_t in_size = sizes.in_size, out_size = sizes.out_size, taps_count = sizes.taps_count;
+    const int64_t cg = sizes.cg, mg = sizes.mg;
     const auto taps = kernel_taps(g.kernel);
     onednn::parallel_for(p.batch * p.out_channels, num_threads, in_size * cg * taps_count, [&](int64_t begin, int64_t end) {
         std::vector<int64_t> in_index(rank);

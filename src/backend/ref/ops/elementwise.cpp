@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <random>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/small_types.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -810,8 +812,26 @@ std::string number_to_string(double value, DataType source) {
     return text;
 }
 
-Tensor cast_tensor(const NodeInfo& node, const Tensor& input, DataType to) {
+Tensor cast_tensor(const NodeInfo& node, const Tensor& input, DataType to, bool saturate = true) {
     if (input.dtype() == to) return input;
+    if (to == DataType::kBFloat16 && dtype_is_floating(input.dtype()) && !is_float8(input.dtype())) {
+        // The ONNX reference (and its test data) cast to bfloat16 by truncating float32 to its
+        // upper 16 bits; the spec leaves the rounding open.
+        const Tensor wide = input.cast(DataType::kFloat32);
+        Tensor result(DataType::kBFloat16, input.shape());
+        const auto* bits = static_cast<const uint32_t*>(wide.data());
+        auto* out = static_cast<uint16_t*>(result.data());
+        for (int64_t i = 0; i < wide.numel(); ++i) {
+            const bool nan = (bits[i] & 0x7FFFFFFFu) > 0x7F800000u;  // keep NaN a NaN (quiet bit set)
+            out[i] = static_cast<uint16_t>((bits[i] >> 16) | (nan ? 0x0040u : 0u));
+        }
+        return result;
+    }
+    if ((is_float8(to) || is_int4(to)) && input.dtype() != DataType::kString) {
+        if (input.dtype() == DataType::kComplex64 || input.dtype() == DataType::kComplex128)
+            unsupported_dtype(node, input.dtype());
+        return cast_to_small_type(input, to, saturate);
+    }
     if (to == DataType::kString) {
         Tensor result(DataType::kString, input.shape());
         auto& out = result.strings();
@@ -873,29 +893,47 @@ DataType cast_target(const NodeInfo& node) {
     return dtype;
 }
 
+// Opset 19's 'saturate' (float8 targets only): 1 clamps out-of-range values to the largest finite value.
+bool saturate_attr(const NodeInfo& node) {
+    if (node.opset() < 19) return true;
+    const int64_t saturate = node.attr_int("saturate", 1);
+    if (saturate != 0 && saturate != 1)
+        node.fail(fmt::format("attribute 'saturate' must be 0 or 1, but it is {}", saturate));
+    return saturate == 1;
+}
+
 class CastKernel final : public Kernel {
 public:
-    explicit CastKernel(const NodeInfo& node) : to_(cast_target(node)) {}
+    explicit CastKernel(const NodeInfo& node) : to_(cast_target(node)), saturate_(saturate_attr(node)) {}
     void compute(KernelContext& ctx) const override {
-        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), to_));
+        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), to_, saturate_));
     }
 
 private:
     DataType to_;
+    bool saturate_;
 };
 
 class CastLikeKernel final : public Kernel {
 public:
-    explicit CastLikeKernel(const NodeInfo&) {}
+    explicit CastLikeKernel(const NodeInfo& node) : saturate_(saturate_attr(node)) {}
     void compute(KernelContext& ctx) const override {
-        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), ctx.required_input(1).dtype()));
+        ctx.set_output(0, cast_tensor(ctx.node(), ctx.required_input(0), ctx.required_input(1).dtype(), saturate_));
     }
+
+private:
+    bool saturate_;
 };
 
 class IdentityKernel final : public Kernel {
 public:
     explicit IdentityKernel(const NodeInfo&) {}
-    void compute(KernelContext& ctx) const override { ctx.set_output(0, ctx.required_input(0)); }
+    // Any value: tensors, sequences (opset 14+) and optionals (opset 16+) pass through.
+    void compute(KernelContext& ctx) const override {
+        Value value = ctx.input_value(0);
+        if (!value.defined()) ctx.node().fail("required input 0 is missing");
+        ctx.set_output_value(0, std::move(value));
+    }
 };
 
 /// Inference-mode Dropout: the output is the input; the optional mask is all ones.
@@ -918,7 +956,11 @@ public:
                 if (training->value_as_double(0) != 0.0) {
                     const Tensor* ratio = ctx.input(1);
                     const double value = ratio && ratio->defined() ? ratio->value_as_double(0) : 0.5;
-                    if (value != 0.0) unsupported(node, "training mode (random dropout) is not supported");
+                    if (value < 0.0 || value >= 1.0) node.fail(fmt::format("ratio must be in [0, 1), got {}", value));
+                    if (value != 0.0) {
+                        train(ctx, x, value);
+                        return;
+                    }
                 }
             }
         }
@@ -932,6 +974,32 @@ public:
                 mask = Tensor::from_doubles(mask.dtype(), x.shape(), std::vector<double>(x.numel(), 1.0));
             }
         }
+    }
+
+private:
+    // Training mode: each element is kept with probability 1 - ratio and scaled by 1 / (1 - ratio).
+    // The 'seed' attribute makes runs repeat (std::mt19937_64); values cannot match other runtimes.
+    static void train(KernelContext& ctx, const Tensor& x, double ratio) {
+        const NodeInfo& node = ctx.node();
+        if (!dtype_is_floating(x.dtype())) unsupported_dtype(node, x.dtype());
+        std::mt19937_64 generator;
+        if (node.has_attr("seed")) {
+            generator.seed(static_cast<uint64_t>(node.attr_int("seed", 0)));
+        } else {
+            std::random_device device;
+            generator.seed((static_cast<uint64_t>(device()) << 32) ^ device());
+        }
+        std::uniform_real_distribution<double> uniform(0.0, 1.0);
+        Tensor y(DataType::kFloat64, x.shape());
+        Tensor mask(DataType::kBool, x.shape());
+        const double scale = 1.0 / (1.0 - ratio);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            const bool keep = uniform(generator) >= ratio;
+            mask.data_as<bool>()[i] = keep;
+            y.data_as<double>()[i] = keep ? x.value_as_double(i) * scale : 0.0;
+        }
+        ctx.set_output(0, y.cast(x.dtype()));
+        if (ctx.num_outputs() > 1) ctx.set_output(1, mask);
     }
 };
 
@@ -958,7 +1026,9 @@ struct QuantLayout {
 QuantLayout quant_layout(const NodeInfo& node, const Tensor& x, const Tensor& scale, const Tensor* zero_point,
                          int64_t axis_attr, int64_t block_size) {
     QuantLayout layout;
-    if (zero_point && zero_point->shape() != scale.shape())
+    // A one-element zero point goes with a one-element scale whatever their ranks.
+    if (zero_point && zero_point->shape() != scale.shape() &&
+        !(zero_point->numel() == 1 && scale.numel() == 1 && zero_point->rank() <= 1 && scale.rank() <= 1))
         node.fail(fmt::format("zero point of shape {} must have the shape of the scale {}",
                               shape_to_string(zero_point->shape()), shape_to_string(scale.shape())));
     const bool scalar = scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1 && block_size == 0);
@@ -1023,7 +1093,8 @@ public:
     explicit QuantizeLinearKernel(const NodeInfo& node)
         : axis_(node.opset() >= 13 ? node.attr_int("axis", 1) : 1),
           block_size_(node.opset() >= 21 ? node.attr_int("block_size", 0) : 0),
-          output_dtype_(node.opset() >= 21 ? static_cast<int32_t>(node.attr_int("output_dtype", 0)) : 0) {
+          output_dtype_(node.opset() >= 21 ? static_cast<int32_t>(node.attr_int("output_dtype", 0)) : 0),
+          saturate_(saturate_attr(node)) {
         if (block_size_ < 0) node.fail(fmt::format("attribute 'block_size' must be >= 0, got {}", block_size_));
     }
 
@@ -1038,6 +1109,10 @@ public:
             out_dtype = zp->dtype();
         else if (output_dtype_ != 0)
             out_dtype = dtype_from_onnx(output_dtype_);
+        if (is_float8(out_dtype)) {
+            ctx.set_output(0, quantize_float8(node, x0, scale0, zp, out_dtype));
+            return;
+        }
         // Not a structured binding: clang before 16 cannot capture those in the lambda below.
         const auto range = quant_range(out_dtype);
         const double lo = range.first, hi = range.second;
@@ -1054,12 +1129,31 @@ public:
             if (zp) value += zero.data_as<double>()[scale_index];
             out[index] = std::isnan(value) ? 0.0 : std::min(hi, std::max(lo, value));
         });
-        ctx.set_output(0, q.cast(out_dtype));
+        ctx.set_output(0, is_int4(out_dtype) ? cast_to_small_type(q, out_dtype, true) : q.cast(out_dtype));
     }
 
 private:
+    // Float8 outputs: x / scale (+ zero point) rounded to the float8 type, saturating per the attribute.
+    Tensor quantize_float8(const NodeInfo& node, const Tensor& x0, const Tensor& scale0, const Tensor* zp,
+                           DataType out_dtype) const {
+        const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
+        const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);
+        const Tensor zero = zp ? zp->cast(DataType::kFloat32) : Tensor();
+        Tensor q(out_dtype, x.shape());
+        const float* in = x.data_as<float>();
+        const float* s = scale.data_as<float>();
+        auto* out = static_cast<uint8_t*>(q.data());
+        for_each_quant_element(layout, [&](int64_t index, int64_t scale_index) {
+            float value = in[index] / s[scale_index];
+            if (zp) value += zero.data_as<float>()[scale_index];
+            out[index] = double_to_float8(value, out_dtype, saturate_);
+        });
+        return q;
+    }
+
     int64_t axis_, block_size_;
     int32_t output_dtype_;
+    bool saturate_;
 };
 
 class DequantizeLinearKernel final : public Kernel {
@@ -1077,7 +1171,7 @@ public:
         const Tensor* zp = ctx.input(2);
         if (zp && !zp->defined()) zp = nullptr;
         const auto [lo, hi] = quant_range(x0.dtype());
-        if (lo > hi) unsupported_dtype(node, x0.dtype(), "quantized input");
+        if (lo > hi && !is_float8(x0.dtype())) unsupported_dtype(node, x0.dtype(), "quantized input");
         if (zp) require_same_dtype(node, x0, *zp, "x and x_zero_point");
         const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
         const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);

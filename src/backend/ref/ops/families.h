@@ -28,6 +28,17 @@ void register_matmul_ops(OpRegistry& registry);       // ops/matmul.cpp: MatMul,
 void register_loss_ops(OpRegistry& registry);         // ops/loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_image_ops(OpRegistry& registry);        // ops/image.cpp: Resize, Upsample
 void register_sort_ops(OpRegistry& registry);         // ops/sort.cpp: TopK, Unique, CumSum, Shrink
+void register_control_flow_ops(OpRegistry& registry);  // ops/control_flow.cpp: If, Loop, Scan, SequenceMap (subgraphs)
+void register_sequence_ops(OpRegistry& registry);      // ops/sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
+void register_string_ops(OpRegistry& registry);        // ops/strings.cpp: StringNormalizer, StringConcat, StringSplit, RegexFullMatch, TfIdfVectorizer
+void register_recurrent_ops(OpRegistry& registry);     // ops/recurrent.cpp: RNN, GRU, LSTM
+void register_sampling_ops(OpRegistry& registry);      // ops/sampling.cpp: GridSample, AffineGrid, DeformConv, Random*, Bernoulli, Multinomial
+void register_detection_ops(OpRegistry& registry);     // ops/detection.cpp: NonMaxSuppression, RoiAlign
+void register_quantized_ops(OpRegistry& registry);     // ops/quantized.cpp: QLinearMatMul, QLinearConv, ConvInteger, DynamicQuantizeLinear
+void register_linalg_ops(OpRegistry& registry);        // ops/linalg.cpp: Einsum, Det
+void register_signal_ops(OpRegistry& registry);        // ops/signal.cpp: DFT, STFT, MelWeightMatrix
+void register_col2im_ops(OpRegistry& registry);        // ops/col2im.cpp: Col2Im, MaxUnpool
+void register_ml_ops(OpRegistry& registry);            // ops/ml.cpp: ai.onnx.ml LabelEncoder, Binarizer, ArrayFeatureExtractor, TreeEnsemble
 void register_extra_ops(OpRegistry& registry);        // ops/extra.cpp: Bitwise*, Gelu, Mish, Celu, ThresholdedRelu, windows, EyeLike, Compress, ReverseSequence, CenterCropPad
 
 }  // namespace polygraphy::ref

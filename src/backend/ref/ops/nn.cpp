@@ -225,11 +225,10 @@ public:
         epsilon_ = node.attr_float("epsilon", 1e-5f);
         if (node.opset() >= 14) {
             const int64_t training = node.attr_int("training_mode", 0);
-            if (training != 0) {
-                throw UnsupportedError("Node '" + node.name() +
-                                       "' (BatchNormalization): attribute 'training_mode' must be 0 (inference)\nNote: training_mode = " +
-                                       std::to_string(training));
-            }
+            if (training != 0 && training != 1)
+                node.fail("attribute 'training_mode' must be 0 or 1\nNote: training_mode = " + std::to_string(training));
+            training_ = training == 1;
+            momentum_ = node.attr_float("momentum", 0.9f);
         }
         if (node.opset() < 9) {
             const int64_t spatial = node.attr_int("spatial", 1);
@@ -237,7 +236,7 @@ public:
             spatial_ = spatial == 1;
         }
         const auto& outputs = node.proto().output();
-        for (int i = 1; i < outputs.size(); ++i) {
+        for (int i = 1; i < outputs.size() && !training_; ++i) {
             if (!outputs[i].empty()) {
                 throw UnsupportedError("Node '" + node.name() +
                                        "' (BatchNormalization): only inference is supported, but output " +
@@ -260,6 +259,10 @@ public:
         const auto bias = read_param(node, context.required_input(2), "B", channels, expected);
         const auto mean = read_param(node, context.required_input(3), "input_mean", channels, expected);
         const auto var = read_param(node, context.required_input(4), "input_var", channels, expected);
+        if (training_) {
+            compute_training(context, x, outer, channels, inner, scale, bias, mean, var);
+            return;
+        }
         std::vector<double> a(static_cast<std::size_t>(channels));
         std::vector<double> b(static_cast<std::size_t>(channels));
         for (std::size_t c = 0; c < a.size(); ++c) {
@@ -278,7 +281,50 @@ public:
     }
 
 private:
+    // Training mode (opset 14+): normalizes with the batch statistics (population variance) and
+    // outputs the running statistics blended with `momentum`.
+    template <typename Values>
+    void compute_training(KernelContext& context, const Tensor& x, int64_t outer, int64_t channels, int64_t inner,
+                          const Values& scale, const Values& bias, const Values& mean, const Values& var) const {
+        const Tensor xd = x.cast(DataType::kFloat64);
+        const double* in = xd.data_as<double>();
+        const double count = static_cast<double>(outer * inner);
+        std::vector<double> batch_mean(static_cast<std::size_t>(channels), 0.0), batch_var(batch_mean);
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t c = 0; c < channels; ++c)
+                for (int64_t i = 0; i < inner; ++i) batch_mean[c] += in[(o * channels + c) * inner + i];
+        for (double& m : batch_mean) m /= count;
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t c = 0; c < channels; ++c)
+                for (int64_t i = 0; i < inner; ++i) {
+                    const double d = in[(o * channels + c) * inner + i] - batch_mean[c];
+                    batch_var[c] += d * d;
+                }
+        for (double& v : batch_var) v /= count;
+        Tensor y(DataType::kFloat64, x.shape());
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t c = 0; c < channels; ++c) {
+                const double a = scale[c] / std::sqrt(batch_var[c] + static_cast<double>(epsilon_));
+                for (int64_t i = 0; i < inner; ++i) {
+                    const int64_t k = (o * channels + c) * inner + i;
+                    y.data_as<double>()[k] = (in[k] - batch_mean[c]) * a + bias[c];
+                }
+            }
+        context.set_output(0, y.cast(x.dtype()));
+        const double m = momentum_;
+        const DataType stats_type = context.required_input(3).dtype();
+        for (std::size_t output = 1; output < 3 && output < context.num_outputs(); ++output) {
+            Tensor running(DataType::kFloat64, {channels});
+            for (int64_t c = 0; c < channels; ++c)
+                running.data_as<double>()[c] = output == 1 ? mean[c] * m + batch_mean[c] * (1 - m)
+                                                           : var[c] * m + batch_var[c] * (1 - m);
+            context.set_output(output, running.cast(stats_type));
+        }
+    }
+
     float epsilon_ = 1e-5f;
+    float momentum_ = 0.9f;
+    bool training_ = false;
     bool spatial_ = true;
 };
 

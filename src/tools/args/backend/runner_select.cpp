@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/backend/runner_select.h"
+#include "polygraphy/tools/script.h"
 
 #include <algorithm>
 
@@ -60,6 +61,14 @@ std::vector<std::unique_ptr<BaseRunner>> RunnerSelectArgs::make_runners() const 
         runners.push_back(std::move(runner));
     }
     return runners;
+}
+
+bool RunnerSelectArgs::add_to_script(Script& script) const {
+    for (const RunnerArgGroup* group : selected_)
+        if (!group->add_to_script(script))
+            throw UnsupportedError("--gen-script cannot write a " + group->runner_display_name() + " runner (" +
+                                   group->runner_flag() + ") to a script");
+    return true;
 }
 
 }  // namespace polygraphy::tools

@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/comparator/compare.h"
+#include "polygraphy/tools/script.h"
 
 #include <algorithm>
 
@@ -109,6 +110,14 @@ void CompareFuncIndicesArgs::parse(const ParsedArgs& args) {
     index_tolerance_ = OrderedMap<int64_t>();
     if (args.has("index_tolerance"))
         index_tolerance_ = args_util::parse_per_key_ints("--index-tolerance", args.values("index_tolerance"), 0);
+}
+
+bool CompareFuncSimpleArgs::add_to_script(Script& /*script*/) const {
+    return true;
+}
+
+bool CompareFuncIndicesArgs::add_to_script(Script& /*script*/) const {
+    return true;  // `--compare indices` is refused while parsing, so the tolerances are unused
 }
 
 }  // namespace polygraphy::tools

@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/comparator/data_loader.h"
+#include "polygraphy/tools/script.h"
 
 #include <cmath>
 #include <memory>
@@ -178,6 +179,54 @@ DataLoaderFn DataLoaderArgs::get_data_loader() const {
     }
     if (int_range_ || float_range_) return with_type_ranges(options_, int_range_, float_range_);
     return DataLoader(options_).as_function();
+}
+
+namespace {
+
+std::string dyn_shape_code(const DynShape& shape) {
+    std::string code = "DynShape{";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        const Dim& dim = shape[i];
+        code += i ? ", " : "";
+        code += !dim.is_dynamic()    ? "Dim::fixed(" + std::to_string(dim.value) + ")"
+                : !dim.param.empty() ? "Dim::named(" + Script::quote(dim.param) + ")"
+                                     : std::string("Dim::unknown()");
+    }
+    return code + "}";
+}
+
+std::string range_code(const ValRange& range) {
+    return "ValRange{" + Script::number(range.min) + ", " + Script::number(range.max) + "}";
+}
+
+}  // namespace
+
+bool DataLoaderArgs::add_to_script(Script& script) const {
+    if (!load_inputs_paths_.empty()) {
+        script.add_include("polygraphy/common/run_results.h");
+        std::string setup = "InputList feeds;\n";
+        for (const auto& path : load_inputs_paths_)
+            setup +=
+                "for (TensorMap& feed : load_inputs(" + Script::quote(path) + ")) feeds.push_back(std::move(feed));\n";
+        script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
+        return true;
+    }
+    const DataLoader::Options defaults;
+    std::string setup = "DataLoader::Options data_loader_options;\n";
+    if (options_.seed != defaults.seed) setup += "data_loader_options.seed = " + std::to_string(options_.seed) + ";\n";
+    if (options_.iterations != defaults.iterations)
+        setup += "data_loader_options.iterations = " + std::to_string(options_.iterations) + ";\n";
+    for (const auto& [name, range] : options_.val_range)
+        setup += "data_loader_options.val_range.set(" + Script::quote(name) + ", " + range_code(range) + ");\n";
+    for (const auto& [name, entry] : options_.input_metadata) {
+        // --input-shapes gives shapes only; dtypes stay the model's.
+        setup += "data_loader_options.input_metadata.add(" + Script::quote(name) + ", std::nullopt, " +
+                 (entry.shape ? dyn_shape_code(*entry.shape) : std::string("std::nullopt")) + ");\n";
+    }
+    if (int_range_) setup += "data_loader_options.int_range = " + range_code(*int_range_) + ";\n";
+    if (float_range_) setup += "data_loader_options.float_range = " + range_code(*float_range_) + ";\n";
+    script.set_data_loader(setup, "DataLoader(data_loader_options).as_function()");
+    return true;
 }
 
 }  // namespace polygraphy::tools

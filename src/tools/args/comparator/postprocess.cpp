@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/comparator/postprocess.h"
+#include "polygraphy/tools/script.h"
 
 #include "polygraphy/common/exception.h"
 
@@ -17,6 +18,10 @@ std::vector<OptionSpec> ComparatorPostprocessArgs::options() const {
 void ComparatorPostprocessArgs::parse(const ParsedArgs& args) {
     if (args.has("postprocess"))
         throw UnsupportedError(args.occurrences("postprocess").front().flag + " is not available in this build yet");
+}
+
+bool ComparatorPostprocessArgs::add_to_script(Script& /*script*/) const {
+    return true;  // --postprocess is refused while parsing
 }
 
 }  // namespace polygraphy::tools

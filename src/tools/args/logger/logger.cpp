@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/logger/logger.h"
+#include "polygraphy/tools/script.h"
 
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,27 @@ void LoggerArgs::parse(const ParsedArgs& args) {
     if (!ignored_paths.empty())
         log.warning("Per-path verbosities are not supported in this build and are ignored: " +
                     args_util::python_list_repr(ignored_paths));
+}
+
+bool LoggerArgs::add_to_script(Script& script) const {
+    static const std::pair<Severity, const char*> kNames[] = {{Severity::kUltraVerbose, "kUltraVerbose"},
+                                                              {Severity::kSuperVerbose, "kSuperVerbose"},
+                                                              {Severity::kExtraVerbose, "kExtraVerbose"},
+                                                              {Severity::kVerbose, "kVerbose"},
+                                                              {Severity::kInfo, "kInfo"},
+                                                              {Severity::kStart, "kStart"},
+                                                              {Severity::kFinish, "kFinish"},
+                                                              {Severity::kWarning, "kWarning"},
+                                                              {Severity::kError, "kError"},
+                                                              {Severity::kCritical, "kCritical"},
+                                                              {Severity::kSilent, "kSilent"}};
+    if (severity_ != Severity::kInfo) {
+        for (const auto& [severity, name] : kNames)
+            if (severity == severity_)
+                script.append_prefix(std::string("logger().set_severity(Severity::") + name + ");");
+    }
+    if (log_file_) script.append_prefix("logger().set_log_file(" + Script::quote(*log_file_) + ");");
+    return true;
 }
 
 }  // namespace polygraphy::tools

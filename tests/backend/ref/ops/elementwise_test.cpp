@@ -337,10 +337,23 @@ TEST(ElementwiseTest, IdentityAndDropout) {
     EXPECT_TRUE(tensors_near(out[1], boolean({2}, {1, 1})));
     const auto old = OpTester("Dropout", 7).input(x).attr("ratio", 0.3).outputs(2).run_all();
     EXPECT_TRUE(tensors_near(old[1], f32({2}, {1, 1})));
-    EXPECT_THROW_MESSAGE(OpTester("Dropout", 13).input(x).constant(f32({}, {0.5})).constant(boolean({}, {1})).run(),
-                         UnsupportedError, "training mode (random dropout) is not supported");
+    EXPECT_THROW_MESSAGE(OpTester("Dropout", 13).input(x).constant(f32({}, {1.5})).constant(boolean({}, {1})).run(),
+                         ModelError, "ratio must be in [0, 1), got 1.5");
     EXPECT_THROW_MESSAGE(OpTester("Dropout", 7).input(x).attr("ratio", 1.5).run(), ModelError,
                          "attribute 'ratio' must be in [0, 1), got 1.5");
+}
+
+TEST(ElementwiseTest, TrainingDropoutKeepsAndScalesWhatTheMaskKeeps) {
+    const Tensor x = f32({1000}, std::vector<double>(1000, 2.0));
+    const auto out = OpTester("Dropout", 13).input(x).constant(f32({}, {0.75})).constant(boolean({}, {1})).outputs(2).run_all();
+    ASSERT_EQ(out[1].dtype(), DataType::kBool);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < 1000; ++i) {
+        const bool keep = out[1].data_as<bool>()[i];
+        kept += keep;
+        EXPECT_EQ(out[0].value_as_double(i), keep ? 8.0 : 0.0);  // 2 / (1 - 0.75)
+    }
+    EXPECT_NEAR(static_cast<double>(kept), 250.0, 60.0);  // binomial(1000, 0.25): sd 13.7
 }
 
 TEST(ElementwiseTest, PRelu) {

@@ -81,5 +81,53 @@ TEST(ImageOps, ResizeRejectsBadAttributesAndInputs) {
                          "exactly one of 'scales' and 'sizes' must be given");
 }
 
+Tensor bytes(const std::string& data) {
+    return Tensor::from_bytes(DataType::kUInt8, {static_cast<int64_t>(data.size())}, data.data(), data.size());
+}
+
+// A 2x1 (width x height) 24-bit bottom-up BMP: pixels (R, G, B) = (10, 20, 30) and (40, 50, 60).
+std::string tiny_bmp() {
+    std::string header(54, '\0');
+    auto put = [&](std::size_t at, uint32_t value, int bytes) {
+        for (int i = 0; i < bytes; ++i) header[at + i] = static_cast<char>((value >> (8 * i)) & 0xFF);
+    };
+    header[0] = 'B';
+    header[1] = 'M';
+    put(2, 54 + 8, 4);
+    put(10, 54, 4);
+    put(14, 40, 4);
+    put(18, 2, 4);
+    put(22, 1, 4);
+    put(26, 1, 2);
+    put(28, 24, 2);
+    const std::string pixels = {30, 20, 10, 60, 50, 40, 0, 0};  // BGR, row padded to 8 bytes
+    return header + pixels;
+}
+
+TEST(ImageDecoderOp, DecodesBmpAndPnmToRgbBgrOrGray) {
+    const Tensor rgb = OpTester("ImageDecoder", 20).input(bytes(tiny_bmp())).run();
+    EXPECT_EQ(rgb.shape(), (Shape{1, 2, 3}));
+    EXPECT_EQ(testing::values_of(rgb), (std::vector<double>{10, 20, 30, 40, 50, 60}));
+    const Tensor bgr = OpTester("ImageDecoder", 20).input(bytes(tiny_bmp())).attr("pixel_format", "BGR").run();
+    EXPECT_EQ(testing::values_of(bgr), (std::vector<double>{30, 20, 10, 60, 50, 40}));
+    const std::string pnm = std::string("P6\n# comment\n1 2\n255\n") + std::string{1, 2, 3, 4, 5, 6};
+    const Tensor image = OpTester("ImageDecoder", 20).input(bytes(pnm)).run();
+    EXPECT_EQ(image.shape(), (Shape{2, 1, 3}));
+    EXPECT_EQ(testing::values_of(image), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+    // Gray: (10 * 299 + 20 * 587 + 30 * 114 + 500) / 1000 = 18
+    const Tensor gray = OpTester("ImageDecoder", 20).input(bytes(tiny_bmp())).attr("pixel_format", "Grayscale").run();
+    EXPECT_EQ(gray.shape(), (Shape{1, 2, 1}));
+    EXPECT_EQ(testing::values_of(gray)[0], 18);
+}
+
+TEST(ImageDecoderOp, RejectsUnknownFormatsTruncatedStreamsAndBadAttributes) {
+    EXPECT_THROW_MESSAGE(OpTester("ImageDecoder", 20).input(bytes("\x89PNG....")).run(), UnsupportedError,
+                         "only BMP and binary PNM images can be decoded");
+    EXPECT_THROW_MESSAGE(OpTester("ImageDecoder", 20).input(bytes(tiny_bmp().substr(0, 58))).run(), ModelError,
+                         "BMP stream is truncated (pixel data)");
+    EXPECT_THROW_MESSAGE(OpTester("ImageDecoder", 20).input(bytes(tiny_bmp())).attr("pixel_format", "CMYK").run(),
+                         ModelError, "attribute 'pixel_format' must be RGB, BGR or Grayscale, but it is 'CMYK'");
+}
+
 }  // namespace
 }  // namespace polygraphy::ref

@@ -18,7 +18,8 @@
 
 namespace polygraphy::testing {
 
-/// The registry of the families under test (conv, pool, matmul, nn, reduce).
+/// The registry of the families under test (conv, pool, matmul, nn, reduce, and the families added
+/// later: strings, recurrent, sampling, detection, quantized, linalg, signal, col2im, ml, elementwise).
 inline const ref::OpRegistry& heavy_registry() {
     static const ref::OpRegistry registry = [] {
         ref::OpRegistry r;
@@ -27,6 +28,16 @@ inline const ref::OpRegistry& heavy_registry() {
         ref::register_matmul_ops(r);
         ref::register_nn_ops(r);
         ref::register_reduce_ops(r);
+        ref::register_string_ops(r);
+        ref::register_recurrent_ops(r);
+        ref::register_sampling_ops(r);
+        ref::register_detection_ops(r);
+        ref::register_quantized_ops(r);
+        ref::register_linalg_ops(r);
+        ref::register_signal_ops(r);
+        ref::register_col2im_ops(r);
+        ref::register_ml_ops(r);
+        ref::register_elementwise_ops(r);
         return r;
     }();
     return registry;
@@ -64,7 +75,7 @@ public:
 
     /// Creates the kernel (attribute validation happens here).
     std::unique_ptr<ref::Kernel> create() const {
-        const ref::OpEntry* entry = heavy_registry().find("", node_.op_type(), opset_);
+        const ref::OpEntry* entry = heavy_registry().find(node_.domain(), node_.op_type(), opset_);
         if (entry == nullptr) throw UnsupportedError("no kernel for " + node_.op_type());
         info_ = std::make_unique<ref::NodeInfo>(node_, opset_, node_.name(), constant_pointers());
         return entry->factory(*info_);
@@ -108,6 +119,25 @@ private:
 
 inline Tensor f32(const Shape& shape, const std::vector<double>& values) {
     return Tensor::from_doubles(DataType::kFloat32, shape, values);
+}
+
+inline Tensor i64s(const Shape& shape, const std::vector<double>& values) {
+    return Tensor::from_doubles(DataType::kInt64, shape, values);
+}
+
+/// A string tensor.
+inline Tensor text(const Shape& shape, const std::vector<std::string>& values) {
+    Tensor tensor(DataType::kString, shape);
+    tensor.strings() = values;
+    return tensor;
+}
+
+/// A STRINGS attribute (model_builder's set_attr has no overload for it).
+inline void set_strings(onnx::NodeProto& node, const std::string& name, const std::vector<std::string>& values) {
+    auto* attribute = node.add_attribute();
+    attribute->set_name(name);
+    attribute->set_type(onnx::AttributeProto::STRINGS);
+    for (const auto& value : values) attribute->add_strings(value);
 }
 
 inline std::vector<double> values_of(const Tensor& tensor) {

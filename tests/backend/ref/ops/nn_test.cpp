@@ -91,10 +91,24 @@ TEST(BatchNormalizationOp, Inference) {
     }
 }
 
-TEST(BatchNormalizationOp, RejectsTrainingModeAndBadParameterSize) {
-    KernelHarness h("BatchNormalization", 15);
+TEST(BatchNormalizationOp, TrainingModeUsesBatchStatisticsAndBlendsRunningOnes) {
+    // numpy: x = [[[1, 3]], [[5, 7]]] (N=2, C=1, 2); mean 4, var 5 (population)
+    // y = (x - 4) / sqrt(5 + 1e-5) * 2 + 1; running_mean = 0 * 0.8 + 4 * 0.2; running_var = 1 * 0.8 + 5 * 0.2
+    KernelHarness h("BatchNormalization", 15, 3);
     set_attr(h.node(), "training_mode", int64_t{1});
-    expect_error([&] { h.create(); }, "attribute 'training_mode' must be 0 (inference)");
+    set_attr(h.node(), "momentum", 0.8f);
+    h.input(f32({2, 1, 2}, {1, 3, 5, 7})).input(f32({1}, {2})).input(f32({1}, {1})).input(f32({1}, {0})).input(f32({1}, {1}));
+    const auto outputs = h.run();
+    const double s = 2.0 / std::sqrt(5.0 + 1e-5);
+    expect_close(outputs[0], {2, 1, 2}, {1 - 3 * s, 1 - s, 1 + s, 1 + 3 * s}, 1e-5, 1e-5);
+    expect_close(outputs[1], {1}, {0.8});
+    expect_close(outputs[2], {1}, {1.8});
+}
+
+TEST(BatchNormalizationOp, RejectsABadTrainingModeAndBadParameterSize) {
+    KernelHarness h("BatchNormalization", 15);
+    set_attr(h.node(), "training_mode", int64_t{2});
+    expect_error([&] { h.create(); }, "attribute 'training_mode' must be 0 or 1");
     KernelHarness p("BatchNormalization", 15);
     p.input(f32({1, 2, 1}, {1, 2})).input(f32({3}, {1, 1, 1})).input(f32({2}, {0, 0})).input(f32({2}, {0, 0})).input(f32({2}, {1, 1}));
     expect_error([&] { p.run(); }, "input scale must have one value per channel (2 values)");

@@ -27,9 +27,11 @@ public:
     /// make_runner(); the returned loader is invoked lazily, when the runner is activated.
     using ModelLoaderHook = std::function<OnnxLoader()>;
 
+    /// `model_loader_hook` may be null (the tool's ONNX loader chain is used).
     explicit OnnxrtRunnerArgs(ModelLoaderHook model_loader_hook = nullptr)
         : model_loader_hook_(std::move(model_loader_hook)) {}
 
+    /// Replaces the model loader hook.
     void set_model_loader_hook(ModelLoaderHook hook) { model_loader_hook_ = std::move(hook); }
 
     std::string title() const override { return "ONNX-Runtime Session Creation"; }
@@ -37,6 +39,8 @@ public:
     std::vector<OptionSpec> options() const override;
     /// Throws UsageError naming the option for a bad thread count or level.
     void parse(const ParsedArgs& args) override;
+    /// Adds an OnnxrtRunner like make_runner()'s (a model loader hook cannot be scripted: returns false).
+    bool add_to_script(Script& script) const override;
 
     std::string runner_display_name() const override { return "ONNX-Runtime"; }
     std::string runner_flag() const override { return "--onnxrt"; }
@@ -48,6 +52,7 @@ public:
     /// SessionFromOnnx(model loader, session_options()).
     std::unique_ptr<BaseRunner> make_runner() override;
 
+    /// The parsed session options.
     const onnxrt::SessionOptions& session_options() const { return session_options_; }
 
 private:

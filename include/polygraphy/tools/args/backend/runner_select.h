@@ -18,6 +18,9 @@ public:
     std::string description() const override { return "Options related to selecting runners to use for inference."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    /// Adds the selected runners in command-line order (each group's add_to_script once per selection);
+    /// UnsupportedError naming the flag when a selected runner cannot be scripted.
+    bool add_to_script(Script& script) const override;
 
     /// Selected runner groups, one entry per occurrence, in command-line order.
     const std::vector<RunnerArgGroup*>& selected() const { return selected_; }

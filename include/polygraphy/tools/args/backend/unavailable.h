@@ -13,10 +13,10 @@ namespace polygraphy::tools {
 /// Options of an unavailable backend: a help section whose options all fail while parsing with
 /// `<reason> (option: --fp16)` (the first one given).
 struct UnavailableOptions {
-    std::string title;
-    std::string description;
+    std::string title;        ///< help section heading
+    std::string description;  ///< help section description
     std::string reason;  ///< "TensorRT is not available in this build"
-    std::vector<OptionSpec> options;
+    std::vector<OptionSpec> options;  ///< the backend's options, as Polygraphy declares them
 
     /// Throws UnsupportedError when any of the options was given.
     void check(const ParsedArgs& args) const;
@@ -25,6 +25,7 @@ struct UnavailableOptions {
 /// A group of options of an unavailable backend (`--fp16`, `--save-engine`...).
 class UnavailableArgGroup : public ArgGroup {
 public:
+    /// A group declaring `spec`'s options.
     explicit UnavailableArgGroup(UnavailableOptions spec) : spec_(std::move(spec)) {}
 
     std::string title() const override { return spec_.title; }
@@ -40,6 +41,7 @@ private:
 /// (RunnerSelectArgs checks unavailable_reason()), and so do its options.
 class UnavailableRunnerArgGroup : public RunnerArgGroup {
 public:
+    /// A runner group with selection flag `flag` (e.g. "--trt") and `spec`'s options.
     UnavailableRunnerArgGroup(UnavailableOptions spec, std::string display_name, std::string flag)
         : spec_(std::move(spec)), display_name_(std::move(display_name)), flag_(std::move(flag)) {}
 

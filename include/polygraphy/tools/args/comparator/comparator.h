@@ -19,8 +19,11 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
+    /// Options for Comparator::run (`--warm-up`, `--save-inputs`).
     Comparator::RunOptions run_options() const;
+    /// `--save-outputs`.
     const std::optional<std::string>& save_outputs_path() const { return save_outputs_path_; }
 
 private:
@@ -38,11 +41,15 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
+    /// `--validate`, `--fail-fast`, `--compare`, `--load-outputs`.
+    /// @{
     bool validate() const { return validate_; }
     bool fail_fast() const { return fail_fast_; }
     const std::string& compare_func_name() const { return compare_func_; }
     const std::vector<std::string>& load_outputs_paths() const { return load_outputs_paths_; }
+    /// @}
     /// `--report FILE.json`: where to write per-tensor error figures and the first divergence.
     const std::optional<std::string>& report_path() const { return report_path_; }
     /// The comparison function the options describe.

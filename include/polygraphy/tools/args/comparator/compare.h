@@ -20,6 +20,8 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    /// Adds nothing: ComparatorCompareArgs writes the compare function with these options.
+    bool add_to_script(Script& script) const override;
 
     /// Options for compare_func::simple (fail_fast is filled in by ComparatorCompareArgs).
     const SimpleCompareOptions& compare_options() const { return options_; }
@@ -39,7 +41,9 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
+    /// `--index-tolerance` per output ("" = default).
     const OrderedMap<int64_t>& index_tolerance() const { return index_tolerance_; }
 
 private:

@@ -24,13 +24,17 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     /// The data loader the options describe: the loaded feeds (files read now, in order, concatenated)
     /// or the seeded random generator. Throws PolygraphyException for unreadable input files.
     DataLoaderFn get_data_loader() const;
+    /// True unless --load-inputs was given.
     bool is_using_random_data() const { return load_inputs_paths_.empty(); }
 
+    /// Settings of the random generator.
     const DataLoader::Options& generator_options() const { return options_; }
+    /// `--load-inputs` files, in order.
     const std::vector<std::string>& load_inputs_paths() const { return load_inputs_paths_; }
 
 private:

@@ -13,6 +13,7 @@ public:
     std::string description() const override { return "Options related to applying postprocessing to outputs."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 };
 
 }  // namespace polygraphy::tools

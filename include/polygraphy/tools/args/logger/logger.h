@@ -20,8 +20,11 @@ public:
     std::string description() const override { return "Options related to logging and debug output"; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
+    /// The severity the options set.
     Severity severity() const { return severity_; }
+    /// `--log-file`.
     const std::optional<std::string>& log_file() const { return log_file_; }
 
     /// Severity for `verbose - quiet` (1 VERBOSE, 2 EXTRA_VERBOSE, 3 SUPER_VERBOSE, >=4 ULTRA_VERBOSE,

@@ -1,4 +1,5 @@
 #include "polygraphy/tools/args/backend/ref/runner.h"
+#include "polygraphy/tools/script.h"
 
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
@@ -37,6 +38,16 @@ std::unique_ptr<BaseRunner> RefRunnerArgs::make_runner() {
     options.num_threads = threads_;
     return std::make_unique<ref::RefRunner>(
         ref::SessionFromOnnx(required_group<OnnxLoadArgs>().onnx_loader(), options));
+}
+
+bool RefRunnerArgs::add_to_script(Script& script) const {
+    script.add_include("polygraphy/backend/ref/runner.h");
+    const std::string model = required_group<OnnxLoadArgs>().add_onnx_loader(script);
+    const std::string options =
+        threads_ ? ", ref::SessionOptions{.num_threads = " + std::to_string(threads_) + "}" : "";
+    const std::string session = script.add_loader("ref::SessionFromOnnx(" + model + options + ")", "build_ref_session");
+    script.add_runner("std::make_unique<ref::RefRunner>(" + session + ")");
+    return true;
 }
 
 }  // namespace polygraphy::tools

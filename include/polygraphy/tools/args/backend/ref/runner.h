@@ -16,11 +16,13 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    bool add_to_script(Script& script) const override;
 
     std::string runner_display_name() const override { return "the built-in reference runtime (CPU)"; }
     std::string runner_flag() const override { return "--ref"; }
     std::unique_ptr<BaseRunner> make_runner() override;
 
+    /// `--ref-threads` (0: the cores available).
     int threads() const { return threads_; }
 
 private:

@@ -1,0 +1,36 @@
+# polygraphy-config: prints the flags that build a program against libpolygraphy (build tree: bin/,
+# install tree: <prefix>/bin). Used to build `polygraphy run --gen-script` programs in one command.
+
+# The public headers include <onnx/onnx_pb.h>, so programs need ONNX's definitions and the libraries
+# the library's interface links (onnx_proto, protobuf). /usr/include is left out: -I on it breaks
+# the standard library's #include_next.
+get_target_property(_onnx_defs onnx_proto INTERFACE_COMPILE_DEFINITIONS)
+get_target_property(_onnx_incs onnx_proto INTERFACE_INCLUDE_DIRECTORIES)
+set(_dep_cflags "")
+foreach(_def IN LISTS _onnx_defs)
+  string(APPEND _dep_cflags " -D${_def}")
+endforeach()
+foreach(_inc IN LISTS _onnx_incs Protobuf_INCLUDE_DIRS)
+  if(_inc AND NOT _inc STREQUAL "/usr/include")
+    string(APPEND _dep_cflags " -I${_inc}")
+  endif()
+endforeach()
+set(_dep_libs "$<TARGET_LINKER_FILE:onnx_proto>")
+foreach(_lib IN LISTS Protobuf_LIBRARIES)
+  string(APPEND _dep_libs " ${_lib}")
+endforeach()
+string(APPEND _dep_libs " -pthread")
+
+function(polygraphy_write_config_script output include_dir lib_dir)
+  set(POLYGRAPHY_CONFIG_CFLAGS "-std=c++20 -I${include_dir}${_dep_cflags}")
+  set(POLYGRAPHY_CONFIG_LIBS "-L${lib_dir} -Wl,-rpath,${lib_dir} -lpolygraphy ${_dep_libs}")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/polygraphy-config.sh.in ${output}.in @ONLY)
+  file(GENERATE OUTPUT ${output} INPUT ${output}.in
+       FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+endfunction()
+
+polygraphy_write_config_script(${PROJECT_BINARY_DIR}/bin/polygraphy-config
+  ${PROJECT_SOURCE_DIR}/include $<TARGET_FILE_DIR:polygraphy>)
+polygraphy_write_config_script(${PROJECT_BINARY_DIR}/install-tree/polygraphy-config
+  ${CMAKE_INSTALL_FULL_INCLUDEDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+install(PROGRAMS ${PROJECT_BINARY_DIR}/install-tree/polygraphy-config DESTINATION ${CMAKE_INSTALL_BINDIR})

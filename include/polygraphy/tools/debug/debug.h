@@ -1,0 +1,50 @@
+// `polygraphy debug`: iterate, sort artifacts into good/bad, reduce failing models.
+#pragma once
+
+#include "polygraphy/tools/tool.h"
+
+namespace polygraphy::tools {
+
+/// Dispatcher of the debug subtools (`reduce`, `repeat`); `build` and `precision` need TensorRT
+/// and are not part of this build.
+class DebugTool : public Tool {
+public:
+    DebugTool() : Tool("debug") {}
+    std::string description() const override;
+    Subtools make_subtools() const override;
+
+protected:
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `debug repeat --until {good,bad,N} [--artifacts ...] --check CMD...`: runs the check command
+/// repeatedly, sorting the artifacts of each run into good/ or bad/, and reports the pass rate.
+/// Exits 0 whatever the verdicts (as Polygraphy's debug tools do).
+class RepeatTool : public Tool {
+public:
+    RepeatTool() : Tool("repeat") {}
+    std::string description() const override;
+    bool show_start_end_logging(const ParsedArgs& /*args*/) const override { return true; }
+
+protected:
+    std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `debug reduce MODEL -o OUT [--min-good PATH] [--mode {bisect,linear}] --check CMD...`:
+/// shrinks a failing ONNX model to a small subgraph that still fails (see reducer.h for the
+/// search and reduce.cpp for how candidate models are built). Exits 1 when the original model
+/// does not fail, since there is then nothing to reduce.
+class ReduceTool : public Tool {
+public:
+    ReduceTool() : Tool("reduce") {}
+    std::string description() const override;
+    bool show_start_end_logging(const ParsedArgs& /*args*/) const override { return true; }
+
+protected:
+    std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+}  // namespace polygraphy::tools

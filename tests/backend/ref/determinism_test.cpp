@@ -1,0 +1,66 @@
+// `--ref-threads N`: results are bit-identical from run to run and session to session for a fixed
+// thread count (issue 3), on the kernels that split work across threads: convolution, matmul,
+// reductions, softmax and normalisation.
+#include <gtest/gtest.h>
+
+#include "model_builder.h"
+#include "polygraphy/backend/ref/runner.h"
+
+namespace polygraphy::ref {
+namespace {
+
+using polygraphy::testing::ModelBuilder;
+using polygraphy::testing::random_tensor;
+using polygraphy::testing::set_attr;
+
+// x(1,8,32,32) -> Conv 3x3 (16 ch) -> Relu -> ReduceMean over H,W -> MatMul(16x64) -> Softmax,
+// and LayerNormalization over a long axis: outputs y (1,64) and z (1,8,1024).
+OnnxModel threaded_model() {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{1, 8, 32, 32});
+    builder.initializer("w", random_tensor({16, 8, 3, 3}, 1));
+    builder.initializer("b", random_tensor({16}, 2));
+    builder.initializer("m", random_tensor({16, 64}, 3));
+    builder.initializer("shape", Tensor::from_doubles(DataType::kInt64, {3}, {1, 8, 1024}));
+    builder.initializer("scale", random_tensor({1024}, 4));
+    builder.initializer("bias", random_tensor({1024}, 5));
+    set_attr(builder.node("Conv", {"x", "w", "b"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Relu", {"c"}, {"r"});
+    auto& mean = builder.node("ReduceMean", {"r"}, {"p"});
+    set_attr(mean, "axes", std::vector<int64_t>{2, 3});
+    set_attr(mean, "keepdims", int64_t{0});
+    builder.node("MatMul", {"p", "m"}, {"q"});
+    builder.node("Softmax", {"q"}, {"y"});
+    builder.node("Reshape", {"x", "shape"}, {"flat"});
+    builder.node("LayerNormalization", {"flat", "scale", "bias"}, {"z"});
+    builder.output("y", DataType::kFloat32, Shape{1, 64});
+    builder.output("z", DataType::kFloat32, Shape{1, 8, 1024});
+    return builder.build();
+}
+
+TensorMap run_once(const onnx::ModelProto& model, int threads, const TensorMap& feed) {
+    SessionOptions options;
+    options.num_threads = threads;
+    return Session(model, options).run(feed);
+}
+
+class Determinism : public ::testing::TestWithParam<int> {};
+
+TEST_P(Determinism, FixedThreadCountGivesBitIdenticalResults) {
+    const OnnxModel model = threaded_model();
+    const TensorMap feed{{"x", random_tensor({1, 8, 32, 32}, 7)}};
+    const TensorMap first = run_once(*model, GetParam(), feed);
+
+    SessionOptions options;
+    options.num_threads = GetParam();
+    const Session session(*model, options);
+    for (int repeat = 0; repeat < 5; ++repeat) {
+        const TensorMap again = repeat % 2 ? session.run(feed) : run_once(*model, GetParam(), feed);
+        for (const char* name : {"y", "z"}) EXPECT_TRUE(again.at(name).equals(first.at(name))) << name << " #" << repeat;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, Determinism, ::testing::Values(1, 2, 4));
+
+}  // namespace
+}  // namespace polygraphy::ref
