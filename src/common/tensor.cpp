@@ -37,11 +37,11 @@ uint64_t tensor_memory_limit() {
 
 namespace {
 
-std::shared_ptr<void> allocate_zeroed(std::size_t nbytes) {
+std::shared_ptr<void> allocate_buffer(std::size_t nbytes, bool zero_fill) {
     const std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
     void* memory = std::aligned_alloc(kAlignment, rounded);
     if (!memory) throw PolygraphyException("Could not allocate " + std::to_string(nbytes) + " bytes for a tensor");
-    std::memset(memory, 0, rounded);
+    if (zero_fill) std::memset(memory, 0, rounded);
     return std::shared_ptr<void>(memory, [](void* p) { std::free(p); });
 }
 
@@ -153,7 +153,13 @@ std::string shape_to_string(const Shape& shape) {
     return text + ")";
 }
 
-Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor::Tensor(DataType dtype, Shape shape) : Tensor(dtype, std::move(shape), /*zero_fill=*/true) {}
+
+Tensor Tensor::uninitialized(DataType dtype, Shape shape) {
+    return Tensor(dtype, std::move(shape), /*zero_fill=*/false);
+}
+
+Tensor::Tensor(DataType dtype, Shape shape, bool zero_fill) : dtype_(dtype), shape_(std::move(shape)) {
     if (dtype == DataType::kUndefined) throw UnsupportedError("Cannot create a tensor of undefined data type");
     numel_ = shape_volume(shape_);
     if (dtype == DataType::kString) {
@@ -166,7 +172,7 @@ Tensor::Tensor(DataType dtype, Shape shape) : dtype_(dtype), shape_(std::move(sh
                                   std::string(dtype_name(dtype)) + " is too large to allocate: it needs " +
                                   gib(nbytes) + ", over the limit of " + gib(tensor_memory_limit()) +
                                   " (this machine's physical memory)");
-    owner_ = allocate_zeroed(static_cast<std::size_t>(nbytes));
+    owner_ = allocate_buffer(static_cast<std::size_t>(nbytes), zero_fill);
     data_ = owner_.get();
 }
 

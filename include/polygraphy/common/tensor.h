@@ -37,6 +37,10 @@ public:
     /// (negative dims, overflow, over tensor_memory_limit()) and UnsupportedError for kUndefined.
     Tensor(DataType dtype, Shape shape);
 
+    /// Like Tensor(dtype, shape) but the numeric buffer is left uninitialized (string tensors still
+    /// hold empty strings): for producers that overwrite every element, saving a pass over memory.
+    static Tensor uninitialized(DataType dtype, Shape shape);
+
     /// Wraps memory owned by `owner` without copying. `data` must stay valid while `owner` lives.
     static Tensor wrap(DataType dtype, Shape shape, std::shared_ptr<void> owner, void* data);
 
@@ -94,6 +98,8 @@ public:
     bool equals(const Tensor& other) const;
 
 private:
+    Tensor(DataType dtype, Shape shape, bool zero_fill);
+
     DataType dtype_ = DataType::kUndefined;
     Shape shape_;
     int64_t numel_ = 0;

@@ -163,6 +163,141 @@ void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, cons
     });
 }
 
+// ---- depthwise (direct, NCHW) ---------------------------------------------------------------------
+
+/// A 2-D convolution with one input and one output channel per group (MobileNet/EfficientNet style).
+/// oneDNN runs these only on blocked layouts, and the two reorders around each one cost more than
+/// the convolution itself, so they run here on the plain NCHW planes.
+bool is_plain_depthwise_2d(const ConvProblem& p) {
+    return !p.transpose && p.geometry.rank() == 2 && p.group > 1 && p.group == p.in_channels &&
+           p.group == p.out_channels;
+}
+
+/// 16 floats; GCC lowers the arithmetic to whatever vector width the function is compiled for.
+/// aligned(4): loads and stores may be unaligned.
+typedef float Float16Lanes __attribute__((vector_size(64), aligned(4)));
+
+/// acc[i] = bias + sum over t < taps of w[t] * src[t][i], for i < n. Blocks of 64 outputs stay in
+/// registers while every tap is added, so acc is written once (compiled for AVX-512/AVX2 too).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_accumulate(
+    const float* const* src, const float* w, int64_t taps, float bias, float* acc, int64_t n) {
+    using V = Float16Lanes;
+    int64_t i0 = 0;
+    for (; i0 + 64 <= n; i0 += 64) {
+        V b0 = V{} + bias, b1 = b0, b2 = b0, b3 = b0;
+        for (int64_t t = 0; t < taps; ++t) {
+            const float* in = src[t] + i0;
+            const V wv = V{} + w[t];
+            b0 += wv * *reinterpret_cast<const V*>(in);
+            b1 += wv * *reinterpret_cast<const V*>(in + 16);
+            b2 += wv * *reinterpret_cast<const V*>(in + 32);
+            b3 += wv * *reinterpret_cast<const V*>(in + 48);
+        }
+        *reinterpret_cast<V*>(acc + i0) = b0;
+        *reinterpret_cast<V*>(acc + i0 + 16) = b1;
+        *reinterpret_cast<V*>(acc + i0 + 32) = b2;
+        *reinterpret_cast<V*>(acc + i0 + 48) = b3;
+    }
+    for (; i0 + 16 <= n; i0 += 16) {
+        V b0 = V{} + bias;
+        for (int64_t t = 0; t < taps; ++t) b0 += (V{} + w[t]) * *reinterpret_cast<const V*>(src[t] + i0);
+        *reinterpret_cast<V*>(acc + i0) = b0;
+    }
+    for (int64_t i = i0; i < n; ++i) {
+        float sum = bias;
+        for (int64_t t = 0; t < taps; ++t) sum += w[t] * src[t][i];
+        acc[i] = sum;
+    }
+}
+
+/// The shape of one depthwise problem, as the direct kernel sees it. The zero-padded input plane is
+/// split into stride_h x stride_w phase planes (rows/columns with the same remainder modulo the
+/// stride), each `qh` x `qw`: then every tap is a stride-1 shift of one phase plane, and the output,
+/// computed `qw` wide (the columns past out_w are discarded), is one contiguous multiply-add per tap.
+struct DepthwiseLayout {
+    explicit DepthwiseLayout(const Geometry& g)
+        : in_h(g.input[0]), in_w(g.input[1]), out_h(g.output[0]), out_w(g.output[1]), k_h(g.kernel[0]),
+          k_w(g.kernel[1]), s_h(g.strides[0]), s_w(g.strides[1]), d_h(g.dilations[0]), d_w(g.dilations[1]),
+          pad_t(g.pad_begin[0]), pad_l(g.pad_begin[1]) {
+        const int64_t padded_h = (out_h - 1) * s_h + (k_h - 1) * d_h + 1;
+        const int64_t padded_w = (out_w - 1) * s_w + (k_w - 1) * d_w + 1;
+        qh = (padded_h + s_h - 1) / s_h;
+        qw = (padded_w + s_w - 1) / s_w;
+        // Slack after each plane: shifted reads run up to qw - 1 past it, plus the rounding of the
+        // output count up to whole vectors.
+        phase_stride = qh * qw + qw + kLanes;
+        acc_count = (out_h * qw + kLanes - 1) / kLanes * kLanes;
+    }
+    static constexpr int64_t kLanes = 16;
+    int64_t in_h, in_w, out_h, out_w, k_h, k_w, s_h, s_w, d_h, d_w, pad_t, pad_l;
+    int64_t qh = 0, qw = 0, phase_stride = 0;
+    int64_t acc_count = 0;  ///< out_h * qw rounded up to whole vectors
+    std::size_t scratch_floats() const { return static_cast<std::size_t>(s_h * s_w * phase_stride + acc_count); }
+};
+
+/// Index range [begin, end) of the phase coordinates q whose input coordinate q * stride + shift lies
+/// in [0, size); `count` phase coordinates exist.
+std::pair<int64_t, int64_t> valid_phase_range(int64_t shift, int64_t stride, int64_t size, int64_t count) {
+    const int64_t begin = std::min(count, shift >= 0 ? 0 : (-shift + stride - 1) / stride);
+    const int64_t end = std::max(begin, std::min(count, size - shift <= 0 ? 0 : (size - 1 - shift) / stride + 1));
+    return {begin, end};
+}
+
+/// Computes one plane. `phases` holds zeros wherever the padded input is padding (they are never
+/// written, so they are zeroed once per scratch buffer); `sources` are the tap start points in it.
+void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias, float* y, float* phases,
+                     float* acc, const std::vector<const float*>& sources) {
+    for (int64_t a = 0; a < l.s_h; ++a) {
+        const auto [r_begin, r_end] = valid_phase_range(a - l.pad_t, l.s_h, l.in_h, l.qh);
+        for (int64_t b = 0; b < l.s_w; ++b) {
+            const int64_t shift = b - l.pad_l;
+            const auto [c_begin, c_end] = valid_phase_range(shift, l.s_w, l.in_w, l.qw);
+            float* plane = phases + (a * l.s_w + b) * l.phase_stride;
+            for (int64_t r = r_begin; r < r_end; ++r) {
+                float* out = plane + r * l.qw;
+                const float* row = x + (r * l.s_h + a - l.pad_t) * l.in_w + shift;
+                if (l.s_w == 1) {
+                    std::copy(row + c_begin, row + c_end, out + c_begin);
+                } else if (l.s_w == 2) {
+                    for (int64_t c = c_begin; c < c_end; ++c) out[c] = row[c * 2];  // constant stride: vectorizes
+                } else {
+                    for (int64_t c = c_begin; c < c_end; ++c) out[c] = row[c * l.s_w];
+                }
+            }
+        }
+    }
+    depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, acc, l.acc_count);
+    for (int64_t oh = 0; oh < l.out_h; ++oh) std::copy(acc + oh * l.qw, acc + oh * l.qw + l.out_w, y + oh * l.out_w);
+}
+
+void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y, int num_threads) {
+    const DepthwiseLayout l(p.geometry);
+    const int64_t in_size = l.in_h * l.in_w;
+    const int64_t out_size = l.out_h * l.out_w;
+    const int64_t taps = l.k_h * l.k_w;
+    onednn::parallel_for(p.batch * p.out_channels, num_threads, out_size * taps, [&](int64_t begin, int64_t end) {
+        float* scratch = static_cast<float*>(onednn::thread_scratch(0, l.scratch_floats() * sizeof(float)));
+        std::fill(scratch, scratch + l.scratch_floats(), 0.0f);
+        float* phases = scratch;
+        float* acc = scratch + l.s_h * l.s_w * l.phase_stride;
+        // Where each tap reads: a shift of one phase plane.
+        std::vector<const float*> sources;
+        for (int64_t kh = 0; kh < l.k_h; ++kh) {
+            const int64_t row = kh * l.d_h;
+            for (int64_t kw = 0; kw < l.k_w; ++kw) {
+                const int64_t col = kw * l.d_w;
+                const float* plane = phases + ((row % l.s_h) * l.s_w + col % l.s_w) * l.phase_stride;
+                sources.push_back(plane + (row / l.s_h) * l.qw + col / l.s_w);
+            }
+        }
+        for (int64_t nc = begin; nc < end; ++nc) {
+            const int64_t c = nc % p.out_channels;
+            depthwise_plane(l, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f, y + nc * out_size,
+                            phases, acc, sources);
+        }
+    });
+}
+
 // ---- oneDNN -----------------------------------------------------------------------------------------
 
 /// Primitives for one input shape.
@@ -354,13 +489,15 @@ public:
         }
         const int threads = context.num_threads();
         if (dtype == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
+            context.set_output(0, Tensor::uninitialized(dtype, problem.output_shape));  // every element is written
+            Tensor& y = context.output(0);
             run_reference<double>(problem, x, w, b, y, threads);
             activation_.apply_in_place(y, threads);
             return;
         }
         if (dtype == DataType::kFloat32) {
-            Tensor& y = context.allocate_output(0, dtype, problem.output_shape);
+            context.set_output(0, Tensor::uninitialized(dtype, problem.output_shape));  // every element is written
+            Tensor& y = context.output(0);
             run_float(node, problem, x, w, b, y, threads);
             return;
         }
@@ -514,6 +651,12 @@ private:
     void run_float(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b,
                    Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
+        if (is_plain_depthwise_2d(p)) {
+            depthwise_conv(p, x.data_as<float>(), w.data_as<float>(), b != nullptr ? b->data_as<float>() : nullptr,
+                           y.data_as<float>(), threads);
+            activation_.apply_in_place(y, threads);
+            return;
+        }
         Shape key = x.shape();
         key.insert(key.end(), w.shape().begin(), w.shape().end());
         key.push_back(b != nullptr ? 1 : 0);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "backend/ref/ops/broadcast.h"
+#include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/kernel_util.h"
 #include "backend/ref/ops/small_types.h"
@@ -77,10 +78,24 @@ Tensor narrow_if_half(Tensor tensor, DataType original) {
 // ---------------------------------------------------------------------------------------------
 // Unary operators.
 
+/// Ops with a oneDNN eltwise equivalent over float32 declare `static constexpr dnnl::algorithm kDnnl`.
+template <typename Op, typename = void>
+struct HasDnnlAlgorithm : std::false_type {};
+template <typename Op>
+struct HasDnnlAlgorithm<Op, std::void_t<decltype(Op::kDnnl)>> : std::true_type {};
+
+template <typename Op>
+dnnl::algorithm dnnl_algorithm_of() {
+    if constexpr (HasDnnlAlgorithm<Op>::value)
+        return Op::kDnnl;
+    else
+        return dnnl::algorithm::undef;
+}
+
 template <typename Op>
 class UnaryKernel final : public Kernel {
 public:
-    explicit UnaryKernel(const NodeInfo& node) : op_(node) {}
+    explicit UnaryKernel(const NodeInfo& node) : op_(node), eltwise_(dnnl_algorithm_of<Op>()) {}
 
     void compute(KernelContext& ctx) const override {
         const NodeInfo& node = ctx.node();
@@ -90,11 +105,18 @@ public:
             using T = typename decltype(tag)::type;
             if constexpr (Op::template kSupports<T>) {
                 using R = decltype(std::declval<const Op&>()(T{}));
-                Tensor y(dtype_of<R>(), x.shape());
+                Tensor y = Tensor::uninitialized(dtype_of<R>(), x.shape());
                 const T* in = x.data_as<T>();
                 R* out = y.data_as<R>();
                 const int64_t n = x.numel();
                 const int threads = ctx.num_threads();
+                if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float> && HasDnnlAlgorithm<Op>::value) {
+                    // oneDNN's JIT-vectorized version (much faster than a libm loop).
+                    if (eltwise_.run(in, out, n, threads)) {
+                        ctx.set_output(0, narrow_if_half(std::move(y), input.dtype()));
+                        return;
+                    }
+                }
 #pragma omp parallel for if (threads > 1 && n >= kParallelThreshold) num_threads(threads)
                 for (int64_t i = 0; i < n; ++i) out[i] = op_(in[i]);
                 ctx.set_output(0, narrow_if_half(std::move(y), input.dtype()));
@@ -106,6 +128,7 @@ public:
 
 private:
     Op op_;
+    onednn::Eltwise eltwise_;  ///< used when Op has kDnnl
 };
 
 struct FloatOnly {
@@ -127,9 +150,23 @@ POLYGRAPHY_FLOAT_UNARY(ReciprocalOp, T(1) / x)
 POLYGRAPHY_FLOAT_UNARY(ExpOp, std::exp(x))
 POLYGRAPHY_FLOAT_UNARY(LogOp, std::log(x))
 POLYGRAPHY_FLOAT_UNARY(ErfOp, std::erf(x))
-POLYGRAPHY_FLOAT_UNARY(TanhOp, std::tanh(x))
+struct TanhOp : FloatOnly {
+    static constexpr dnnl::algorithm kDnnl = dnnl::algorithm::eltwise_tanh;
+    explicit TanhOp(const NodeInfo&) {}
+    template <typename T>
+    T operator()(T x) const {
+        return std::tanh(x);
+    }
+};
 // Split at 0 so that exp never overflows.
-POLYGRAPHY_FLOAT_UNARY(SigmoidOp, x >= T(0) ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x)))
+struct SigmoidOp : FloatOnly {
+    static constexpr dnnl::algorithm kDnnl = dnnl::algorithm::eltwise_logistic;
+    explicit SigmoidOp(const NodeInfo&) {}
+    template <typename T>
+    T operator()(T x) const {
+        return x >= T(0) ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+    }
+};
 POLYGRAPHY_FLOAT_UNARY(SinOp, std::sin(x))
 POLYGRAPHY_FLOAT_UNARY(CosOp, std::cos(x))
 POLYGRAPHY_FLOAT_UNARY(TanOp, std::tan(x))
@@ -327,7 +364,7 @@ public:
             if constexpr (Op::template kSupports<T>) {
                 op_.check(node, b.data_as<T>(), b.numel());
                 using R = decltype(std::declval<const Op&>()(T{}, T{}));
-                Tensor y(dtype_of<R>(), out);
+                Tensor y = Tensor::uninitialized(dtype_of<R>(), out);
                 broadcast_binary(out, a.shape(), shape_b, a.data_as<T>(), b.data_as<T>(), y.data_as<R>(), op_,
                                  ctx.num_threads());
                 ctx.set_output(0, narrow_if_half(std::move(y), a0.dtype()));
@@ -739,7 +776,7 @@ public:
                 }
                 if (bounds[0].defined()) lo = bounds[0].data_as<T>()[0];
                 if (bounds[1].defined()) hi = bounds[1].data_as<T>()[0];
-                Tensor y(x.dtype(), x.shape());
+                Tensor y = Tensor::uninitialized(x.dtype(), x.shape());
                 const T* in = x.data_as<T>();
                 T* out = y.data_as<T>();
                 const int64_t n = x.numel();

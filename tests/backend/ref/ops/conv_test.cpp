@@ -189,6 +189,11 @@ std::vector<ConvCase> conv_cases() {
         {"2d groups", {1, 6, 7, 7}, {4, 3, 3, 3}, 2, {1, 1}, {}, {1, 1, 1, 1}, "", true, true},
         {"depthwise", {2, 8, 10, 10}, {8, 1, 3, 3}, 8, {2, 2}, {}, {1, 1, 1, 1}, "", true, true},
         {"depthwise multiplier", {1, 4, 9, 9}, {8, 1, 5, 5}, 4, {}, {}, {2, 2, 2, 2}, "", true, false},
+        // The direct depthwise kernel: register blocks and tails, asymmetric and negative-free pads,
+        // strides 2 and 3 with dilation, SAME padding.
+        {"depthwise wide 5x5", {1, 3, 23, 41}, {3, 1, 5, 5}, 3, {}, {}, {2, 2, 2, 2}, "", true, true},
+        {"depthwise stride dilation asym pads", {1, 4, 17, 19}, {4, 1, 3, 3}, 4, {3, 2}, {2, 1}, {0, 2, 1, 0}, "", false, false},
+        {"depthwise same upper", {2, 5, 14, 14}, {5, 1, 5, 5}, 5, {2, 2}, {}, {}, "SAME_UPPER", true, true},
         {"same upper", {1, 3, 10, 9}, {4, 3, 4, 3}, 1, {2, 2}, {}, {}, "SAME_UPPER", true, true},
         {"same lower", {1, 3, 10, 9}, {4, 3, 4, 3}, 1, {2, 2}, {}, {}, "SAME_LOWER", true, true},
         {"valid", {1, 3, 10, 9}, {4, 3, 3, 2}, 1, {3, 2}, {}, {}, "VALID", false, true},
@@ -207,6 +212,7 @@ TEST(ConvOp, MatchesNaiveReferenceFloat32) {
 TEST(ConvOp, MatchesNaiveReferenceSingleThread) {
     run_conv_case(conv_cases()[2], DataType::kFloat32, 1e-5, 1);
     run_conv_case(conv_cases()[5], DataType::kFloat32, 1e-5, 1);
+    run_conv_case(conv_cases()[8], DataType::kFloat32, 1e-5, 1);
 }
 
 TEST(ConvOp, MatchesNaiveReferenceFloat64) {
