@@ -1,6 +1,8 @@
 // Polygraphy's `inspect data` text (tools/inspect/subtool/data.py).
 #include "polygraphy/comparator/data_summary.h"
 
+#include "common/text_util.h"
+
 #include <algorithm>
 
 #include "polygraphy/common/logger.h"
@@ -8,29 +10,8 @@
 namespace polygraphy {
 namespace {
 
-// Python's `indent_block` (str.splitlines, then every line prefixed).
-std::string indent_block(const std::string& block, int level) {
-    const std::string tab(static_cast<std::size_t>(4 * level), ' ');
-    std::string out = tab;
-    std::size_t start = 0;
-    bool first = true;
-    while (start < block.size()) {
-        std::size_t end = block.find('\n', start);
-        if (end == std::string::npos) end = block.size();
-        if (!first) out += "\n" + tab;
-        first = false;
-        out.append(block, start, end - start);
-        start = end + 1;
-    }
-    return out;
-}
-
-std::string strip(const std::string& text) {
-    const auto begin = text.find_first_not_of(" \t\n\r\f\v");
-    if (begin == std::string::npos) return "";
-    const auto end = text.find_last_not_of(" \t\n\r\f\v");
-    return text.substr(begin, end - begin + 1);
-}
+using text::indent_block;
+using text::strip;
 
 // comparator/util.py's str_output_stats: the figures, or a placeholder when they cannot be computed.
 std::string stats_str(const Tensor& tensor) {

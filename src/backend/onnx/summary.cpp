@@ -1,5 +1,7 @@
 // str_from_onnx: Polygraphy's text summary of an ONNX model (backend/onnx/util.py's str_from_onnx).
 #include <map>
+
+#include "common/text_util.h"
 #include <optional>
 #include <set>
 #include <string>
@@ -13,29 +15,8 @@
 namespace polygraphy {
 namespace {
 
-// Python's `indent_block`: every line of str.splitlines() prefixed with `level` tabs of 4 spaces.
-std::string indent_block(const std::string& block, int level = 1) {
-    const std::string tab(static_cast<std::size_t>(4 * level), ' ');
-    std::string out = tab;
-    std::size_t start = 0;
-    bool first = true;
-    while (start < block.size()) {
-        std::size_t end = block.find('\n', start);
-        if (end == std::string::npos) end = block.size();
-        if (!first) out += "\n" + tab;
-        first = false;
-        out.append(block, start, end - start);
-        start = end + 1;
-    }
-    return out;
-}
-
-std::string strip(const std::string& text) {
-    const auto begin = text.find_first_not_of(" \t\n\r\f\v");
-    if (begin == std::string::npos) return "";
-    const auto end = text.find_last_not_of(" \t\n\r\f\v");
-    return text.substr(begin, end - begin + 1);
-}
+using text::indent_block;
+using text::strip;
 
 // Polygraphy's MetadataTuple: unknown fields are left out; nothing known prints nothing.
 struct Meta {

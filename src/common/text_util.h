@@ -1,0 +1,33 @@
+// Internal text helpers shared by the printers that reproduce Polygraphy's Python formatting.
+#pragma once
+
+#include <string>
+
+namespace polygraphy::text {
+
+/// Python's `indent_block`: every line of str.splitlines() prefixed with `level` tabs of 4 spaces.
+inline std::string indent_block(const std::string& block, int level = 1) {
+    const std::string tab(static_cast<std::size_t>(4 * level), ' ');
+    std::string out = tab;
+    std::size_t start = 0;
+    bool first = true;
+    while (start < block.size()) {
+        std::size_t end = block.find('\n', start);
+        if (end == std::string::npos) end = block.size();
+        if (!first) out += "\n" + tab;
+        first = false;
+        out.append(block, start, end - start);
+        start = end + 1;
+    }
+    return out;
+}
+
+/// Python's str.strip(): leading and trailing whitespace removed.
+inline std::string strip(const std::string& text) {
+    const auto begin = text.find_first_not_of(" \t\n\r\f\v");
+    if (begin == std::string::npos) return "";
+    const auto end = text.find_last_not_of(" \t\n\r\f\v");
+    return text.substr(begin, end - begin + 1);
+}
+
+}  // namespace polygraphy::text
