@@ -1,13 +1,14 @@
 // Graph surgery on ONNX models (see include/polygraphy/backend/onnx/graph.h).
 #include "polygraphy/backend/onnx/graph.h"
 
+#include "common/toposort.h"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -117,53 +118,16 @@ std::unordered_map<std::string, std::size_t> producers(const onnx::GraphProto& g
 std::vector<std::size_t> topological_order(const onnx::GraphProto& graph) {
     const std::size_t count = static_cast<std::size_t>(graph.node_size());
     const auto producer = producers(graph);
-    std::vector<std::vector<std::size_t>> predecessors(count), successors(count);
-    std::vector<std::size_t> in_degree(count, 0);
+    std::vector<std::vector<std::size_t>> predecessors(count);
     for (std::size_t i = 0; i < count; ++i) {
         for (const auto& input : node_reads(graph.node(static_cast<int>(i)))) {
             auto found = producer.find(input);
             if (found == producer.end()) continue;  // graph input, initializer or outer scope
             predecessors[i].push_back(found->second);
-            successors[found->second].push_back(i);
-            ++in_degree[i];
         }
     }
-    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
-    for (std::size_t i = 0; i < count; ++i)
-        if (in_degree[i] == 0) ready.push(i);
-    std::vector<std::size_t> sorted;
-    sorted.reserve(count);
-    while (!ready.empty()) {
-        const std::size_t current = ready.top();
-        ready.pop();
-        sorted.push_back(current);
-        for (std::size_t next : successors[current])
-            if (--in_degree[next] == 0) ready.push(next);
-    }
-    if (sorted.size() == count) return sorted;
-
-    // Every node left has a predecessor that is also left: walking predecessors must revisit a node.
-    std::vector<int> position(count, -1);
-    std::vector<std::size_t> walk;
-    std::size_t current = 0;
-    while (in_degree[current] == 0) ++current;
-    while (position[current] < 0) {
-        position[current] = static_cast<int>(walk.size());
-        walk.push_back(current);
-        for (std::size_t predecessor : predecessors[current]) {
-            if (in_degree[predecessor] > 0) {
-                current = predecessor;
-                break;
-            }
-        }
-    }
-    std::vector<std::size_t> cycle(walk.begin() + position[current], walk.end());
-    std::reverse(cycle.begin(), cycle.end());
-    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
-    std::string names;
-    for (std::size_t index : cycle) names += fmt::format("'{}' -> ", display_name(graph.node(static_cast<int>(index)), index));
-    names += fmt::format("'{}'", display_name(graph.node(static_cast<int>(cycle.front())), cycle.front()));
-    throw ModelError(fmt::format("Graph contains a cycle through nodes {}", names));
+    return stable_topological_order(
+        predecessors, [&graph](std::size_t index) { return display_name(graph.node(static_cast<int>(index)), index); });
 }
 
 // ---- types --------------------------------------------------------------------------------------

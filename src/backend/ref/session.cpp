@@ -1,10 +1,11 @@
 // Session: prepares an ONNX graph for the built-in CPU runtime and runs it.
 #include <omp.h>
 
+#include "common/toposort.h"
+
 #include <algorithm>
 #include <functional>
 #include <new>
-#include <queue>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -371,8 +372,7 @@ std::vector<std::size_t> Session::Impl::topological_order(const std::unordered_s
         }
     }
 
-    std::vector<std::vector<std::size_t>> predecessors(count), successors(count);
-    std::vector<std::size_t> in_degree(count, 0);
+    std::vector<std::vector<std::size_t>> predecessors(count);
     for (std::size_t i = 0; i < count; ++i) {
         for (const auto& input : node_inputs[i]) {
             if (input.empty()) continue;
@@ -384,48 +384,9 @@ std::vector<std::size_t> Session::Impl::topological_order(const std::unordered_s
                                 display_names[i], nodes[i].op_type(), input));
             }
             predecessors[i].push_back(found->second);
-            successors[found->second].push_back(i);
-            ++in_degree[i];
         }
     }
-
-    // Kahn's algorithm; the smallest ready index goes first so that sorted graphs keep their order.
-    std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
-    for (std::size_t i = 0; i < count; ++i)
-        if (in_degree[i] == 0) ready.push(i);
-    std::vector<std::size_t> sorted;
-    sorted.reserve(count);
-    while (!ready.empty()) {
-        const std::size_t current = ready.top();
-        ready.pop();
-        sorted.push_back(current);
-        for (std::size_t next : successors[current])
-            if (--in_degree[next] == 0) ready.push(next);
-    }
-    if (sorted.size() == count) return sorted;
-
-    // Every node left has a predecessor that is also left: walking predecessors must revisit a node.
-    std::vector<int> position(count, -1);
-    std::vector<std::size_t> walk;
-    std::size_t current = 0;
-    while (in_degree[current] == 0) ++current;
-    while (position[current] < 0) {
-        position[current] = static_cast<int>(walk.size());
-        walk.push_back(current);
-        for (std::size_t predecessor : predecessors[current]) {
-            if (in_degree[predecessor] > 0) {
-                current = predecessor;
-                break;
-            }
-        }
-    }
-    std::vector<std::size_t> cycle(walk.begin() + position[current], walk.end());
-    std::reverse(cycle.begin(), cycle.end());                                               // data-flow order
-    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // first listed first
-    std::string names;
-    for (std::size_t index : cycle) names += fmt::format("'{}' -> ", display_names[index]);
-    names += fmt::format("'{}'", display_names[cycle.front()]);
-    throw ModelError(fmt::format("Graph contains a cycle through nodes {}", names));
+    return stable_topological_order(predecessors, [this](std::size_t index) { return display_names[index]; });
 }
 
 Session::Session(const onnx::ModelProto& model, SessionOptions options) : impl_(std::make_unique<Impl>()) {
