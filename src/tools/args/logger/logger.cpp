@@ -111,11 +111,9 @@ bool LoggerArgs::add_to_script(Script& script) const {
                                                               {Severity::kError, "kError"},
                                                               {Severity::kCritical, "kCritical"},
                                                               {Severity::kSilent, "kSilent"}};
-    if (severity_ != Severity::kInfo) {
-        for (const auto& [severity, name] : kNames)
-            if (severity == severity_)
-                script.append_prefix(std::string("logger().set_severity(Severity::") + name + ");");
-    }
+    // Always written: the library is silent until a program enables logging, the command is not.
+    for (const auto& [severity, name] : kNames)
+        if (severity == severity_) script.append_prefix(std::string("logger().set_severity(Severity::") + name + ");");
     if (log_file_) script.append_prefix("logger().set_log_file(" + Script::quote(*log_file_) + ");");
     return true;
 }
