@@ -21,6 +21,15 @@ foreach(_lib IN LISTS Protobuf_LIBRARIES)
 endforeach()
 string(APPEND _dep_libs " -pthread")
 
+# A sanitizer build's library needs its programs built with the same sanitizers (the runtime must
+# come first), so the -fsanitize options of CMAKE_CXX_FLAGS are passed on.
+string(REGEX MATCHALL "-fsanitize=[^ ]+" _sanitize_flags "${CMAKE_CXX_FLAGS}")
+list(FILTER _sanitize_flags EXCLUDE REGEX "fuzzer")
+foreach(_flag IN LISTS _sanitize_flags)
+  string(APPEND _dep_cflags " ${_flag}")
+  string(APPEND _dep_libs " ${_flag}")
+endforeach()
+
 function(polygraphy_write_config_script output include_dir lib_dir)
   set(POLYGRAPHY_CONFIG_CFLAGS "-std=c++20 -I${include_dir}${_dep_cflags}")
   set(POLYGRAPHY_CONFIG_LIBS "-L${lib_dir} -Wl,-rpath,${lib_dir} -lpolygraphy ${_dep_libs}")

@@ -11,6 +11,10 @@
 
 #include "polygraphy/tools/cli.h"
 
+// LeakSanitizer builds only (unused otherwise): ONNX Runtime, a prebuilt library, keeps a few bytes
+// for the life of the process, which is not ours to report.
+extern "C" const char* __lsan_default_suppressions() { return "leak:libonnxruntime.so\n"; }
+
 namespace {
 
 // The built-in runtime's kernels use OpenMP. With its default (active) wait policy, a thread that
