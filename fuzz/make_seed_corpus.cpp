@@ -10,6 +10,7 @@
 //   onnx_model    models built with tests/support/model_builder.h: dynamic shapes, initializers
 //                 that are also inputs, Constant and If nodes, value_info, several opset imports
 //   cli_value_spec argument values of --input-shapes, --atol/--rtol, --val-range, --pool-limit...
+//   cli_args      command lines of every tool, one token per line, the tool's name first
 // scripts/fuzz_smoke.sh adds the example models and, when ../shared is there, Polygraphy's files.
 #include <cstdio>
 #include <cstring>
@@ -302,6 +303,33 @@ void write_cli_value_specs(const fs::path& dir) {
     for (std::size_t i = 0; i < specs.size(); ++i) write(dir / ("spec" + std::to_string(i)), specs[i]);
 }
 
+// Command lines as users type them: the tool path, then one argv token per line.
+void write_cli_args(const fs::path& dir) {
+    const std::vector<std::string> commands = {
+        "run\nmodel.onnx\n--ref\n--onnxrt\n--atol\n1e-3\nout:1e-2\n--rtol=1e-4\n--check-error-stat\nmedian\n"
+        "--val-range\nx:[0,1]\n--input-shapes\nx:[1,3,224,224]\n--seed=1\n--iterations\n2",
+        "run\nmodel.onnx\n--onnxrt\n--onnx-outputs\nmark\nall\n--onnx-exclude-outputs\ny\n--save-outputs\nout.json\n"
+        "--fail-fast\n--validate\n--ref-threads\n2",
+        "run\nmodel.onnx\n--trt\n--fp16\n--int8",
+        "run\nmodel.onnx\n--ref\n--load-inputs\ninputs.json\n--data-loader-backend-module\nnumpy\n--compare-func\n"
+        "indices\n--top-k\n5",
+        "inspect model\nmodel.onnx\n--show\nlayers\nattrs\nweights\n--list-unbounded-dds",
+        "inspect data\nout.json\n--all\n--show-values\n--histogram",
+        "check lint\nmodel.onnx\n-o\nreport.json",
+        "surgeon extract\nmodel.onnx\n--inputs\nx:[1,3,224,224]:float32\ny:auto:auto\n--outputs\nz:float16\n-o\nsub.onnx",
+        "surgeon sanitize\nmodel.onnx\n--fold-constants\n--cleanup\n--toposort\n--override-input-shapes\nx:[1,2]\n-o\n"
+        "s.onnx",
+        "surgeon insert\nmodel.onnx\n--inputs\na\nb\n--outputs\nc\n--op\nAdd\n--name\nadd\n--attrs\naxis=1\n"
+        "axes=[0,1]\nname='s'\nalpha=0.5\n-o\ni.onnx",
+        "convert\nmodel.onnx\n--fp-to-fp16\n-o\nh.onnx",
+        "debug reduce\nmodel.onnx\n-o\nreduced.onnx\n--mode\nbisect\n--min-good\ngood.onnx\n--check\npolygraphy\nrun\n"
+        "polygraphy_debug.onnx\n--onnxrt",
+        "debug repeat\n--until\nfail\n--check\nfalse",
+        "data to-input\na.json\nb.json\n-o\nmerged.json",
+    };
+    for (std::size_t i = 0; i < commands.size(); ++i) write(dir / ("command" + std::to_string(i)), commands[i]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,7 +343,7 @@ int main(int argc, char** argv) {
         const std::vector<std::pair<std::string, void (*)(const fs::path&)>> targets = {
             {"base64", write_base64},   {"npy", write_npy},           {"run_results", write_run_results},
             {"tensor_proto", write_tensor_protos}, {"onnx_model", write_models},
-            {"cli_value_spec", write_cli_value_specs}};
+            {"cli_value_spec", write_cli_value_specs}, {"cli_args", write_cli_args}};
         for (const auto& [name, writer] : targets) {
             fs::create_directories(root / name);
             writer(root / name);
