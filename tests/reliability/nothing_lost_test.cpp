@@ -84,6 +84,14 @@ TEST(NothingLost, FullDiskLeavesThePreviousFileAndNoTemporaryFile) {
 }
 
 TEST(NothingLost, CliReportsAWriteThatRunsOutOfSpaceInOneLine) {
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    // The `tsan` preset's LLVM OpenMP runtime dies with SIGBUS under any RLIMIT_FSIZE when TSan is on
+    // (`ulimit -f 100; ./a.out` of `clang++ -fopenmp -fsanitize=thread` around omp_get_num_procs()
+    // does too), before the CLI runs: nothing of ours to check there. The other builds run this.
+    GTEST_SKIP() << "LLVM OpenMP + ThreadSanitizer cannot start under a file-size limit";
+#endif
+#endif
     TempDir dir;
     ModelBuilder builder;
     builder.input("x", DataType::kFloat32, Shape{256, 256});

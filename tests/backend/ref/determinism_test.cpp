@@ -1,6 +1,9 @@
 // `--ref-threads N`: results are bit-identical from run to run and session to session for a fixed
 // thread count (issue 3), on the kernels that split work across threads: convolution, matmul,
 // reductions, softmax and normalisation.
+#include <thread>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
@@ -61,6 +64,40 @@ TEST_P(Determinism, FixedThreadCountGivesBitIdenticalResults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Determinism, ::testing::Values(1, 2, 4));
+
+// Session::run is documented as safe from several threads at once; here each call also splits its
+// kernels across 2 OpenMP threads (tensors above the elementwise/broadcast parallel threshold, a
+// oneDNN convolution). Run under the `tsan` preset, this is the ThreadSanitizer check of those paths.
+TEST(Concurrency, ConcurrentRunsOfOneMultiThreadedSessionMatchASerialRun) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{1, 8, 64, 64});
+    builder.initializer("w", random_tensor({16, 8, 3, 3}, 11));
+    builder.initializer("bias", random_tensor({16, 1, 1}, 12));
+    set_attr(builder.node("Conv", {"x", "w"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Add", {"c", "bias"}, {"a"});  // broadcast over 65,536 elements
+    builder.node("Relu", {"a"}, {"r"});
+    builder.node("Mul", {"r", "a"}, {"y"});  // same-shape elementwise
+    builder.output("y", DataType::kFloat32, Shape{1, 16, 64, 64});
+    const OnnxModel model = builder.build();
+
+    SessionOptions options;
+    options.num_threads = 2;
+    const Session session(*model, options);
+    constexpr int kCallers = 3;
+    std::vector<Tensor> feeds, expected;
+    for (int t = 0; t < kCallers; ++t) {
+        feeds.push_back(random_tensor({1, 8, 64, 64}, static_cast<uint32_t>(20 + t)));
+        expected.push_back(session.run({{"x", feeds.back()}}).at("y"));
+    }
+    std::vector<Tensor> results(kCallers);
+    std::vector<std::thread> callers;
+    for (int t = 0; t < kCallers; ++t)
+        callers.emplace_back([&, t] {
+            for (int repeat = 0; repeat < 3; ++repeat) results[t] = session.run({{"x", feeds[t]}}).at("y");
+        });
+    for (auto& caller : callers) caller.join();
+    for (int t = 0; t < kCallers; ++t) EXPECT_TRUE(results[t].equals(expected[t])) << "caller " << t;
+}
 
 }  // namespace
 }  // namespace polygraphy::ref

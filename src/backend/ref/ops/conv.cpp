@@ -177,9 +177,25 @@ bool is_plain_depthwise_2d(const ConvProblem& p) {
 /// aligned(4): loads and stores may be unaligned.
 typedef float Float16Lanes __attribute__((vector_size(64), aligned(4)));
 
+// target_clones selects the version through an ifunc resolver, which the dynamic loader runs while
+// relocating the library. Under ThreadSanitizer that resolver is instrumented and crashes because
+// the sanitizer is not initialised yet (clang 14), so ThreadSanitizer builds keep the default version.
+#if defined(__SANITIZE_THREAD__)
+#define POLYGRAPHY_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POLYGRAPHY_THREAD_SANITIZER 1
+#endif
+#endif
+#ifdef POLYGRAPHY_THREAD_SANITIZER
+#define POLYGRAPHY_VECTOR_CLONES
+#else
+#define POLYGRAPHY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 /// acc[i] = bias + sum over t < taps of w[t] * src[t][i], for i < n. Blocks of 64 outputs stay in
 /// registers while every tap is added, so acc is written once (compiled for AVX-512/AVX2 too).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void depthwise_accumulate(
+POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(
     const float* const* src, const float* w, int64_t taps, float bias, float* acc, int64_t n) {
     using V = Float16Lanes;
     int64_t i0 = 0;
