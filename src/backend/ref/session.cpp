@@ -1,6 +1,7 @@
 // Session: prepares an ONNX graph for the built-in CPU runtime and runs it.
 #include <omp.h>
 
+#include "backend/ref/fusion.h"
 #include "common/toposort.h"
 
 #include <algorithm>
@@ -110,6 +111,7 @@ struct Session::Impl {
     TensorMetadata input_metadata;
     TensorMetadata output_metadata;
     int num_threads = 1;
+    bool fuse = true;  // SessionOptions::fuse_activations
     std::shared_ptr<const OpsetMap> opsets;
     std::vector<std::vector<std::string>> node_inputs;  // per node: declared inputs, then implicit ones
 
@@ -138,10 +140,11 @@ namespace {
 // A graph attribute run by a nested session.
 class SubgraphSession final : public Subgraph {
 public:
-    SubgraphSession(const onnx::GraphProto& graph, std::shared_ptr<const OpsetMap> opsets, int num_threads)
+    SubgraphSession(const onnx::GraphProto& graph, std::shared_ptr<const OpsetMap> opsets, int num_threads, bool fuse)
         : impl_(std::make_unique<Session::Impl>()) {
         impl_->opsets = std::move(opsets);
         impl_->num_threads = num_threads;
+        impl_->fuse = fuse;
         std::set<std::string> free;
         collect_free_names(graph, free);
         impl_->prepare_graph(graph, free);
@@ -195,6 +198,7 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
         throw PolygraphyException(
             fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));
     num_threads = options.num_threads > 0 ? options.num_threads : std::max(1, omp_get_num_procs());
+    fuse = options.fuse_activations;
 
     auto imported = std::make_shared<OpsetMap>();
     for (const auto& import : model.opset_import()) (*imported)[canonical_domain(import.domain())] = import.version();
@@ -213,13 +217,32 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         node_inputs[i].assign(nodes[i].input().begin(), nodes[i].input().end());
         for (auto& name : implicit_inputs(nodes[i])) node_inputs[i].push_back(std::move(name));
     }
+    // Display names first, so that an unnamed node keeps the index it has in the model.
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        display_names.push_back(nodes[i].name().empty() ? fmt::format("{}_{}", nodes[i].op_type(), i) : nodes[i].name());
+    if (fuse) {
+        const std::vector<bool> folded = fuse_activations(nodes, node_inputs, graph);
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            if (folded[i]) continue;
+            if (kept != i) {
+                nodes[kept] = std::move(nodes[i]);
+                node_inputs[kept] = std::move(node_inputs[i]);
+                display_names[kept] = std::move(display_names[i]);
+            }
+            ++kept;
+        }
+        nodes.resize(kept);
+        node_inputs.resize(kept);
+        display_names.resize(kept);
+    }
+
     std::vector<int64_t> node_opsets(nodes.size());
     std::vector<const OpEntry*> entries(nodes.size());
     std::vector<std::string> unsupported;
     const OpRegistry& registry = OpRegistry::builtin();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const onnx::NodeProto& node = nodes[i];
-        display_names.push_back(node.name().empty() ? fmt::format("{}_{}", node.op_type(), i) : node.name());
         const std::string domain = canonical_domain(node.domain());
         auto imported = opsets->find(domain);
         node_opsets[i] = imported != opsets->end() ? imported->second : 1;
@@ -308,8 +331,8 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         }
         for (const auto& output : node.output()) step.outputs.push_back(output.empty() ? -1 : slot_of.at(output));
         step.info = std::make_unique<NodeInfo>(node, node_opsets[index], display_names[index], constant_inputs);
-        step.info->set_subgraph_builder([opsets = opsets, threads = num_threads](const onnx::GraphProto& body) {
-            return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads));
+        step.info->set_subgraph_builder([opsets = opsets, threads = num_threads, fuse = fuse](const onnx::GraphProto& body) {
+            return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads, fuse));
         });
         with_node_context(*step.info, [&] { step.kernel = entries[index]->factory(*step.info); });
         if (!step.kernel) throw InternalError(fmt::format("factory of {} returned no kernel", node.op_type()));

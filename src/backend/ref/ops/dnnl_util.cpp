@@ -116,6 +116,13 @@ FusedActivation::FusedActivation(const NodeInfo& node) {
         node.fail("attribute '" + std::string(kFusedActivationAttr) + "' has an unknown value '" + name +
                   "'\nNote: allowed values are Relu, Gelu, Silu, Clip");
     }
+    switch (kind_) {
+        case Kind::kRelu: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_relu); break;
+        case Kind::kClip: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_clip, min_, max_); break;
+        case Kind::kGelu: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_gelu_erf); break;
+        case Kind::kSilu: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_swish, 1.0f); break;
+        case Kind::kNone: break;
+    }
 }
 
 void FusedActivation::append_to(dnnl::post_ops& ops) const {
@@ -148,9 +155,14 @@ void FusedActivation::apply_in_place(Tensor& tensor, int num_threads) const {
             for (int64_t i = begin; i < end; ++i) data[i] = static_cast<T>(apply(static_cast<double>(data[i])));
         });
     };
-    if (tensor.dtype() == DataType::kFloat64) run(tensor.data_as<double>());
-    else if (tensor.dtype() == DataType::kFloat32) run(tensor.data_as<float>());
-    else throw InternalError("FusedActivation::apply_in_place on " + std::string(dtype_name(tensor.dtype())));
+    if (tensor.dtype() == DataType::kFloat64) {
+        run(tensor.data_as<double>());
+    } else if (tensor.dtype() == DataType::kFloat32) {
+        float* data = tensor.data_as<float>();
+        if (!eltwise_ || !eltwise_->run(data, data, tensor.numel(), num_threads)) run(data);
+    } else {
+        throw InternalError("FusedActivation::apply_in_place on " + std::string(dtype_name(tensor.dtype())));
+    }
 }
 
 bool Eltwise::run(const float* x, float* y, int64_t count, int num_threads) const {

@@ -90,6 +90,8 @@ inline bool is_numeric_dtype(DataType dtype) {
 [[noreturn]] void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const char* what);
 
 /// The activation a graph pass folded into this node (see kFusedActivationAttr in families.h).
+class Eltwise;
+
 class FusedActivation {
 public:
     enum class Kind { kNone, kRelu, kClip, kGelu, kSilu };
@@ -103,13 +105,15 @@ public:
     void append_to(dnnl::post_ops& ops) const;
     /// The activation of one value (reference paths).
     double apply(double x) const;
-    /// Applies the activation to every element of a float32/float64 tensor in place.
+    /// Applies the activation to every element of a float32/float64 tensor in place (float32 through
+    /// the same oneDNN function as the post-op, vectorized).
     void apply_in_place(Tensor& tensor, int num_threads) const;
 
 private:
     Kind kind_ = Kind::kNone;
     float min_ = 0.0f;
     float max_ = 0.0f;
+    std::shared_ptr<const Eltwise> eltwise_;  // float32 in-place path; shared, so copies stay cheap
 };
 
 /// Thread-safe map from a key (typically the input shapes and the thread count) to an immutable

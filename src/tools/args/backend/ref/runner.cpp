@@ -19,6 +19,12 @@ std::vector<OptionSpec> RefRunnerArgs::options() const {
             .metavar("N")
             .help("Number of threads the reference runtime uses. Defaults to 0: the cores available")
             .type(ValueType::kInt),
+        Option({"--ref-no-fusion"})
+            .kind(OptionKind::kFlag)
+            .help("Run every node as written. By default, a Relu, Clip or SiLU that is the only reader of a Conv's "
+                  "output is folded into the convolution, which is faster; a folded Relu or Clip turns NaN into 0 (or "
+                  "the lower bound), as ONNX Runtime's fused kernels do. Outputs marked with --onnx-outputs are never "
+                  "folded away"),
     };
 }
 
@@ -31,11 +37,13 @@ void RefRunnerArgs::parse(const ParsedArgs& args) {
                              ". Expected a number of threads between 0 (the cores available) and 4096");
         threads_ = static_cast<int>(*value);
     }
+    fuse_activations_ = !args.flag("ref_no_fusion");
 }
 
 std::unique_ptr<BaseRunner> RefRunnerArgs::make_runner() {
     ref::SessionOptions options;
     options.num_threads = threads_;
+    options.fuse_activations = fuse_activations_;
     return std::make_unique<ref::RefRunner>(
         ref::SessionFromOnnx(required_group<OnnxLoadArgs>().onnx_loader(), options));
 }
@@ -43,8 +51,10 @@ std::unique_ptr<BaseRunner> RefRunnerArgs::make_runner() {
 bool RefRunnerArgs::add_to_script(Script& script) const {
     script.add_include("polygraphy/backend/ref/runner.h");
     const std::string model = required_group<OnnxLoadArgs>().add_onnx_loader(script);
-    const std::string options =
-        threads_ ? ", ref::SessionOptions{.num_threads = " + std::to_string(threads_) + "}" : "";
+    std::string fields;
+    if (threads_) fields = ".num_threads = " + std::to_string(threads_);
+    if (!fuse_activations_) fields += std::string(fields.empty() ? "" : ", ") + ".fuse_activations = false";
+    const std::string options = fields.empty() ? "" : ", ref::SessionOptions{" + fields + "}";
     const std::string session = script.add_loader("ref::SessionFromOnnx(" + model + options + ")", "build_ref_session");
     script.add_runner("std::make_unique<ref::RefRunner>(" + session + ")");
     return true;

@@ -6,7 +6,8 @@
 namespace polygraphy::tools {
 
 /// `--ref` selects RefRunner(SessionFromOnnx(<ONNX loader chain of OnnxLoadArgs>));
-/// `--ref-threads N` sets the runtime's threads (0: the cores available).
+/// `--ref-threads N` sets the runtime's threads (0: the cores available); `--ref-no-fusion` runs
+/// every node as written (SessionOptions::fuse_activations = false).
 class RefRunnerArgs : public RunnerArgGroup {
 public:
     std::string title() const override { return "Reference Runtime Inference"; }
@@ -24,9 +25,12 @@ public:
 
     /// `--ref-threads` (0: the cores available).
     int threads() const { return threads_; }
+    /// False with `--ref-no-fusion`.
+    bool fuse_activations() const { return fuse_activations_; }
 
 private:
     int threads_ = 0;
+    bool fuse_activations_ = true;
 };
 
 }  // namespace polygraphy::tools
