@@ -250,6 +250,15 @@ TEST_F(RunGroups, OptionsOfTheUnselectedCompareFuncWarn) {
                                   "selected comparison function is: 'simple', so this option will be ignored."));
 }
 
+TEST_F(RunGroups, RefRunnerOptions) {
+    parse({"m.onnx", "--ref"});
+    EXPECT_EQ(group<RefRunnerArgs>().threads(), 0);
+    EXPECT_TRUE(group<RefRunnerArgs>().fuse_activations());
+    parse({"m.onnx", "--ref", "--ref-threads", "3", "--ref-no-fusion"});
+    EXPECT_EQ(group<RefRunnerArgs>().threads(), 3);
+    EXPECT_FALSE(group<RefRunnerArgs>().fuse_activations());
+}
+
 TEST_F(RunGroups, ComparatorRunOptions) {
     parse({"m.onnx", "--ref", "--warm-up", "2", "--save-input-data", "i.json", "--save-results", "o.json"});
     const auto options = group<ComparatorRunArgs>().run_options();

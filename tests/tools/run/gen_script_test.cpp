@@ -112,6 +112,7 @@ TEST_F(GenScript, RefWithRangesSeedAndSavedFilesMatchesTheCommand) {
     auto args = [&](const std::string& prefix) {
         return std::vector<std::string>{model_,
                                         "--ref",
+                                        "--ref-no-fusion",
                                         "--val-range",
                                         "x:[-1,1]",
                                         "n:[0,5]",
@@ -181,6 +182,7 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
                                           "--ref",
                                           "--ref-threads",
                                           "2",
+                                          "--ref-no-fusion",
                                           "--input-shapes",
                                           "x:[2,3]",
                                           "--int-min",
@@ -212,7 +214,8 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
     EXPECT_THAT(program, HasSubstr("OnnxLoader(ModifyOutputs(load_onnx, std::vector<std::string>{\"relu\"}, "
                                    "std::vector<std::string>{\"y\"}))"));
     EXPECT_THAT(program, HasSubstr("OnnxLoader(SaveOnnx(modified_onnx, \"" + dir_.file("saved.onnx") + "\"))"));
-    EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx, ref::SessionOptions{.num_threads = 2})"));
+    EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx, ref::SessionOptions{.num_threads = 2, "
+                                   ".fuse_activations = false})"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.input_metadata.add(\"x\", std::nullopt, "
                                    "DynShape{Dim::fixed(2), Dim::fixed(3)});"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.int_range = ValRange{1.0, 3.0};"));
