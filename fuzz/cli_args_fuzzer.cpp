@@ -65,13 +65,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-    const std::string_view input(reinterpret_cast<const char*>(data), size);
-    std::vector<std::string> tokens;
-    for (std::size_t start = 0; start <= input.size() && tokens.size() < 64;) {
-        const std::size_t end = std::min(input.find('\n', start), input.size());
-        tokens.emplace_back(input.substr(start, end - start));
-        start = end + 1;
-    }
+    const std::vector<std::string> tokens = polygraphy::fuzz::split_lines(data, size);
     for (const auto& token : tokens)
         if (token.find('/') != std::string::npos) return -1;  // not added to the corpus
 

@@ -45,13 +45,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
-    const std::string_view input(reinterpret_cast<const char*>(data), size);
-    std::vector<std::string> args;
-    for (std::size_t start = 0; start <= input.size() && args.size() < 64;) {
-        const std::size_t end = std::min(input.find('\n', start), input.size());
-        args.emplace_back(input.substr(start, end - start));
-        start = end + 1;
-    }
+    const std::vector<std::string> args = polygraphy::fuzz::split_lines(data, size);
     const std::string& first = args.front();
 
     check_numbers(first);

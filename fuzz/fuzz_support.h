@@ -7,11 +7,15 @@
 // disagree).
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <stdlib.h>
 
@@ -28,6 +32,18 @@ namespace polygraphy::fuzz {
 /// The library logs through the global logger; fuzzing must not print per input.
 inline void silence_logger() {
     logger().set_severity(Severity::kSilent);
+}
+
+/// The input as command-line words: one per line, at most `max_words` (never empty: "" gives {""}).
+inline std::vector<std::string> split_lines(const uint8_t* data, std::size_t size, std::size_t max_words = 64) {
+    const std::string_view input(reinterpret_cast<const char*>(data), size);
+    std::vector<std::string> words;
+    for (std::size_t start = 0; start <= input.size() && words.size() < max_words;) {
+        const std::size_t end = std::min(input.find('\n', start), input.size());
+        words.emplace_back(input.substr(start, end - start));
+        start = end + 1;
+    }
+    return words;
 }
 
 /// A private folder for the files that targets write to exercise path-based entry points, on
