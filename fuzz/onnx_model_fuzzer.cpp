@@ -2,7 +2,9 @@
 // prepares a model before any inference: parse (onnx_from_bytes), read input/output metadata and
 // the opset, decode initializers and Constant tensors, mark every tensor as an output
 // (--onnx-outputs mark all), select and exclude named outputs, serialize the result again, and
-// prepare a built-in runtime session (include/polygraphy/backend/ref/runner.h) without running it.
+// prepare a built-in runtime session (include/polygraphy/backend/ref/runner.h) without running it,
+// with and without its activation folding. Also what `inspect model --show layers attrs weights`
+// prints and what `surgeon sanitize --toposort --cleanup` does.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,7 +12,9 @@
 #include <vector>
 
 #include "fuzz_support.h"
+#include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
@@ -50,6 +54,28 @@ OnnxModel reparse(const onnx::ModelProto& model) {
     return onnx_from_bytes(bytes_from_onnx(model));
 }
 
+// `inspect model --show layers attrs weights`, then `surgeon sanitize --toposort --cleanup`.
+void inspect_and_tidy(const onnx::ModelProto& model) {
+    OnnxSummaryOptions show;
+    show.show_layers = show.show_attrs = show.show_weights = true;
+    try {
+        FUZZ_CHECK(!str_from_onnx(model, show).empty());
+    } catch (const PolygraphyException&) {
+    }
+    onnx::ModelProto tidy = model;
+    try {
+        toposort(tidy);
+    } catch (const ModelError&) {
+        return;  // a cycle or a tensor produced twice, named in the message
+    }
+    FUZZ_CHECK(tidy.graph().node_size() == model.graph().node_size());
+    CleanupOptions options;
+    options.remove_unused_graph_inputs = true;
+    cleanup(tidy, options);  // documented never to throw
+    FUZZ_CHECK(tidy.graph().node_size() <= model.graph().node_size());
+    (void)reparse(tidy);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -68,6 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     FUZZ_CHECK(model && model->has_graph());
     read_metadata(*model);
     decode_tensors(model->graph());
+    inspect_and_tidy(*model);
 
     // --onnx-outputs mark all: every non-Constant node output becomes a graph output.
     OnnxModel marked = modify_outputs(reparse(*model), kMarkAll);
@@ -108,13 +135,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     // factories (which inspect attributes and constant inputs), Constant nodes evaluated. Never
     // run: a fuzzed shape can ask for terabytes, and kernels are out of this target's scope.
     // ModelError / UnsupportedError are the expected refusals.
+    // Folding activations into convolutions only removes nodes; it never decides whether a model prepares.
+    ref::SessionOptions as_written;
+    as_written.num_threads = 1;
+    as_written.fuse_activations = false;
+    std::size_t steps = 0;
     try {
         const ref::Session session(*model, ref::SessionOptions{1});
         (void)session.input_metadata().to_string();
         (void)session.output_metadata().to_string();
+        steps = session.execution_order().size();
     } catch (const PolygraphyException&) {
+        try {
+            const ref::Session unfused(*model, as_written);
+            FUZZ_CHECK(!"a model that prepares as written failed with activations folded");
+        } catch (const PolygraphyException&) {
+        }
         return 0;
     }
+    const ref::Session unfused(*model, as_written);
+    FUZZ_CHECK(unfused.execution_order().size() >= steps);
+    FUZZ_CHECK(unfused.output_metadata().keys() == ref::Session(*model, ref::SessionOptions{1}).output_metadata().keys());
     // What `polygraphy run --onnx-outputs mark all` prepares: the same nodes, so it must prepare too.
     const ref::Session all_outputs(*marked, ref::SessionOptions{1});
     FUZZ_CHECK(all_outputs.output_metadata().size() == static_cast<std::size_t>(marked->graph().output_size()));

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -77,7 +78,7 @@ void set_float_attr(onnx::NodeProto& node, std::string_view name, float value) {
 
 std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
                                    const std::vector<std::vector<std::string>>& node_inputs,
-                                   const onnx::GraphProto& graph) {
+                                   const onnx::GraphProto& graph, int64_t default_opset) {
     // Every read of a value, one entry per occurrence (Mul(x, x) reads x twice).
     std::unordered_map<std::string, std::vector<std::size_t>> readers;
     for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -95,8 +96,13 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
         if (found == readers.end() || found->second.size() != 1 || graph_outputs.contains(name)) return std::nullopt;
         return found->second.front();
     };
+    // Only well-formed activations (what their kernels accept) are folded, so that folding never
+    // hides a node the session would have refused.
     auto op_is = [&](std::size_t index, const char* op) {
-        return is_default_domain(nodes[index]) && nodes[index].op_type() == op;
+        const onnx::NodeProto& node = nodes[index];
+        const int max_inputs = std::string_view(op) == "Clip" ? 3 : std::string_view(op) == "Mul" ? 2 : 1;
+        return is_default_domain(node) && node.op_type() == op && node.input_size() >= 1 &&
+               node.input_size() <= max_inputs && node.output_size() == 1;
     };
 
     std::vector<bool> removed(nodes.size(), false);
@@ -119,16 +125,20 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
             kind = "Relu";
             absorbed = {uses[0]};
         } else if (uses.size() == 1 && op_is(uses[0], "Clip") && nodes[uses[0]].input(0) == y) {
-            // Bounds: inputs 1 and 2 since opset 11, attributes min/max before; absent is unbounded.
+            // As the Clip kernel reads its bounds: inputs 1 and 2 since opset 11 (absent: unbounded);
+            // before, attributes min/max (absent: the float range, so infinities are clipped to it).
             const onnx::NodeProto& clip = nodes[uses[0]];
             bool known = true;
             for (int k = 0; k < 2; ++k) {
-                if (clip.input_size() > k + 1 && !clip.input(k + 1).empty()) {
+                if (default_opset >= 11) {
+                    if (clip.input_size() <= k + 1 || clip.input(k + 1).empty()) continue;
                     const std::optional<float> bound = constants.get(clip.input(k + 1));
                     known = known && bound && !std::isnan(*bound);
                     if (bound) bounds[k] = *bound;
-                } else if (const auto* attr = find_attr(clip, k == 0 ? "min" : "max")) {
-                    bounds[k] = attr->f();
+                } else {
+                    const auto* attr = find_attr(clip, k == 0 ? "min" : "max");
+                    bounds[k] = attr ? attr->f()
+                                     : (k == 0 ? std::numeric_limits<float>::lowest() : std::numeric_limits<float>::max());
                 }
             }
             if (!known) continue;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,10 +17,11 @@ namespace polygraphy::ref {
 ///
 /// A convolution output stays unfused when anything else reads it (a subgraph included: `node_inputs`
 /// holds each node's declared and implicit inputs) or when it is a graph output, so layer-wise runs
-/// (`mark all`) still see every layer as written. Returns, per node, whether it was folded into a
+/// (`mark all`) still see every layer as written. `default_opset` is the model's ai.onnx opset (it
+/// decides where Clip's bounds come from). Returns, per node, whether it was folded into a
 /// convolution and must be dropped (the caller drops it, with whatever it keeps per node).
 std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
                                    const std::vector<std::vector<std::string>>& node_inputs,
-                                   const onnx::GraphProto& graph);
+                                   const onnx::GraphProto& graph, int64_t default_opset);
 
 }  // namespace polygraphy::ref

@@ -221,7 +221,9 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     for (std::size_t i = 0; i < nodes.size(); ++i)
         display_names.push_back(nodes[i].name().empty() ? fmt::format("{}_{}", nodes[i].op_type(), i) : nodes[i].name());
     if (fuse) {
-        const std::vector<bool> folded = fuse_activations(nodes, node_inputs, graph);
+        const auto onnx_opset = opsets->find("");
+        const std::vector<bool> folded =
+            fuse_activations(nodes, node_inputs, graph, onnx_opset != opsets->end() ? onnx_opset->second : 1);
         std::size_t kept = 0;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             if (folded[i]) continue;
