@@ -60,6 +60,15 @@ TEST(HostileModels, NegativeDeclaredDimensionsAreRefused) {
     builder.node("Relu", {"x"}, {"y"});
     builder.output("y", DataType::kFloat32, Shape{2, 3});
     expect_refused(run_ref(builder, dir), "-7");
+
+    // The same on a graph output (fuzzing finding F3, RELIABILITY.md).
+    ModelBuilder output_builder;
+    output_builder.input("x", DataType::kFloat32, Shape{2, 3});
+    output_builder.node("Relu", {"x"}, {"y"});
+    output_builder.output("y", DataType::kFloat32, Shape{2, 3});
+    output_builder.proto().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()
+        ->mutable_shape()->mutable_dim(0)->set_dim_value(-5);
+    expect_refused(run_ref(output_builder, dir), "Tensor 'y' declares a negative dimension (-5)");
 }
 
 TEST(HostileModels, InitializerDeclaringMoreElementsThanItHoldsIsRefused) {

@@ -491,6 +491,24 @@ TEST_F(OnnxLoaderTest, InputMetadataSkipsInitializers) {
     EXPECT_EQ(*outputs.at("y").shape, to_dyn_shape({1}));
 }
 
+// Fuzzing finding F3 (RELIABILITY.md): a graph output declaring a negative dimension. The metadata
+// readers refuse it with a ModelError naming the tensor, which callers must treat as a refusal.
+TEST_F(OnnxLoaderTest, NegativeDeclaredDimensionsAreAModelErrorNamingTheTensor) {
+    ModelBuilder builder;
+    builder.input("s", DataType::kFloat32, Shape{2});
+    builder.node("Identity", {"s"}, {"t"});
+    builder.output("t", DataType::kFloat32, Shape{2, 2});
+    builder.proto().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+        ->mutable_dim(1)->set_dim_value(-5);
+    EXPECT_NO_THROW(get_onnx_input_metadata(builder.proto().graph()));
+    try {
+        get_onnx_output_metadata(builder.proto().graph());
+        FAIL() << "a negative dimension was accepted";
+    } catch (const ModelError& error) {
+        EXPECT_THAT(error.what(), HasSubstr("Tensor 't' declares a negative dimension (-5)"));
+    }
+}
+
 TEST_F(OnnxLoaderTest, OpsetLookup) {
     ModelBuilder builder(13);
     builder.opset_import("com.microsoft", 1);
