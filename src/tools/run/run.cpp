@@ -137,6 +137,10 @@ int RunTool::run_impl(const ParsedArgs& args) {
     }
     if (run_args.save_outputs_path()) results.save(*run_args.save_outputs_path());
     for (const auto& path : compare_args.load_outputs_paths()) results.extend(RunResults::load(path));
+    // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
+    // post-processed too), before comparing and validating.
+    if (const auto& postprocess = arg_group<ComparatorPostprocessArgs>(); postprocess.enabled())
+        Comparator::postprocess(results, postprocess.postprocess_func());
 
     bool success = true;
     if (runners.size() > 1 || !compare_args.load_outputs_paths().empty()) {

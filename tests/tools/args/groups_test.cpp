@@ -13,6 +13,7 @@
 #include "polygraphy/tools/args/comparator/comparator.h"
 #include "polygraphy/tools/args/comparator/compare.h"
 #include "polygraphy/tools/args/comparator/data_loader.h"
+#include "polygraphy/tools/args/comparator/postprocess.h"
 #include "polygraphy/tools/args/logger/logger.h"
 #include "polygraphy/tools/args/model.h"
 #include "polygraphy/tools/registry.h"
@@ -225,11 +226,11 @@ TEST_F(RunGroups, CompareErrors) {
     EXPECT_EQ(error_of({"--rtol", "-1"}), "Invalid value in --rtol: '-1'. The value must be at least 0");
     EXPECT_EQ(error_of({"--error-quantile", "2"}),
               "Invalid value in --error-quantile: '2'. The value must be between 0 and 1");
-    EXPECT_EQ(error_of({"--compare", "indices"}),
-              "--compare indices is not available in this build yet; use --compare simple");
     EXPECT_EQ(error_of({"--save-heatmaps", "dir"}),
               "--save-heatmaps is not available in this build (it needs matplotlib)");
-    EXPECT_EQ(error_of({"--postprocess", "top-5"}), "--postprocess is not available in this build yet");
+    EXPECT_EQ(error_of({"--postprocess", "out0:bottom-5"}),
+              "Invalid value in --postprocess: 'out0:bottom-5'. Expected [<out_name>:]top-<K>[,axis=<axis>], but "
+              "'bottom-5' is not a post-processing function (valid choices are: ['top-<K>'])");
     EXPECT_EQ(error_of({"--use-subprocess"}), "--use-subprocess is not available in this build");
     EXPECT_EQ(error_of({"--compare-func-script", "c.py"}),
               "--compare-func-script is not available in this build (it runs Python code)");
@@ -240,6 +241,55 @@ TEST_F(RunGroups, CompareErrors) {
         "Invalid value for --ref-threads: '-2'. Expected a number of threads between 0 (the cores available) and 4096");
     EXPECT_THAT(error_of({"--save-external-data", "--external-data-size-threshold", "12Q"}),
                 HasSubstr("--external-data-size-threshold"));
+}
+
+TEST_F(RunGroups, PostprocessTopK) {
+    parse({});
+    EXPECT_FALSE(group<ComparatorPostprocessArgs>().enabled());
+    EXPECT_FALSE(group<ComparatorPostprocessArgs>().postprocess_func());
+    // Keys split on the last ':'; a later entry for the same key wins (as in a Python dict).
+    parse({"--postprocess", "top-5", "Input:0:top-2,axis=0", "out1:top-3", "out1:top-4,axis=-2"});
+    const auto& postprocess = group<ComparatorPostprocessArgs>();
+    ASSERT_TRUE(postprocess.enabled());
+    const PerOutput<TopK>& top_k = postprocess.top_k();
+    EXPECT_EQ(top_k.keys(), (std::vector<std::string>{"", "Input:0", "out1"}));
+    EXPECT_EQ(top_k.at("").k, 5);
+    EXPECT_EQ(top_k.at("").axis, -1);
+    EXPECT_EQ(top_k.at("Input:0").k, 2);
+    EXPECT_EQ(top_k.at("Input:0").axis, 0);
+    EXPECT_EQ(top_k.at("out1").k, 4);
+    EXPECT_EQ(top_k.at("out1").axis, -2);
+
+    // The function does what postprocess_func::top_k does.
+    IterationResult iteration;
+    iteration.outputs.set("Input:0", Tensor::from_doubles(DataType::kFloat32, {3, 1}, {1, 3, 2}));
+    iteration.outputs.set("other", Tensor::from_doubles(DataType::kFloat32, {1, 3}, {1, 3, 2}));
+    postprocess.postprocess_func()(iteration);
+    EXPECT_TRUE(iteration.outputs.at("Input:0").equals(Tensor::from_doubles(DataType::kInt64, {2, 1}, {1, 2})));
+    EXPECT_TRUE(iteration.outputs.at("other").equals(Tensor::from_doubles(DataType::kInt64, {1, 3}, {1, 2, 0})));
+}
+
+TEST_F(RunGroups, CompareIndicesUsesTheIndexTolerances) {
+    parse({"--compare", "indices", "--index-tolerance", "1", "out0:0"});
+    EXPECT_EQ(group<ComparatorCompareArgs>().compare_func_name(), "indices");
+    const auto& tolerance = group<CompareFuncIndicesArgs>().index_tolerance();
+    EXPECT_EQ(tolerance.at(""), 1);
+    EXPECT_EQ(tolerance.at("out0"), 0);
+    // [0, 1] against [1, 0]: within tolerance 1 for "idx", not within 0 for "out0".
+    IterationResult first, second;
+    first.runner_name = "a";
+    second.runner_name = "b";
+    for (const char* name : {"idx", "out0"}) {
+        first.outputs.set(name, Tensor::from_doubles(DataType::kInt64, {2}, {0, 1}));
+        second.outputs.set(name, Tensor::from_doubles(DataType::kInt64, {2}, {1, 0}));
+    }
+    ::testing::internal::CaptureStdout();
+    const IterationCompareResult result = group<ComparatorCompareArgs>().compare_func()(first, second);
+    const std::string output = ::testing::internal::GetCapturedStdout();
+    EXPECT_TRUE(result.at("idx").passed);
+    EXPECT_FALSE(result.at("out0").passed);
+    EXPECT_THAT(output, HasSubstr("PASSED | Difference is within index tolerance (1)"));
+    EXPECT_THAT(output, HasSubstr("FAILED | Difference exceeds index tolerance (0)"));
 }
 
 TEST_F(RunGroups, OptionsOfTheUnselectedCompareFuncWarn) {

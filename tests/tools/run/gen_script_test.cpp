@@ -177,6 +177,66 @@ TEST_F(GenScript, RefVsOnnxrtMatchesTheCommand) {
     expect_same_results(dir_.file("cli_outputs.json"), dir_.file("gen_outputs.json"), 2);
 }
 
+TEST_F(GenScript, PostprocessTopKWithIndicesMatchesTheCommand) {
+    // Positive values (no Relu ties); golden results of the same run, with row 0 of y reversed, so
+    // its top-3 indices are reversed too: tolerance 0 fails, tolerance 2 (only index 0 checked) passes.
+    const std::vector<std::string> data = {"--val-range", "x:[1,2]", "n:[1,3]", "--seed", "3"};
+    std::vector<std::string> golden_args = {"run", model_, "--ref", "--save-outputs", dir_.file("golden.json")};
+    golden_args.insert(golden_args.end(), data.begin(), data.end());
+    const CommandResult golden = run_polygraphy(golden_args);
+    ASSERT_EQ(golden.exit_code, 0) << golden.output;
+    RunResults results = RunResults::load(dir_.file("golden.json"));
+    float* y = results.lst.at(0).second.at(0).outputs.at("y").data_as<float>();
+    std::swap(y[0], y[2]);
+    results.save(dir_.file("reversed.json"));
+
+    auto args = [&](const std::string& tolerance) {
+        return [&, tolerance](const std::string& prefix) {
+            std::vector<std::string> args = {model_,
+                                             "--ref",
+                                             "--postprocess",
+                                             "top-3",
+                                             "z:top-1",
+                                             "--compare",
+                                             "indices",
+                                             "--index-tolerance",
+                                             tolerance,
+                                             "--load-outputs",
+                                             dir_.file("reversed.json"),
+                                             "--validate",
+                                             "--save-outputs",
+                                             dir_.file(prefix + "outputs.json")};
+            args.insert(args.end(), data.begin(), data.end());
+            return args;
+        };
+    };
+    expect_same_as_command(args("0"), 1, "top_k_fails.cpp");
+    // The saved outputs are the raw ones in both.
+    expect_same_results(dir_.file("cli_outputs.json"), dir_.file("gen_outputs.json"), 1);
+    EXPECT_EQ(RunResults::load(dir_.file("gen_outputs.json")).lst[0].second[0].outputs.at("y").dtype(),
+              DataType::kFloat32);
+    expect_same_as_command(args("y:2"), 0, "top_k_passes.cpp");
+
+    const std::string program = read_text(dir_.file("top_k_passes.cpp"));
+    const std::string load = "results.extend(RunResults::load(\"" + dir_.file("reversed.json") + "\"));";
+    const std::string postprocess = "Comparator::postprocess(results, postprocess_func::top_k(top_k_settings));";
+    EXPECT_THAT(program, HasSubstr("top_k_settings.set(\"\", TopK{3, -1});"));
+    EXPECT_THAT(program, HasSubstr("top_k_settings.set(\"z\", TopK{1, -1});"));
+    EXPECT_THAT(program, HasSubstr("index_tolerance.set(\"y\", 2);"));
+    EXPECT_THAT(program, HasSubstr("Comparator::compare_accuracy(results, compare_func::indices(index_tolerance));"));
+    // As in Polygraphy: results are saved raw, then loaded ones join them, then all are post-processed.
+    ASSERT_NE(program.find(load), std::string::npos);
+    ASSERT_NE(program.find(postprocess), std::string::npos);
+    EXPECT_LT(program.find("results.save("), program.find(load));
+    EXPECT_LT(program.find(load), program.find(postprocess));
+    EXPECT_LT(program.find(postprocess), program.find("compare_accuracy"));
+
+    // --fail-fast reaches the indices function too.
+    const std::string fail_fast = generate({model_, "--ref", "--ref", "--compare", "indices", "--fail-fast"});
+    EXPECT_THAT(fail_fast, HasSubstr("compare_func::indices(index_tolerance, true), true);"));
+    EXPECT_THAT(fail_fast, Not(HasSubstr("postprocess")));
+}
+
 TEST_F(GenScript, WritesEveryOptionItScripts) {
     const std::string program = generate({model_,
                                           "--ref",

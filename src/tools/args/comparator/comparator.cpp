@@ -7,6 +7,7 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/tools/args/comparator/compare.h"
 #include "polygraphy/tools/args/comparator/data_loader.h"
+#include "polygraphy/tools/args/comparator/postprocess.h"
 #include "polygraphy/tools/args/util.h"
 
 namespace polygraphy::tools {
@@ -70,7 +71,7 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
         Option({"--compare", "--compare-func"})
             .dest("compare")
             .help("Name of the function to use to perform comparison. See the API documentation for `CompareFunc` for "
-                  "details. Defaults to 'simple'. ('indices' is not available in this build yet.)")
+                  "details. Defaults to 'simple'.")
             .choices({"simple", "indices"}),
         Option({"--compare-func-script"})
             .help("[EXPERIMENTAL] Path to a Python script that defines a function that can compare two iteration "
@@ -109,11 +110,11 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
                 "'. The selected comparison function is: '" + compare_func_ + "', so this option will be ignored.");
         }
     }
-    if (compare_func_ == "indices")
-        throw UnsupportedError("--compare indices is not available in this build yet; use --compare simple");
 }
 
 CompareFunc ComparatorCompareArgs::compare_func() const {
+    if (compare_func_ == "indices")
+        return compare_func::indices(required_group<CompareFuncIndicesArgs>().index_tolerance(), fail_fast_);
     SimpleCompareOptions options = required_group<CompareFuncSimpleArgs>().compare_options();
     options.fail_fast = fail_fast_;
     return compare_func::simple(std::move(options));
@@ -142,25 +143,39 @@ bool ComparatorCompareArgs::add_to_script(Script& script) const {
     std::string code;
     for (const auto& path : load_outputs_paths_)
         code += "results.extend(RunResults::load(" + Script::quote(path) + "));\n";
+    // As Polygraphy: loaded results are post-processed too, saved outputs are not.
+    if (const auto* postprocess = group<ComparatorPostprocessArgs>(); postprocess && postprocess->enabled()) {
+        if (!code.empty()) script.append_suffix(code);
+        code.clear();
+        postprocess->add_postprocess_to_script(script, "results");
+    }
     if (script.runner_count() > 1 || !load_outputs_paths_.empty()) {
-        const SimpleCompareOptions& options = required_group<CompareFuncSimpleArgs>().compare_options();
-        static const char* kStats[] = {"kElemwise", "kMax", "kMean", "kMedian", "kQuantile"};
-        code += "SimpleCompareOptions compare_options;\n";
-        if (!options.check_shapes) code += "compare_options.check_shapes = false;\n";
-        for (const auto& [name, value] : options.rtol)
-            code += "compare_options.rtol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
-        for (const auto& [name, value] : options.atol)
-            code += "compare_options.atol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
-        for (const auto& [name, value] : options.check_error_stat)
-            code += "compare_options.check_error_stat.set(" + Script::quote(name) +
-                    ", ErrorStat::" + kStats[static_cast<int>(value)] + ");\n";
-        for (const auto& [name, value] : options.error_quantile)
-            code += "compare_options.error_quantile.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
-        if (options.infinities_compare_equal) code += "compare_options.infinities_compare_equal = true;\n";
-        if (fail_fast_) code += "compare_options.fail_fast = true;\n";
-        code += std::string(
-                    "const AccuracyResult accuracy = Comparator::compare_accuracy(results, "
-                    "compare_func::simple(compare_options)") +
+        std::string compare_func;
+        if (compare_func_ == "indices") {
+            code += "PerOutput<int64_t> index_tolerance;\n";
+            for (const auto& [name, value] : required_group<CompareFuncIndicesArgs>().index_tolerance())
+                code += "index_tolerance.set(" + Script::quote(name) + ", " + std::to_string(value) + ");\n";
+            compare_func = std::string("compare_func::indices(index_tolerance") + (fail_fast_ ? ", true" : "") + ")";
+        } else {
+            const SimpleCompareOptions& options = required_group<CompareFuncSimpleArgs>().compare_options();
+            static const char* kStats[] = {"kElemwise", "kMax", "kMean", "kMedian", "kQuantile"};
+            code += "SimpleCompareOptions compare_options;\n";
+            if (!options.check_shapes) code += "compare_options.check_shapes = false;\n";
+            for (const auto& [name, value] : options.rtol)
+                code += "compare_options.rtol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
+            for (const auto& [name, value] : options.atol)
+                code += "compare_options.atol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
+            for (const auto& [name, value] : options.check_error_stat)
+                code += "compare_options.check_error_stat.set(" + Script::quote(name) +
+                        ", ErrorStat::" + kStats[static_cast<int>(value)] + ");\n";
+            for (const auto& [name, value] : options.error_quantile)
+                code += "compare_options.error_quantile.set(" + Script::quote(name) + ", " + Script::number(value) +
+                        ");\n";
+            if (options.infinities_compare_equal) code += "compare_options.infinities_compare_equal = true;\n";
+            if (fail_fast_) code += "compare_options.fail_fast = true;\n";
+            compare_func = "compare_func::simple(compare_options)";
+        }
+        code += "const AccuracyResult accuracy = Comparator::compare_accuracy(results, " + compare_func +
                 (fail_fast_ ? ", true" : "") + ");\n";
         code += "success = static_cast<bool>(accuracy) && success;\n";
         // As `run` does: name the node where the runners started to disagree.

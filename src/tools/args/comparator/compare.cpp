@@ -117,7 +117,7 @@ bool CompareFuncSimpleArgs::add_to_script(Script& /*script*/) const {
 }
 
 bool CompareFuncIndicesArgs::add_to_script(Script& /*script*/) const {
-    return true;  // `--compare indices` is refused while parsing, so the tolerances are unused
+    return true;  // ComparatorCompareArgs writes compare_func::indices with the tolerances
 }
 
 }  // namespace polygraphy::tools

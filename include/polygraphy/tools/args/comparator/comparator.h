@@ -32,8 +32,9 @@ private:
     std::optional<std::string> save_outputs_path_;
 };
 
-/// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}` (indices is not
-/// available yet), `--compare-func-script` (refused), `--load-outputs/--load-results PATH...`.
+/// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script`
+/// (refused), `--load-outputs/--load-results PATH...`, `--report`. Generated scripts also get the
+/// `--postprocess` call (ComparatorPostprocessArgs, when the tool has it) after the loaded outputs.
 class ComparatorCompareArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparator Comparisons"; }
@@ -52,7 +53,8 @@ public:
     /// @}
     /// `--report FILE.json`: where to write per-tensor error figures and the first divergence.
     const std::optional<std::string>& report_path() const { return report_path_; }
-    /// The comparison function the options describe.
+    /// The comparison function the options describe: compare_func::simple with CompareFuncSimpleArgs' options,
+    /// or compare_func::indices with CompareFuncIndicesArgs' tolerances (`--compare indices`).
     CompareFunc compare_func() const;
 
 private:

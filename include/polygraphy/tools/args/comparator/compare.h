@@ -32,7 +32,7 @@ private:
     SimpleCompareOptions options_;
 };
 
-/// `--index-tolerance [out:]N...` (for `--compare indices`, not available yet).
+/// `--index-tolerance [out:]N...` (for `--compare indices`; default 0).
 class CompareFuncIndicesArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparison Function: `indices`"; }
@@ -41,6 +41,7 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
+    /// Adds nothing: ComparatorCompareArgs writes the compare function with these options.
     bool add_to_script(Script& script) const override;
 
     /// `--index-tolerance` per output ("" = default).
