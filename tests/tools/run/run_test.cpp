@@ -57,6 +57,30 @@ TEST_F(RunTool, SingleRunnerPassesWithoutComparison) {
     EXPECT_EQ(result.output.find("[I] PASSED | Runtime:"), result.output.rfind("[I] "));
 }
 
+TEST_F(RunTool, RefNoFusionRunsEveryNodeAsWritten) {
+    // Conv -> Relu: folded into one step by default, two steps with --ref-no-fusion (the session
+    // reports its step count at extra-verbose), and the same values either way.
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 2, 4, 4});
+    builder.initializer("w", testing::random_tensor({3, 2, 3, 3}, 1));
+    testing::set_attr(builder.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Relu", {"c"}, {"y"}, "relu");
+    builder.output("y", DataType::kFloat32, Shape{1, 3, 4, 4});
+    const std::string model = dir_.file("conv_relu.onnx");
+    builder.save(model);
+
+    const CommandResult folded = run({model, "--ref", "-vv", "--save-outputs", dir_.file("folded.json")});
+    ASSERT_EQ(folded.exit_code, 0) << folded.output;
+    EXPECT_THAT(folded.output, HasSubstr("Prepared reference session: 1 nodes to run"));
+    const CommandResult written =
+        run({model, "--ref", "--ref-no-fusion", "-vv", "--save-outputs", dir_.file("written.json")});
+    ASSERT_EQ(written.exit_code, 0) << written.output;
+    EXPECT_THAT(written.output, HasSubstr("Prepared reference session: 2 nodes to run"));
+
+    const RunResults a = RunResults::load(dir_.file("folded.json")), b = RunResults::load(dir_.file("written.json"));
+    EXPECT_TRUE(a.lst.at(0).second.at(0).outputs.at("y").equals(b.lst.at(0).second.at(0).outputs.at("y")));
+}
+
 TEST_F(RunTool, TwoRunnersAreCompared) {
     auto result = run({model_, "--ref", "--ref", "--validate"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
