@@ -1,6 +1,8 @@
 // Graph surgery on ONNX models (see include/polygraphy/backend/onnx/graph.h).
 #include "polygraphy/backend/onnx/graph.h"
 
+#include "backend/onnx/domain.h"
+
 #include "common/toposort.h"
 
 #include <omp.h>
@@ -28,10 +30,6 @@ namespace polygraphy {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool is_default_domain(const std::string& domain) {
-    return domain.empty() || domain == "ai.onnx";
-}
 
 std::string display_name(const onnx::NodeProto& node, std::size_t index) {
     return node.name().empty() ? fmt::format("{}_{}", node.op_type(), index) : node.name();

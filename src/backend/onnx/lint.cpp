@@ -1,6 +1,8 @@
 // check lint: libonnx's checker, graph analysis and a test inference on the built-in runtime.
 #include "polygraphy/backend/onnx/lint.h"
 
+#include "backend/onnx/domain.h"
+
 #include <onnx/checker.h>
 #include <onnx/common/version.h>
 #include <onnx/defs/schema.h>
@@ -20,10 +22,6 @@
 
 namespace polygraphy {
 namespace {
-
-std::string canonical_domain(const std::string& domain) {
-    return domain == "ai.onnx" ? std::string{} : domain;
-}
 
 bool is_onnx_domain(const std::string& domain) {
     return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" || domain == "ai.onnx.training" ||

@@ -7,16 +7,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/ops/families.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref {
 namespace {
-
-bool is_default_domain(const onnx::NodeProto& node) {
-    return node.domain().empty() || node.domain() == "ai.onnx";
-}
 
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::string& name) {
     for (const auto& attr : node.attribute())
@@ -34,7 +31,7 @@ public:
         for (const auto& initializer : graph.initializer())
             if (!inputs.contains(initializer.name())) protos_[initializer.name()] = &initializer;
         for (const auto& node : nodes) {
-            if (!is_default_domain(node) || node.op_type() != "Constant" || node.output_size() != 1) continue;
+            if (!is_default_domain(node.domain()) || node.op_type() != "Constant" || node.output_size() != 1) continue;
             if (const auto* value = find_attr(node, "value"); value && value->has_t())
                 protos_[node.output(0)] = &value->t();
             else if (const auto* number = find_attr(node, "value_float"))
@@ -101,14 +98,14 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
     auto op_is = [&](std::size_t index, const char* op) {
         const onnx::NodeProto& node = nodes[index];
         const int max_inputs = std::string_view(op) == "Clip" ? 3 : std::string_view(op) == "Mul" ? 2 : 1;
-        return is_default_domain(node) && node.op_type() == op && node.input_size() >= 1 &&
+        return is_default_domain(node.domain()) && node.op_type() == op && node.input_size() >= 1 &&
                node.input_size() <= max_inputs && node.output_size() == 1;
     };
 
     std::vector<bool> removed(nodes.size(), false);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         onnx::NodeProto& conv = nodes[i];
-        if (removed[i] || !is_default_domain(conv) || (conv.op_type() != "Conv" && conv.op_type() != "ConvTranspose") ||
+        if (removed[i] || !is_default_domain(conv.domain()) || (conv.op_type() != "Conv" && conv.op_type() != "ConvTranspose") ||
             conv.output_size() != 1 || conv.output(0).empty() || find_attr(conv, std::string(kFusedActivationAttr)))
             continue;
         const std::string& y = conv.output(0);

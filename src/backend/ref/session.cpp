@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include "backend/ref/fusion.h"
+#include "backend/onnx/domain.h"
 #include "common/toposort.h"
 
 #include <algorithm>
@@ -21,10 +22,6 @@
 
 namespace polygraphy::ref {
 namespace {
-
-std::string canonical_domain(const std::string& domain) {
-    return domain == "ai.onnx" ? std::string{} : domain;
-}
 
 // Runs `body`, giving exceptions that do not name the node yet the prefix "Node '<name>' (<op>): ".
 template <typename Body>
