@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config
   libprotobuf-dev protobuf-compiler libonnx-dev
-  libdnnl-dev libfmt-dev
+  libdnnl-dev ocl-icd-opencl-dev  # oneDNN's CMake config calls find_package(OpenCL); libdnnl-dev only recommends it
+  libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   doxygen ca-certificates
   libonnx-testdata
