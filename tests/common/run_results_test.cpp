@@ -19,6 +19,7 @@
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/npy.h"
+#include "build_paths.h"
 
 namespace polygraphy {
 namespace {

@@ -10,6 +10,7 @@
 
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/comparator.h"
+#include "build_paths.h"
 
 namespace polygraphy {
 namespace {

@@ -16,6 +16,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
 #include "test_helpers.h"
+#include "build_paths.h"
 
 namespace polygraphy {
 namespace {

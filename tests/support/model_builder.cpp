@@ -9,6 +9,7 @@
 #include <random>
 
 #include "polygraphy/common/exception.h"
+#include "build_paths.h"
 
 namespace polygraphy::testing {
 namespace {

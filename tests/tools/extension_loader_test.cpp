@@ -17,6 +17,7 @@
 #include "plugin_test_util.h"
 #include "polygraphy/extension.h"
 #include "polygraphy/tools/registry.h"
+#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model_builder.h"
+#include "build_paths.h"
 
 namespace polygraphy::testing {
 

@@ -10,6 +10,7 @@
 
 #include "model_builder.h"
 #include "plugin_test_util.h"
+#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {

@@ -12,6 +12,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "test_helpers.h"
+#include "build_paths.h"
 
 namespace polygraphy {
 namespace {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "model_builder.h"
+#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {

@@ -8,6 +8,7 @@
 #include "model_builder.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/run_results.h"
+#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {

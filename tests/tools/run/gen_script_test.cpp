@@ -15,6 +15,7 @@
 #include "polygraphy/tools/registry.h"
 #include "polygraphy/tools/run/run.h"
 #include "polygraphy/tools/script.h"
+#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {
