@@ -198,7 +198,7 @@ void Writer::before_value() {
         key_pending_ = false;
         return;
     }
-    if (level.count > 0) put(indent_ < 0 ? ", " : ",");
+    if (level.count > 0) put(indent_ == kOneLine ? ", " : ",");
     ++level.count;
     newline_indent();
 }
@@ -207,13 +207,13 @@ Writer& Writer::key(std::string_view name) {
     if (levels_.empty() || !levels_.back().is_object || key_pending_ || in_raw_string_)
         throw InternalError("json::Writer: key outside an object");
     Level& level = levels_.back();
-    if (level.count > 0) put(indent_ < 0 ? ", " : ",");
+    if (level.count > 0) put(indent_ == kOneLine ? ", " : ",");
     ++level.count;
     newline_indent();
     std::string quoted;
     append_escaped(quoted, name);
     put(quoted);
-    put(": ");
+    put(indent_ == kCompact ? ":" : ": ");
     key_pending_ = true;
     return *this;
 }

@@ -74,9 +74,17 @@ TEST(JsonWriter, MatchesPythonJsonDumpIndent4) {
     EXPECT_EQ(text, expected);
 }
 
-TEST(JsonWriter, CompactModeAndRawStrings) {
+TEST(JsonWriter, CompactHasNoWhitespace) {
     std::string text;
-    json::Writer writer(&text, -1);
+    json::Writer writer(&text, json::Writer::kCompact);
+    writer.begin_object().key("k").begin_array().value(1).value("a b").end_array().key("o").begin_object().end_object();
+    writer.end_object().finish();
+    EXPECT_EQ(text, "{\"k\":[1,\"a b\"],\"o\":{}}");
+}
+
+TEST(JsonWriter, OneLineModeAndRawStrings) {
+    std::string text;
+    json::Writer writer(&text, json::Writer::kOneLine);
     writer.begin_object().key("k").begin_array().value(int64_t{-3}).value(uint64_t{18446744073709551615u});
     writer.begin_raw_string().raw_string_chunk("abc", 3).raw_string_chunk("+/=", 3).end_raw_string();
     writer.end_array().key("f").value(false).end_object().finish();

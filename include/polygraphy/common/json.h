@@ -36,6 +36,11 @@ std::string quote(std::string_view text);
 /// due, unbalanced ends) throws InternalError. Write failures throw PolygraphyException.
 class Writer {
 public:
+    /// `indent` for json.dumps(obj) without indent: one line, ", " and ": " separators.
+    static constexpr int kOneLine = -1;
+    /// `indent` for the most compact text: one line, "," and ":" separators (json.dumps(obj, separators=(",", ":"))).
+    static constexpr int kCompact = -2;
+
     /// Writes to `out` (buffered here; call finish() before closing the file).
     explicit Writer(std::FILE* out, int indent = 4);
     /// Appends to `*out`.
