@@ -13,6 +13,7 @@ packages=(
   doxygen ca-certificates
   libonnx-testdata
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz smoke run (libFuzzer + sanitizers) in CI
+  zlib1g-dev  # PNG images in the comparator's SVG figures
 )
 
 missing=()

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace polygraphy::text {
 
@@ -28,6 +29,35 @@ inline std::string strip(const std::string& text) {
     if (begin == std::string::npos) return "";
     const auto end = text.find_last_not_of(" \t\n\r\f\v");
     return text.substr(begin, end - begin + 1);
+}
+
+/// Text made safe inside HTML or XML markup, element content and quoted attributes alike:
+/// `&`, `<`, `>`, `"` and `'` become character references.
+inline std::string markup_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
 }
 
 }  // namespace polygraphy::text

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <set>
 
+#include "comparator/plots.h"
 #include "comparator/report_internal.h"
 #include "comparator/stats_internal.h"
 #include "polygraphy/common/exception.h"
@@ -504,6 +506,9 @@ private:
         OutputCompareResult result;
         result.output_name = name0;
         result.other_name = name1;
+        result.atol = settings.atol;
+        result.rtol = settings.rtol;
+        result.check_error_stat = settings.stat;
         logger().info("Tolerance: [abs=" + format_g(settings.atol, 5) + ", rel=" + format_g(settings.rtol, 5) +
                       "] | Checking " + error_stat_name(settings.stat) + " error");
         logger().extra_verbose("Note: Comparing " + runner0 + " vs. " + runner1);
@@ -720,15 +725,73 @@ private:
             if (settings.stat == ErrorStat::kElemwise)
                 message += " (requirements may be lower if both abs/rel tolerances are set)";
             logger().info(message);
+            if (const auto dir = figure_dir(options_.save_error_metrics_plot, options_.show_error_metrics_plot,
+                                            "error-metrics", metrics_show_dir_)) {
+                auto plot_guard = logger().indent();
+                plots::save_error_metrics_plot(diffs.absdiff, diffs.reldiff, out1, runner0, runner1, name0, name1,
+                                               *dir);
+            }
+            const auto heatmap_dir =
+                figure_dir(options_.save_heatmaps, options_.show_heatmaps, "heatmaps", heatmaps_show_dir_);
             log_output_stats(diffs.absdiff, abs_stats, failed, "Absolute Difference", std::nullopt);
+            if (heatmap_dir) {
+                auto plot_guard = logger().indent();
+                plots::save_heatmaps(diffs.absdiff, "Absolute Error | " + name0, *heatmap_dir, false);
+            }
             log_output_stats(diffs.reldiff, rel_stats, failed, "Relative Difference", std::nullopt);
+            if (heatmap_dir) {
+                auto plot_guard = logger().indent();
+                plots::save_heatmaps(diffs.reldiff, "Relative Error | " + name0, *heatmap_dir, true);
+            }
         }
+        if (options_.collect_distributions) result.distributions = distributions(out0, out1, diffs);
         logger().extra_verbose("Finished comparing: '" + name0 + "' (" + describe(out0) + ") [" + runner0 + "] and '" +
                                name1 + "' (" + describe(out1) + ") [" + runner1 + "]");
     }
 
+    // What a report keeps of this comparison: histograms, never the tensors.
+    static OutputDistributions distributions(const Tensor& out0, const Tensor& out1, const Differences& diffs) {
+        OutputDistributions result;
+        result.first_dtype = out0.dtype();
+        result.second_dtype = out1.dtype();
+        result.first_shape = out0.shape();
+        result.second_shape = out1.shape();
+        const ValueRange range0 = value_range(out0), range1 = value_range(out1);
+        std::tie(result.first_values, result.second_values) =
+            shared_linear_histograms(out0, range0, out1, range1, kReportHistogramBins);
+        result.second_mean_magnitude = range1.mean_magnitude;
+        result.absdiff = log_histogram(diffs.absdiff, value_range(diffs.absdiff), kReportHistogramBins);
+        result.reldiff = log_histogram(diffs.reldiff, value_range(diffs.reldiff), kReportHistogramBins);
+        return result;
+    }
+
+    // Folder for a figure: the save_* folder, or with only show_*, a new temporary folder (once per
+    // comparer; this build opens no windows, so showing means writing files and saying where).
+    static std::optional<std::string> figure_dir(const std::optional<std::string>& save, bool show,
+                                                 const std::string& kind, std::optional<std::string>& show_dir) {
+        if (save) {
+            if (show)
+                logger().log_once(Severity::kInfo,
+                                  "Note: this build cannot display figures; see the files in " + *save);
+            return save;
+        }
+        if (!show) return std::nullopt;
+        if (!show_dir) {
+            std::string pattern =
+                (std::filesystem::temp_directory_path() / ("polygraphy-" + kind + "-XXXXXX")).string();
+            if (!mkdtemp(pattern.data()))
+                throw PolygraphyException("Could not create a temporary folder for the " + kind + " figures under " +
+                                          std::filesystem::temp_directory_path().string());
+            show_dir = pattern;
+            logger().warning("This build cannot display figures: writing the " + kind + " figures to " + pattern +
+                             " instead (open the SVG files in a browser)");
+        }
+        return show_dir;
+    }
+
     SimpleCompareOptions options_;
     std::unique_ptr<ScratchPool> pool_ = std::make_unique<ScratchPool>();
+    mutable std::optional<std::string> heatmaps_show_dir_, metrics_show_dir_;
 };
 
 // compare.py CompareFunc.indices: positions of equal values along the last axis, within a tolerance.

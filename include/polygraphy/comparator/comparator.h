@@ -10,6 +10,7 @@
 #include "polygraphy/backend/base/runner.h"
 #include "polygraphy/common/run_results.h"
 #include "polygraphy/comparator/data_loader.h"
+#include "polygraphy/comparator/histogram.h"
 
 namespace polygraphy {
 
@@ -39,6 +40,20 @@ struct SimpleCompareOptions {
     PerOutput<double> error_quantile;       ///< default 0.99
     bool infinities_compare_equal = false;  ///< matching +-inf values count as equal (`--infinities-compare-equal`)
     bool fail_fast = false;                 ///< stop at the first failing output (`--fail-fast`)
+    /// Fill OutputCompareResult::distributions (histograms for HTML reports; one more pass over the
+    /// outputs and their differences).
+    bool collect_distributions = false;
+    /// Polygraphy's plots, written as SVG files (see comparator/plots.h for names and layout):
+    /// heatmaps of the absolute and relative differences (`--save-heatmaps DIR`), and the
+    /// differences against the second output's magnitude (`--save-error-metrics-plot DIR`). The
+    /// `show_*` options write the same figures into a new folder under the system's temporary folder
+    /// when no `save_*` folder is given (this build opens no windows), and log where they are.
+    /// @{
+    std::optional<std::string> save_heatmaps;
+    bool show_heatmaps = false;
+    std::optional<std::string> save_error_metrics_plot;
+    bool show_error_metrics_plot = false;
+    /// @}
 };
 
 /// Figures of one output comparison (what the report prints and `--report` files record).
@@ -59,6 +74,14 @@ struct OutputCompareResult {
     double required_atol = 0, required_rtol = 0;
     /// @}
     std::string error;                            ///< non-empty when the outputs could not be compared
+    /// Tolerances and statistic the output was checked with (compare_func::simple; 0 / kElemwise otherwise).
+    /// @{
+    double atol = 0, rtol = 0;
+    ErrorStat check_error_stat = ErrorStat::kElemwise;
+    /// @}
+    /// Histograms of both outputs and of their differences, when the compare function collected them
+    /// (SimpleCompareOptions::collect_distributions) and the outputs could be compared.
+    std::optional<OutputDistributions> distributions;
 };
 
 /// Results of comparing one iteration of two runners, by output name (first runner's names).

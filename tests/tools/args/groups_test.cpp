@@ -215,6 +215,18 @@ TEST_F(RunGroups, CompareFuncSimpleOptions) {
     EXPECT_TRUE(options.infinities_compare_equal);
     EXPECT_TRUE(group<ComparatorCompareArgs>().fail_fast());
     EXPECT_EQ(group<ComparatorCompareArgs>().load_outputs_paths(), std::vector<std::string>{"a.json"});
+    EXPECT_FALSE(options.save_heatmaps.has_value());
+    EXPECT_FALSE(options.show_error_metrics_plot);
+}
+
+TEST_F(RunGroups, HeatmapAndErrorPlotOptions) {
+    parse({"--load-outputs", "a.json", "--save-heatmaps", "maps", "--show-heatmaps", "--save-error-metrics-plot",
+           "plots", "--show-error-metrics-plot"});
+    const auto& options = group<CompareFuncSimpleArgs>().compare_options();
+    EXPECT_EQ(options.save_heatmaps, "maps");
+    EXPECT_TRUE(options.show_heatmaps);
+    EXPECT_EQ(options.save_error_metrics_plot, "plots");
+    EXPECT_TRUE(options.show_error_metrics_plot);
 }
 
 TEST_F(RunGroups, CompareErrors) {
@@ -226,8 +238,6 @@ TEST_F(RunGroups, CompareErrors) {
     EXPECT_EQ(error_of({"--rtol", "-1"}), "Invalid value in --rtol: '-1'. The value must be at least 0");
     EXPECT_EQ(error_of({"--error-quantile", "2"}),
               "Invalid value in --error-quantile: '2'. The value must be between 0 and 1");
-    EXPECT_EQ(error_of({"--save-heatmaps", "dir"}),
-              "--save-heatmaps is not available in this build (it needs matplotlib)");
     EXPECT_EQ(error_of({"--postprocess", "out0:bottom-5"}),
               "Invalid value in --postprocess: 'out0:bottom-5'. Expected [<out_name>:]top-<K>[,axis=<axis>], but "
               "'bottom-5' is not a post-processing function (valid choices are: ['top-<K>'])");

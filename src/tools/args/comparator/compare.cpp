@@ -43,18 +43,21 @@ std::vector<OptionSpec> CompareFuncSimpleArgs::options() const {
             .help("If set, then any matching +-inf values in outputs will have an absdiff of 0. Otherwise, by default "
                   "they will have an absdiff of NaN."),
         Option({"--save-heatmaps"})
-            .help(
-                "[EXPERIMENTAL] Directory in which to save heatmaps of the absolute and relative error. Not available "
-                "in this build"),
+            .help("[EXPERIMENTAL] Directory in which to save heatmaps of the absolute and relative error (SVG files, "
+                  "named as Polygraphy names them)"),
         Option({"--show-heatmaps"})
             .kind(OptionKind::kFlag)
-            .help("[EXPERIMENTAL] Whether to display heatmaps of the absolute and relative error. Not available in "
-                  "this build"),
+            .help("[EXPERIMENTAL] Whether to display heatmaps of the absolute and relative error. This build opens no "
+                  "windows: without --save-heatmaps, the figures are written to a new temporary folder, whose path is "
+                  "logged"),
         Option({"--save-error-metrics-plot"})
-            .help("[EXPERIMENTAL] Path to directory to save error metrics plot(s). Not available in this build"),
+            .help("[EXPERIMENTAL] Path to directory to save error metrics plot(s): the absolute and relative error "
+                  "against the reference output magnitude (SVG files). This directory is created if it does not "
+                  "already exist"),
         Option({"--show-error-metrics-plot"})
             .kind(OptionKind::kFlag)
-            .help("[EXPERIMENTAL] Whether to display the error metrics plots. Not available in this build"),
+            .help("[EXPERIMENTAL] Whether to display the error metrics plots. This build opens no windows: without "
+                  "--save-error-metrics-plot, the plots are written to a new temporary folder, whose path is logged"),
         Option({"--error-quantile"})
             .kind(OptionKind::kValues)
             .help("The error quantile to compare. Float, valid range [0, 1]. To specify per-output values, use the "
@@ -70,14 +73,13 @@ std::vector<std::string> CompareFuncSimpleArgs::option_dests() const {
 }
 
 void CompareFuncSimpleArgs::parse(const ParsedArgs& args) {
-    for (const char* dest : {"save_heatmaps", "show_heatmaps", "save_error_metrics_plot", "show_error_metrics_plot"}) {
-        if (!args.has(dest)) continue;
-        throw UnsupportedError(args.occurrences(dest).front().flag +
-                               " is not available in this build (it needs matplotlib)");
-    }
     options_ = SimpleCompareOptions{};
     options_.check_shapes = !args.flag("no_shape_check");
     options_.infinities_compare_equal = args.flag("infinities_compare_equal");
+    options_.save_heatmaps = args.value("save_heatmaps");
+    options_.show_heatmaps = args.flag("show_heatmaps");
+    options_.save_error_metrics_plot = args.value("save_error_metrics_plot");
+    options_.show_error_metrics_plot = args.flag("show_error_metrics_plot");
     if (args.has("rtol")) options_.rtol = args_util::parse_per_key_numbers("--rtol", args.values("rtol"), 0.0);
     if (args.has("atol")) options_.atol = args_util::parse_per_key_numbers("--atol", args.values("atol"), 0.0);
     if (args.has("error_quantile"))

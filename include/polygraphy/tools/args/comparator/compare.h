@@ -11,7 +11,8 @@ namespace polygraphy::tools {
 
 /// `--no-shape-check`, `--rtol/--rel-tol [out:]v...`, `--atol/--abs-tol [out:]v...`,
 /// `--check-error-stat [out:]{elemwise,max,mean,median,quantile}...`, `--error-quantile [out:]q...`,
-/// `--infinities-compare-equal`; heatmap/plot options are refused (no plotting in this build).
+/// `--infinities-compare-equal`, `--save-heatmaps DIR`, `--show-heatmaps`, `--save-error-metrics-plot DIR`,
+/// `--show-error-metrics-plot` (SVG figures; see SimpleCompareOptions).
 class CompareFuncSimpleArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparison Function: `simple`"; }
