@@ -84,11 +84,12 @@ std::string describe_divergence(const Divergence& divergence) {
 }
 
 void save_accuracy_report(const AccuracyResult& accuracy, const std::optional<Divergence>& divergence,
-                          const std::string& path) {
+                          const std::string& path, const std::string& error) {
     write_file_atomically(path, [&](std::FILE* out) {
         json::Writer writer(out);
         writer.begin_object();
-        writer.key("passed").value(static_cast<bool>(accuracy));
+        writer.key("passed").value(error.empty() && static_cast<bool>(accuracy));
+        if (!error.empty()) writer.key("error").value(error);
         writer.key("first_divergence");
         if (divergence) {
             writer.begin_object();

@@ -38,7 +38,9 @@ std::string describe_divergence(const Divergence& divergence);
 /// divergence when given, as JSON (written atomically):
 ///     {"passed": bool, "first_divergence": {...} | null,
 ///      "comparisons": [{"runners": [a, b], "iterations": [{"outputs": {name: {"passed": ..., "max_abs_diff": ...}}}]}]}
+/// A non-empty `error` (why the comparison could not complete) is recorded as "error" and makes
+/// "passed" false.
 void save_accuracy_report(const AccuracyResult& accuracy, const std::optional<Divergence>& divergence,
-                          const std::string& path);
+                          const std::string& path, const std::string& error = "");
 
 }  // namespace polygraphy
