@@ -1,8 +1,10 @@
 // `polygraphy inspect data`.
+#include <filesystem>
 #include <variant>
 
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_summary.h"
+#include "polygraphy/comparator/html_report.h"
 #include "polygraphy/tools/args/util.h"
 #include "polygraphy/tools/inspect/inspect.h"
 
@@ -44,6 +46,9 @@ std::vector<OptionSpec> InspectDataTool::tool_options() const {
             .type(ValueType::kInt)
             .help("The number of characters per line when displaying arrays. Use a value of -1 to insert line breaks "
                   "only at dimension end points. Defaults to 75."),
+        Option({"--report"})
+            .metavar("FILE.html")
+            .help("Also write a self-contained HTML page with each tensor's statistics and a histogram of its values"),
     };
 }
 
@@ -56,11 +61,22 @@ int InspectDataTool::run_impl(const ParsedArgs& args) {
     options.print.line_width = print_option(args, "line_width", "--line-width", 75);
 
     const std::string path = *args.value("path");
+    const auto report = args.value("report");
+    if (report && !is_html_report_path(*report))
+        throw UsageError("--report writes an HTML page: give a path ending in .html\nNote: given: " + *report);
     const auto data = load_run_results_or_inputs(path);
     if (const auto* results = std::get_if<RunResults>(&data))
         logger().info(str_from_run_results(*results, options));
     else
         logger().info(str_from_inputs(std::get<InputList>(data), options));
+    if (report) {
+        ReportContext context;
+        context.title = std::filesystem::path(path).filename().string();
+        context.command = "polygraphy inspect data";
+        for (const auto& token : args.argv) context.command += " " + token;
+        std::visit([&](const auto& contents) { save_data_report(contents, context, *report); }, data);
+        logger().info("Saving data report to " + *report);
+    }
     return 0;
 }
 

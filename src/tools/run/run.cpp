@@ -7,6 +7,8 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/comparator.h"
 #include "polygraphy/comparator/divergence.h"
+#include "polygraphy/comparator/html_report.h"
+#include "polygraphy/comparator/model_explorer.h"
 #include "polygraphy/tools/args/backend/onnx/loader.h"
 #include "polygraphy/tools/args/backend/runner_select.h"
 #include "polygraphy/tools/args/backend/unavailable.h"
@@ -69,6 +71,13 @@ bool RunTool::show_start_end_logging(const ParsedArgs& args) const {
 
 namespace {
 
+// The command as Polygraphy logs it ("RUNNING | Command: ...").
+std::string command_line(const ParsedArgs& args) {
+    std::string command = "polygraphy run";
+    for (const auto& token : args.argv) command += " " + token;
+    return command;
+}
+
 // Every group writes its part; runner groups are written by the selection group, once per selection.
 // A group that cannot be scripted is fine as long as none of its options was given.
 std::string generate_script(ArgGroups& groups, const ParsedArgs& args, const std::string& path) {
@@ -83,8 +92,7 @@ std::string generate_script(ArgGroups& groups, const ParsedArgs& args, const std
                                        group->title() + ") to a script");
         }
     }
-    std::string command = "polygraphy run";
-    for (const auto& token : args.argv) command += " " + token;
+    const std::string command = command_line(args);
     std::string stem = std::filesystem::path(path).stem().string();
     if (stem.empty()) stem = "script";
     return script.to_string({
@@ -144,20 +152,40 @@ int RunTool::run_impl(const ParsedArgs& args) {
 
     bool success = true;
     if (runners.size() > 1 || !compare_args.load_outputs_paths().empty()) {
-        const AccuracyResult accuracy =
-            Comparator::compare_accuracy(results, compare_args.compare_func(), compare_args.fail_fast());
+        AccuracyResult accuracy;
+        std::exception_ptr comparison_failure;  // reported after the report that says why
+        std::string comparison_error;
+        try {
+            accuracy = Comparator::compare_accuracy(results, compare_args.compare_func(), compare_args.fail_fast());
+        } catch (const PolygraphyException& error) {
+            if (!compare_args.report_path()) throw;
+            comparison_failure = std::current_exception();
+            comparison_error = error.what();
+        }
         success = static_cast<bool>(accuracy) && success;
         // Beyond Polygraphy: name the node where the runners started to disagree, so nobody has to
         // read hundreds of per-layer comparisons (most useful with --onnx-outputs mark all).
         std::optional<Divergence> divergence;
-        if (!accuracy && model.path()) {
-            const OnnxModel onnx_model = arg_group<OnnxLoadArgs>().onnx_loader()();
+        OnnxModel onnx_model;
+        if (model.path() && (!accuracy || compare_args.report_path()))
+            onnx_model = arg_group<OnnxLoadArgs>().onnx_loader()();
+        if (!accuracy && onnx_model) {
             divergence = find_first_divergence(onnx_model->graph(), accuracy);
             if (divergence) logger().error(describe_divergence(*divergence));
         }
         if (compare_args.report_path()) {
-            save_accuracy_report(accuracy, divergence, *compare_args.report_path());
+            ReportContext context;
+            if (model.path()) context.title = std::filesystem::path(*model.path()).filename().string();
+            context.command = command_line(args);
+            context.graph = onnx_model ? &onnx_model->graph() : nullptr;
+            context.error = comparison_error;
+            save_comparison_report(accuracy, divergence, context, *compare_args.report_path());
             logger().info("Saving accuracy report to " + *compare_args.report_path());
+        }
+        if (comparison_failure) std::rethrow_exception(comparison_failure);
+        if (const auto& path = compare_args.model_explorer_path()) {
+            save_model_explorer_node_data(accuracy, *path);
+            logger().info("Saving Model Explorer node data to " + *path);
         }
     }
     if (compare_args.validate()) success = Comparator::validate(results, true, true) && success;

@@ -286,8 +286,8 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
     EXPECT_THAT(program, HasSubstr("compare_options.infinities_compare_equal = true;"));
     EXPECT_THAT(program, HasSubstr("compare_options.error_quantile.set(\"\", 0.9);"));
     EXPECT_THAT(program, HasSubstr("compare_func::simple(compare_options), true);"));
-    EXPECT_THAT(program,
-                HasSubstr("save_accuracy_report(accuracy, divergence, \"" + dir_.file("report.json") + "\");"));
+    EXPECT_THAT(program, HasSubstr("save_comparison_report(accuracy, divergence, report_context, \"" +
+                                   dir_.file("report.json") + "\");"));
 }
 
 TEST_F(GenScript, WritesTheWholeOnnxLoaderChain) {

@@ -1,10 +1,13 @@
 #include "polygraphy/tools/args/comparator/comparator.h"
+
+#include <filesystem>
 #include "polygraphy/tools/args/backend/onnx/loader.h"
 #include "polygraphy/tools/args/model.h"
 #include "polygraphy/tools/script.h"
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/comparator/html_report.h"
 #include "polygraphy/tools/args/comparator/compare.h"
 #include "polygraphy/tools/args/comparator/data_loader.h"
 #include "polygraphy/tools/args/comparator/postprocess.h"
@@ -82,9 +85,16 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
             .help("Path(s) to load results from runners prior to comparing. Each file should be a JSON-ified "
                   "RunResults"),
         Option({"--report"})
-            .metavar("FILE.json")
+            .metavar("FILE")
             .help("Write every compared tensor's error figures, and the first node whose output diverged while "
-                  "its inputs agreed, to this JSON file (with --onnx-outputs mark all this covers every layer)"),
+                  "its inputs agreed, to this file (with --onnx-outputs mark all this covers every layer). A path "
+                  "ending in .html gives a self-contained page: the per-layer error profile, a sortable table, "
+                  "histograms of both outputs and their differences, and the graph coloured by error; any other "
+                  "path gives JSON"),
+        Option({"--model-explorer-node-data"})
+            .metavar("FILE.json")
+            .help("Write each compared output's maximum absolute error as Model Explorer per-node data (the first "
+                  "comparison, iteration 0), to overlay on the graph in Google's Model Explorer"),
     };
 }
 
@@ -95,6 +105,7 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     fail_fast_ = args.flag("fail_fast");
     load_outputs_paths_ = args.values("load_outputs_paths");
     report_path_ = args.value("report");
+    model_explorer_path_ = args.value("model_explorer_node_data");
     compare_func_ = args.value("compare").value_or("simple");
 
     // Options of the comparison function that was not selected are ignored, with a warning.
@@ -115,9 +126,14 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
 CompareFunc ComparatorCompareArgs::compare_func() const {
     if (compare_func_ == "indices")
         return compare_func::indices(required_group<CompareFuncIndicesArgs>().index_tolerance(), fail_fast_);
+    return compare_func::simple(simple_compare_options());
+}
+
+SimpleCompareOptions ComparatorCompareArgs::simple_compare_options() const {
     SimpleCompareOptions options = required_group<CompareFuncSimpleArgs>().compare_options();
     options.fail_fast = fail_fast_;
-    return compare_func::simple(std::move(options));
+    options.collect_distributions = report_path_ && is_html_report_path(*report_path_);
+    return options;
 }
 
 bool ComparatorRunArgs::add_to_script(Script& script) const {
@@ -157,7 +173,7 @@ bool ComparatorCompareArgs::add_to_script(Script& script) const {
                 code += "index_tolerance.set(" + Script::quote(name) + ", " + std::to_string(value) + ");\n";
             compare_func = std::string("compare_func::indices(index_tolerance") + (fail_fast_ ? ", true" : "") + ")";
         } else {
-            const SimpleCompareOptions& options = required_group<CompareFuncSimpleArgs>().compare_options();
+            const SimpleCompareOptions options = simple_compare_options();
             static const char* kStats[] = {"kElemwise", "kMax", "kMean", "kMedian", "kQuantile"};
             code += "SimpleCompareOptions compare_options;\n";
             if (!options.check_shapes) code += "compare_options.check_shapes = false;\n";
@@ -172,37 +188,61 @@ bool ComparatorCompareArgs::add_to_script(Script& script) const {
                 code += "compare_options.error_quantile.set(" + Script::quote(name) + ", " + Script::number(value) +
                         ");\n";
             if (options.infinities_compare_equal) code += "compare_options.infinities_compare_equal = true;\n";
+            if (options.collect_distributions) code += "compare_options.collect_distributions = true;\n";
+            if (options.save_heatmaps)
+                code += "compare_options.save_heatmaps = " + Script::quote(*options.save_heatmaps) + ";\n";
+            if (options.show_heatmaps) code += "compare_options.show_heatmaps = true;\n";
+            if (options.save_error_metrics_plot)
+                code += "compare_options.save_error_metrics_plot = " + Script::quote(*options.save_error_metrics_plot) +
+                        ";\n";
+            if (options.show_error_metrics_plot) code += "compare_options.show_error_metrics_plot = true;\n";
             if (fail_fast_) code += "compare_options.fail_fast = true;\n";
             compare_func = "compare_func::simple(compare_options)";
         }
         code += "const AccuracyResult accuracy = Comparator::compare_accuracy(results, " + compare_func +
                 (fail_fast_ ? ", true" : "") + ");\n";
         code += "success = static_cast<bool>(accuracy) && success;\n";
-        // As `run` does: name the node where the runners started to disagree.
+        // As `run` does: name the node where the runners started to disagree, then write the reports.
         const auto* model = group<ModelArgs>();
         const auto* onnx = group<OnnxLoadArgs>();
-        if (model && model->path() && onnx) {
-            script.add_include("polygraphy/comparator/divergence.h");
+        const bool with_model = model && model->path() && onnx;
+        code += "std::optional<Divergence> divergence;\n";
+        script.add_include("polygraphy/comparator/divergence.h");
+        if (with_model) {
+            // The model is loaded again only when something needs its graph (as `run` does).
             const std::string loader = onnx->add_onnx_loader(script);
+            std::string graph = loader + "()->graph()";
+            if (report_path_) {
+                code += "const OnnxModel model = " + loader + "();\n";
+                graph = "model->graph()";
+            }
             code +=
-                "std::optional<Divergence> divergence;\n"
                 "if (!accuracy) {\n"
                 "    divergence = find_first_divergence(" +
-                loader +
-                "()->graph(), accuracy);\n"
+                graph +
+                ", accuracy);\n"
                 "    if (divergence) logger().error(describe_divergence(*divergence));\n"
                 "}\n";
-            if (report_path_)
-                code += "save_accuracy_report(accuracy, divergence, " + Script::quote(*report_path_) +
-                        ");\n"
-                        "logger().info(" +
-                        Script::quote("Saving accuracy report to " + *report_path_) + ");\n";
-        } else if (report_path_) {
-            script.add_include("polygraphy/comparator/divergence.h");
-            code += "save_accuracy_report(accuracy, std::nullopt, " + Script::quote(*report_path_) +
+        }
+        if (report_path_) {
+            script.add_include("polygraphy/comparator/html_report.h");
+            code += "ReportContext report_context;\n";
+            if (with_model) {
+                code += "report_context.title = " +
+                        Script::quote(std::filesystem::path(*model->path()).filename().string()) + ";\n";
+                code += "report_context.graph = &model->graph();\n";
+            }
+            code += "save_comparison_report(accuracy, divergence, report_context, " + Script::quote(*report_path_) +
                     ");\n"
                     "logger().info(" +
                     Script::quote("Saving accuracy report to " + *report_path_) + ");\n";
+        }
+        if (model_explorer_path_) {
+            script.add_include("polygraphy/comparator/model_explorer.h");
+            code += "save_model_explorer_node_data(accuracy, " + Script::quote(*model_explorer_path_) +
+                    ");\n"
+                    "logger().info(" +
+                    Script::quote("Saving Model Explorer node data to " + *model_explorer_path_) + ");\n";
         }
     }
     if (validate_) code += "success = Comparator::validate(results, true, true) && success;\n";

@@ -33,7 +33,8 @@ private:
 };
 
 /// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script`
-/// (refused), `--load-outputs/--load-results PATH...`, `--report`. Generated scripts also get the
+/// (refused), `--load-outputs/--load-results PATH...`, `--report`, `--model-explorer-node-data`. Generated scripts also
+/// get the
 /// `--postprocess` call (ComparatorPostprocessArgs, when the tool has it) after the loaded outputs.
 class ComparatorCompareArgs : public ArgGroup {
 public:
@@ -51,18 +52,25 @@ public:
     const std::string& compare_func_name() const { return compare_func_; }
     const std::vector<std::string>& load_outputs_paths() const { return load_outputs_paths_; }
     /// @}
-    /// `--report FILE.json`: where to write per-tensor error figures and the first divergence.
+    /// `--report FILE`: where to write per-tensor error figures and the first divergence (HTML or JSON,
+    /// by the extension; see save_comparison_report()).
     const std::optional<std::string>& report_path() const { return report_path_; }
+    /// `--model-explorer-node-data FILE.json`.
+    const std::optional<std::string>& model_explorer_path() const { return model_explorer_path_; }
     /// The comparison function the options describe: compare_func::simple with CompareFuncSimpleArgs' options,
     /// or compare_func::indices with CompareFuncIndicesArgs' tolerances (`--compare indices`).
     CompareFunc compare_func() const;
 
 private:
+    // CompareFuncSimpleArgs' options, with --fail-fast and the histograms an HTML report needs.
+    SimpleCompareOptions simple_compare_options() const;
+
     bool validate_ = false;
     bool fail_fast_ = false;
     std::string compare_func_ = "simple";
     std::vector<std::string> load_outputs_paths_;
     std::optional<std::string> report_path_;
+    std::optional<std::string> model_explorer_path_;
 };
 
 }  // namespace polygraphy::tools
