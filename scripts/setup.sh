@@ -14,6 +14,7 @@ packages=(
   libonnx-testdata
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz smoke run (libFuzzer + sanitizers) in CI
   zlib1g-dev  # PNG images in the comparator's SVG figures
+  chromium    # the test that opens the HTML report in a real (headless) browser
 )
 
 missing=()

@@ -42,17 +42,6 @@ onnx::TensorProto encode_tensor(const Tensor& tensor, const std::string& name) {
     return proto;
 }
 
-std::string shell_quote(const std::string& text) {
-    std::string quoted = "'";
-    for (char c : text) {
-        if (c == '\'')
-            quoted += "'\\''";
-        else
-            quoted += c;
-    }
-    return quoted + "'";
-}
-
 }  // namespace
 
 ModelBuilder::ModelBuilder(int64_t opset, std::string graph_name) {
@@ -174,6 +163,17 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
     std::error_code error;
     std::filesystem::remove_all(path_, error);
+}
+
+std::string shell_quote(const std::string& text) {
+    std::string quoted = "'";
+    for (char c : text) {
+        if (c == '\'')
+            quoted += "'\\''";
+        else
+            quoted += c;
+    }
+    return quoted + "'";
 }
 
 CommandResult run_command(const std::string& command) {

@@ -79,6 +79,8 @@ struct CommandResult {
 };
 /// Runs `polygraphy <args>` (the built CLI) and captures its output. Arguments are shell-quoted.
 CommandResult run_polygraphy(const std::vector<std::string>& args);
+/// `text` as one single-quoted shell word.
+std::string shell_quote(const std::string& text);
 /// Runs an arbitrary shell command and captures its output.
 CommandResult run_command(const std::string& command);
 
