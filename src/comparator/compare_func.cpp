@@ -749,6 +749,20 @@ private:
                                name1 + "' (" + describe(out1) + ") [" + runner1 + "]");
     }
 
+    // The extremes and mean magnitude of an output: from the statistics the comparison already has
+    // when they are all finite (min_positive is left unset: it is not needed here), else a new pass.
+    static ValueRange range_of(const Tensor& output, const std::optional<ArrayStats>& stats) {
+        if (!stats || stats->nan_count > 0 || !std::isfinite(stats->min) || !std::isfinite(stats->max) ||
+            !std::isfinite(stats->avg_magnitude))
+            return value_range(output);
+        ValueRange range;
+        range.count = stats->size;
+        range.min = stats->min;
+        range.max = stats->max;
+        range.mean_magnitude = stats->avg_magnitude;
+        return range;
+    }
+
     // What a report keeps of this comparison: histograms, never the tensors.
     static OutputDistributions distributions(const Tensor& out0, const Tensor& out1, const Differences& diffs) {
         OutputDistributions result;
@@ -756,12 +770,12 @@ private:
         result.second_dtype = out1.dtype();
         result.first_shape = out0.shape();
         result.second_shape = out1.shape();
-        const ValueRange range0 = value_range(out0), range1 = value_range(out1);
+        const ValueRange range0 = range_of(out0, diffs.stats0), range1 = range_of(out1, diffs.stats1);
         std::tie(result.first_values, result.second_values) =
             shared_linear_histograms(out0, range0, out1, range1, kReportHistogramBins);
         result.second_mean_magnitude = range1.mean_magnitude;
-        result.absdiff = log_histogram(diffs.absdiff, value_range(diffs.absdiff), kReportHistogramBins);
-        result.reldiff = log_histogram(diffs.reldiff, value_range(diffs.reldiff), kReportHistogramBins);
+        result.absdiff = log_histogram(diffs.absdiff, kReportHistogramBins);
+        result.reldiff = log_histogram(diffs.reldiff, kReportHistogramBins);
         return result;
     }
 

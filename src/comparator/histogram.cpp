@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -30,6 +31,21 @@ void count_bins(int64_t n, std::vector<int64_t>& counts, const Bin& bin_of) {
 #pragma omp critical
         for (std::size_t s = 0; s < slots; ++s) counts[s] += local[s];
     }
+}
+
+// Log-scale counting: a positive double falls in quarter-octave q = 4 * (biased exponent) + t, where
+// t = 0..3 says which of [1, 2^0.25), [2^0.25, 2^0.5), [2^0.5, 2^0.75), [2^0.75, 2) holds its mantissa
+// (compared as the 52 mantissa bits of those bounds). No logarithm is taken.
+constexpr int kQuarterOctaves = 2047 * 4;  // biased exponents 0..2046 (2047 is inf/NaN)
+constexpr uint64_t kMantissaQuarter[3] = {0x306fe0a31b715ull, 0x6a09e667f3bcdull, 0xae89f995ad3adull};
+constexpr int kExponentBias = 1023;
+
+inline int quarter_octave(double positive) {
+    const uint64_t bits = std::bit_cast<uint64_t>(positive);
+    const uint64_t mantissa = bits & 0x000fffffffffffffull;
+    const int quarter =
+        (mantissa >= kMantissaQuarter[0]) + (mantissa >= kMantissaQuarter[1]) + (mantissa >= kMantissaQuarter[2]);
+    return static_cast<int>(bits >> 52) * 4 + quarter;
 }
 
 void check_bins(int bins) {
@@ -95,10 +111,12 @@ Histogram linear_histogram(const Tensor& tensor, double low, double high, int bi
     figure::visit_numbers(tensor, [&](const auto* data, int64_t n) {
         count_bins(n, counts, [&](int64_t i) -> int64_t {
             const double v = static_cast<double>(data[i]);
+            const double position = (v - low) * scale;
+            if (position >= 0 && position < bins) return static_cast<int64_t>(position);  // false for NaN
+            if (v == high) return bins - 1;
             if (std::isnan(v)) return bins;
             if (std::isinf(v)) return bins + 1;
-            if (v < low || v > high) return -1;
-            return std::min<int64_t>(static_cast<int64_t>((v - low) * scale), bins - 1);
+            return -1;
         });
     });
     histogram.nan = counts[static_cast<std::size_t>(bins)];
@@ -108,40 +126,54 @@ Histogram linear_histogram(const Tensor& tensor, double low, double high, int bi
     return histogram;
 }
 
-Histogram log_histogram(const Tensor& tensor, const ValueRange& range, int bins) {
+Histogram log_histogram(const Tensor& tensor, int bins) {
     check_bins(bins);
     Histogram histogram;
     histogram.log_scale = true;
-    const bool any_positive = range.min_positive && range.max && *range.max > 0;
-    double log_low = 0, log_high = 0;
-    if (any_positive) {
-        log_low = std::log10(*range.min_positive);
-        log_high = std::log10(*range.max);
-        // One value (or one repeated value): a bin one decade wide around it.
-        if (log_high - log_low < 1e-12) log_low -= 0.5, log_high += 0.5;
-        histogram.low = std::pow(10.0, log_low);
-        histogram.high = std::pow(10.0, log_high);
-    }
-    const int used_bins = any_positive ? bins : 0;
-    // Slots: the bins, then non-positive, NaN, infinities.
-    std::vector<int64_t> counts(static_cast<std::size_t>(used_bins) + 3, 0);
-    const double scale = any_positive ? used_bins / (log_high - log_low) : 0.0;
+    // Two passes: the range of quarter-octaves present (and the values outside any bin), then the
+    // counts of that range only, so that a small tensor costs no large counter array.
+    int first = kQuarterOctaves, last = -1;
+    std::vector<int64_t> counts;
     figure::visit_numbers(tensor, [&](const auto* data, int64_t n) {
+        int64_t non_positive = 0, nan = 0, infinite = 0;
+        const int threads = stats::detail::threads_for(n);
+#pragma omp parallel for num_threads(threads) reduction(min : first) reduction(max : last) \
+    reduction(+ : non_positive, nan, infinite)
+        for (int64_t i = 0; i < n; ++i) {
+            const double v = static_cast<double>(data[i]);
+            if (v > 0 && v <= std::numeric_limits<double>::max()) {
+                const int q = quarter_octave(v);
+                first = std::min(first, q);
+                last = std::max(last, q);
+            } else if (v <= 0) {
+                ++non_positive;
+            } else if (std::isnan(v)) {
+                ++nan;
+            } else {
+                ++infinite;
+            }
+        }
+        histogram.non_positive = non_positive;
+        histogram.nan = nan;
+        histogram.infinite = infinite;
+        if (last < first) return;  // no positive value: no bins
+        counts.assign(static_cast<std::size_t>(last - first + 1), 0);
         count_bins(n, counts, [&](int64_t i) -> int64_t {
             const double v = static_cast<double>(data[i]);
-            if (std::isnan(v)) return used_bins + 1;
-            if (std::isinf(v)) return used_bins + 2;
-            if (v <= 0) return used_bins;
-            const double position = (std::log10(v) - log_low) * scale;
-            return std::clamp<int64_t>(static_cast<int64_t>(position), 0, used_bins - 1);
+            if (v > 0 && v <= std::numeric_limits<double>::max()) return quarter_octave(v) - first;
+            return -1;
         });
     });
-    const auto slot = [&](int offset) { return counts[static_cast<std::size_t>(used_bins + offset)]; };
-    histogram.non_positive = slot(0);
-    histogram.nan = slot(1);
-    histogram.infinite = slot(2);
-    counts.resize(static_cast<std::size_t>(used_bins));
-    histogram.counts = std::move(counts);
+    if (counts.empty()) return histogram;
+    // Merge runs of `width` quarter-octaves into at most `bins` bins of equal width.
+    const int span = last - first + 1;
+    const int width = (span + bins - 1) / bins;
+    const int used = (span + width - 1) / width;
+    histogram.counts.assign(static_cast<std::size_t>(used), 0);
+    for (int q = 0; q < span; ++q)
+        histogram.counts[static_cast<std::size_t>(q / width)] += counts[static_cast<std::size_t>(q)];
+    histogram.low = std::exp2((first - 4 * kExponentBias) / 4.0);
+    histogram.high = std::exp2((first + used * width - 4 * kExponentBias) / 4.0);
     return histogram;
 }
 

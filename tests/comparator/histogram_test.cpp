@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -78,22 +79,44 @@ TEST(LinearHistogram, RejectsBadArguments) {
     EXPECT_THROW(value_range(strings), UnsupportedError);
 }
 
-TEST(LogHistogram, DecadesOfPositiveValuesAndZerosApart) {
-    // 1e-6 .. 1e-2 over 4 bins: one decade per bin.
-    const Tensor errors = floats({0, 0, 1e-6, 2e-5, 3e-4, 5e-3, 1e-2, kNan});
-    const Histogram histogram = log_histogram(errors, value_range(errors), 4);
+TEST(LogHistogram, QuarterOctavesMergedIntoEqualBinsAndZerosApart) {
+    // 1 .. 8 is 13 quarter-octaves (0 to 12); 4 bins take 4 quarters (one octave) each: [1, 16).
+    const Tensor errors = floats({0, 0, 1, 2, 4, 8, 8, kNan, kInf, -1});
+    const Histogram histogram = log_histogram(errors, 4);
     EXPECT_TRUE(histogram.log_scale);
-    EXPECT_NEAR(histogram.low, 1e-6, 1e-12);
-    EXPECT_NEAR(histogram.high, 1e-2, 1e-8);
+    EXPECT_EQ(histogram.low, 1.0);
+    EXPECT_EQ(histogram.high, 16.0);
     EXPECT_THAT(histogram.counts, ElementsAre(1, 1, 1, 2));
-    EXPECT_EQ(histogram.non_positive, 2);
+    EXPECT_EQ(histogram.non_positive, 3);
     EXPECT_EQ(histogram.nan, 1);
-    EXPECT_EQ(histogram.total(), 8);
+    EXPECT_EQ(histogram.infinite, 1);
+    EXPECT_EQ(histogram.total(), 10);
+}
+
+TEST(LogHistogram, QuarterOctaveBoundsAreExact) {
+    // The double nearest 2^0.25 starts the second quarter of an octave; the one below it does not.
+    const double quarter = std::bit_cast<double>(uint64_t{0x3ff306fe0a31b715});
+    EXPECT_NEAR(quarter, std::pow(2.0, 0.25), 1e-15);
+    const Tensor values = Tensor::from_doubles(DataType::kFloat64, {3}, {1.0, std::nextafter(quarter, 0.0), quarter});
+    const Histogram histogram = log_histogram(values, 8);
+    EXPECT_THAT(histogram.counts, ElementsAre(2, 1));
+    EXPECT_EQ(histogram.low, 1.0);
+    EXPECT_DOUBLE_EQ(histogram.high, std::sqrt(2.0));
+}
+
+TEST(LogHistogram, ManyDecadesFitInTheBins) {
+    const Tensor errors = floats({1e-30, 1e-20, 1e-10, 1});
+    const Histogram histogram = log_histogram(errors, 32);
+    ASSERT_LE(histogram.counts.size(), 32u);
+    EXPECT_LE(histogram.low, 1e-30);
+    EXPECT_GT(histogram.high, 1.0);
+    EXPECT_EQ(histogram.total(), 4);
+    EXPECT_EQ(histogram.counts.front(), 1);
+    EXPECT_EQ(histogram.counts.back(), 1);
 }
 
 TEST(LogHistogram, NoPositiveValueMeansNoBins) {
-    const Tensor exact = floats({0, 0, 0});
-    const Histogram histogram = log_histogram(exact, value_range(exact), 10);
+    const Histogram histogram = log_histogram(floats({0, 0, -3}), 10);
     EXPECT_TRUE(histogram.counts.empty());
     EXPECT_EQ(histogram.non_positive, 3);
 }

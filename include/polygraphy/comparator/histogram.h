@@ -15,7 +15,8 @@ namespace polygraphy {
 /// spanning many decades stay readable. The last bin includes `high`.
 struct Histogram {
     bool log_scale = false;       ///< bins of equal width in log10(value)
-    double low = 0, high = 0;     ///< range covered by the bins (both > 0 when log_scale)
+    double low = 0;               ///< start of the range covered by the bins (> 0 when log_scale)
+    double high = 0;              ///< end of the range covered by the bins
     std::vector<int64_t> counts;  ///< one count per bin
     int64_t non_positive = 0;     ///< log_scale only: values <= 0 (for an error: exact matches)
     int64_t nan = 0;              ///< NaN values (in no bin)
@@ -28,10 +29,12 @@ struct Histogram {
 /// One pass over a tensor: what is needed to choose histogram ranges.
 struct ValueRange {
     int64_t count = 0;                   ///< elements
-    std::optional<double> min, max;      ///< of the finite values (nullopt when there are none)
+    std::optional<double> min;           ///< smallest finite value (nullopt when there is none)
+    std::optional<double> max;           ///< largest finite value (nullopt when there is none)
     std::optional<double> min_positive;  ///< smallest finite value > 0
     double mean_magnitude = 0;           ///< mean |value| over the finite values (0 when none)
-    int64_t nan = 0, infinite = 0;       ///< non-finite values
+    int64_t nan = 0;                     ///< NaN values
+    int64_t infinite = 0;                ///< +-inf values
 };
 
 /// Number of bins the comparator uses for the histograms of a report.
@@ -45,10 +48,12 @@ ValueRange value_range(const Tensor& tensor);
 /// high the range is widened by 0.5 on each side, as numpy does.
 Histogram linear_histogram(const Tensor& tensor, double low, double high, int bins);
 
-/// Logarithmic histogram of the positive finite values of `tensor` over [min_positive, max] of the
-/// data (`range`, from value_range()); zeros and negatives count in non_positive. With no positive
-/// value the histogram has no bins.
-Histogram log_histogram(const Tensor& tensor, const ValueRange& range, int bins);
+/// Logarithmic histogram of the positive finite values of `tensor`: values are counted per quarter of
+/// a power of two (from their bits; no logarithm is taken), then neighbouring quarters are merged
+/// into at most `bins` bins of equal width (in log scale) from the smallest positive value's quarter
+/// to the largest's. Zeros
+/// and negatives count in non_positive. With no positive value the histogram has no bins.
+Histogram log_histogram(const Tensor& tensor, int bins);
 
 /// Histograms of two tensors over one range (the union of their finite ranges), so that both sides
 /// of a comparison can be drawn on the same axis.
@@ -64,9 +69,11 @@ struct OutputDistributions {
     DataType first_dtype = DataType::kUndefined, second_dtype = DataType::kUndefined;
     Shape first_shape, second_shape;
     /// @}
-    Histogram first_values, second_values;  ///< values of both outputs, on the same bins
-    Histogram absdiff, reldiff;             ///< log-scale histograms of the absolute and relative differences
-    double second_mean_magnitude = 0;       ///< mean |value| of the second output's finite values
+    Histogram first_values;            ///< values of the first output...
+    Histogram second_values;           ///< ...and of the second, on the same bins
+    Histogram absdiff;                 ///< log-scale histogram of the absolute differences
+    Histogram reldiff;                 ///< log-scale histogram of the relative differences
+    double second_mean_magnitude = 0;  ///< mean |value| of the second output's finite values
 };
 
 }  // namespace polygraphy
