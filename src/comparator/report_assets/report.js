@@ -269,10 +269,12 @@
     ]));
 
     // ---- per-node index of the current comparison's outputs
-    let nodeOutputs = new Map();
+    let nodeOutputs = new Map(), tensorOutputs = new Map();
     function indexOutputs() {
       nodeOutputs = new Map();
+      tensorOutputs = new Map();
       current().outputs.forEach((o, index) => {
+        tensorOutputs.set(o.t, o);
         if (o.n < 0) return;
         if (!nodeOutputs.has(o.n)) nodeOutputs.set(o.n, []);
         nodeOutputs.get(o.n).push(index);
@@ -447,7 +449,7 @@
         const outputs = current().outputs;
         if (colourMode.value === 'growth') {
           let growth = 0;
-          for (const index of indices) { const g = num(outputs[index].g); if (g > growth || Number.isNaN(growth)) growth = g; }
+          for (const index of indices) growth = Math.max(growth, num(outputs[index].g) || 0);
           return growthColour(growth);
         }
         let worst = 0;
@@ -534,10 +536,13 @@
           g.strokeStyle = diverged ? '#cf222e' : '#bc4c00';
           g.strokeRect(m.left - 3, m.topY - 3, w + 6, h + 6);
           g.font = 'bold 11px system-ui, sans-serif';
-          g.fillStyle = g.strokeStyle;
           g.textAlign = 'left';
-          g.fillText(diverged ? '\u2691 first divergence' : `\u25b2${m.output.fg} error \u00d7${fmt(Math.pow(10, num(m.output.g)))}`,
-            m.left + w + 6, m.topY + h / 2);
+          const label = diverged ? '\u2691 first divergence' : `\u25b2${m.output.fg} error \u00d7${fmt(Math.pow(10, num(m.output.g)))}`;
+          const labelWidth = g.measureText(label).width;
+          g.fillStyle = 'rgba(255,255,255,0.9)';  // readable over neighbouring nodes
+          g.fillRect(m.left + w + 4, m.topY + h / 2 - 8, labelWidth + 6, 16);
+          g.fillStyle = g.strokeStyle;
+          g.fillText(label, m.left + w + 7, m.topY + h / 2);
           g.textAlign = 'center';
           if (diverged) graphCanvas.dataset.marked = graph.name[m.node];
         }
@@ -662,9 +667,11 @@
       }
       return block;
     }
+    // A tensor's type: declared in the model, else as compared.
     function tensorLine(name) {
-      const info = graph && graph.tensors[name];
-      return el('tr', {}, [el('td', {class: 'mono', text: name || '(none)'}), el('td', {text: info || ''})]);
+      const compared = tensorOutputs.get(name);
+      const info = (graph && graph.tensors[name]) || (compared && compared.ty) || '';
+      return el('tr', {}, [el('td', {class: 'mono', text: name || '(none)'}), el('td', {text: info})]);
     }
     function showNode(node) {
       clear(details);
