@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "polygraphy/common/file_io.h"
 
@@ -28,9 +29,11 @@ std::string file_url(const std::string& path) {
 }  // namespace
 
 std::optional<std::string> find_chromium() {
-    if (const char* configured = std::getenv("POLYGRAPHY_CHROMIUM"); configured && *configured) return configured;
-    for (const char* name : {"chromium", "chromium-browser"}) {
-        const CommandResult found = run_command(std::string("command -v ") + name);
+    std::vector<std::string> candidates = {"chromium", "chromium-browser"};
+    if (const char* configured = std::getenv("POLYGRAPHY_CHROMIUM"); configured && *configured)
+        candidates = {configured};
+    for (const std::string& name : candidates) {
+        const CommandResult found = run_command("command -v " + shell_quote(name));
         if (found.exit_code == 0 && !found.output.empty()) return name;
     }
     return std::nullopt;

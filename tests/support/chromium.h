@@ -10,8 +10,8 @@
 
 namespace polygraphy::testing {
 
-/// The browser: $POLYGRAPHY_CHROMIUM when set, else `chromium` or `chromium-browser` on PATH; nullopt
-/// when there is none.
+/// The browser: $POLYGRAPHY_CHROMIUM when set (a command or a path), else `chromium` or
+/// `chromium-browser` on PATH; nullopt when it cannot be found (the browser tests then skip).
 std::optional<std::string> find_chromium();
 
 /// A page as Chromium left it after running its scripts.
