@@ -1,10 +1,9 @@
 #include "polygraphy/tools/tool.h"
 
-#include <dlfcn.h>
-
 #include <filesystem>
 #include <typeindex>
 
+#include "common/install_layout.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/tools/args/logger/logger.h"
 #include "polygraphy/tools/args/util.h"
@@ -75,14 +74,8 @@ int Tool::run(const ParsedArgs& args) {
 }
 
 std::string version_info() {
-    std::string folder = "<unknown>";
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&version_info), &info) != 0 && info.dli_fname) {
-        std::error_code error;
-        auto path = std::filesystem::weakly_canonical(std::filesystem::path(info.dli_fname), error);
-        if (error) path = std::filesystem::path(info.dli_fname);
-        folder = path.parent_path().string();
-    }
+    const std::filesystem::path library_folder = install_layout::library_folder();
+    const std::string folder = library_folder.empty() ? "<unknown>" : library_folder.string();
     return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION +
            " | Path: " + args_util::python_list_repr({folder});
 }
