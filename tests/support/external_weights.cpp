@@ -154,7 +154,11 @@ GeneratedModelInfo write_generated_model(const std::string& model_path, bool ext
     info.model_bytes = model.ByteSizeLong();
     try {
         if (info.model_bytes > static_cast<uint64_t>(INT_MAX)) throw too_large("the model is", info.model_bytes);
-        write_file_atomically(model_path, model.SerializeAsString());
+        // Straight to the file: a serialised copy in memory would double an inline model's footprint.
+        write_file_atomically(model_path, [&](std::FILE* out) {
+            if (!model.SerializeToFileDescriptor(fileno(out)))
+                throw PolygraphyException("protobuf serialisation failed");
+        });
     } catch (...) {
         if (!data_path.empty()) {
             std::error_code ignored;
