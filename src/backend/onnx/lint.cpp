@@ -365,8 +365,8 @@ private:
             !runtime_.supports(n.domain(), n.op_type(), imported.value_or(kOpsetOfUnimportedDomain))) {
             if (!is_onnx_domain(n.domain()))
                 add(LintLevel::kWarning, kLintSourceRuntime,
-                    "Custom operator " + n.op_type() + " (domain '" + domain + "') is not a registered function/op of " +
-                        runtime_.name() + ": not checked",
+                    "Custom operator " + n.op_type() + " (domain '" + domain +
+                        "') is not a registered function/op of " + runtime_.name() + ": not checked",
                     i);
             else if (imported && known_op(n, *imported))
                 add(LintLevel::kInfo, kLintSourceRuntime,

@@ -1,5 +1,5 @@
 // Turning runtime and checker errors into the one-line reasons that lint and capability reports
-// show (internal to the library; backend/onnxrt uses it for its capability checker too).
+// show (internal to the library; ONNX-Runtime's capability checker uses it too).
 #pragma once
 
 #include <algorithm>

@@ -201,7 +201,8 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
     fuse = options.fuse_activations;
 
     auto imported = std::make_shared<OpsetMap>();
-    for (const auto& import : model.opset_import()) (*imported)[std::string(canonical_domain(import.domain()))] = import.version();
+    for (const auto& import : model.opset_import())
+        (*imported)[std::string(canonical_domain(import.domain()))] = import.version();
     opsets = std::move(imported);
     prepare_graph(model.graph(), {}, given_constants);
 }

@@ -24,8 +24,8 @@ using NodeChecker = std::function<NodeVerdict(const onnx::ModelProto& single_nod
 
 /// A runtime seen through its GraphEvaluator (which must outlive the checker): it has a kernel for
 /// the node's (domain, op, opset) and can prepare the one-node model (which validates attributes and
-/// constant inputs). The built-in runtime's is ref_node_checker() (polygraphy/backend/ref/evaluator.h);
-/// ONNX-Runtime's, onnxrt_node_checker() (polygraphy/backend/onnxrt/capability.h).
+/// constant inputs). The built-in runtime's checker is ref_node_checker() (in the ref backend's
+/// evaluator.h); ONNX-Runtime's, onnxrt_node_checker() (in the onnxrt backend's capability.h).
 NodeChecker evaluator_node_checker(const GraphEvaluator& evaluator);
 
 /// Which nodes of a model a backend supports (`polygraphy inspect capability`).

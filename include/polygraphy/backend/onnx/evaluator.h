@@ -2,9 +2,13 @@
 //
 // Constant folding, the shape-inference fallback, lint's test inference and capability checks need
 // to run (parts of) a graph. backend/onnx depends on no runtime: it asks a GraphEvaluator, which a
-// runtime implements (the built-in runtime: polygraphy/backend/ref/evaluator.h). A pass takes the
+// runtime implements (the built-in runtime's is ref::graph_evaluator()). A pass takes the
 // evaluator in its options; when none is given it uses default_graph_evaluator(), which the
 // built-in runtime registers when the library is loaded.
+//
+// New passes that run models (say, a search for the layers to keep in float32, which runs variants
+// of a model) use the same interface; a transformation that every pass must see (such as inlining
+// local functions) belongs in the loader, before any of them.
 #pragma once
 
 #include <cstdint>

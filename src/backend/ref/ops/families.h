@@ -19,35 +19,35 @@ inline constexpr std::string_view kFusedActivationAttr = "polygraphy.fused_activ
 inline constexpr std::string_view kFusedClipMinAttr = "polygraphy.fused_clip_min";
 inline constexpr std::string_view kFusedClipMaxAttr = "polygraphy.fused_clip_max";
 
-// One registration function per family file (src/backend/ref/ops/<family>.cpp), grouped as ONNX
-// Runtime groups its CPU kernels.
-void register_unary_ops(OpRegistry& registry);         // unary.cpp: Neg, Abs, Sqrt, Exp, trigonometry, Floor, IsNaN, Not, BitwiseNot...
-void register_activation_ops(OpRegistry& registry);    // activation.cpp: Relu, Sigmoid, Tanh, Gelu, PRelu, Shrink, Clip...
-void register_binary_ops(OpRegistry& registry);        // binary.cpp: Add, Div, Pow, Bitwise*, And, Equal, Max/Min/Sum/Mean, Where...
-void register_cast_ops(OpRegistry& registry);          // cast.cpp: Cast, CastLike
-void register_tensor_ops(OpRegistry& registry);        // tensor.cpp: Identity, Transpose, Concat, Split, Slice, Pad, Tile, Trilu...
-void register_shape_ops(OpRegistry& registry);         // shape.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Expand, Shape, Size...
-void register_indexing_ops(OpRegistry& registry);      // indexing.cpp: Gather*, Scatter*, Compress, NonZero, OneHot
-void register_generator_ops(OpRegistry& registry);     // generator.cpp: Constant, ConstantOfShape, Range, EyeLike
-void register_reduce_ops(OpRegistry& registry);        // reduce.cpp: Reduce*, ArgMax/ArgMin
-void register_nn_ops(OpRegistry& registry);            // nn.cpp: Softmax, normalizations, Dropout
-void register_conv_ops(OpRegistry& registry);          // conv.cpp: Conv, ConvTranspose (oneDNN), DeformConv
-void register_pool_ops(OpRegistry& registry);          // pool.cpp: MaxPool, AveragePool, LpPool, Global*, MaxUnpool
-void register_col2im_ops(OpRegistry& registry);        // col2im.cpp: Col2Im
-void register_matmul_ops(OpRegistry& registry);        // matmul.cpp: MatMul, Gemm (oneDNN)
-void register_quantized_ops(OpRegistry& registry);     // quantized.cpp: QuantizeLinear, DequantizeLinear, QLinearMatMul, QLinearConv...
-void register_linalg_ops(OpRegistry& registry);        // linalg.cpp: Einsum, Det
-void register_recurrent_ops(OpRegistry& registry);     // recurrent.cpp: RNN, GRU, LSTM
-void register_loss_ops(OpRegistry& registry);          // loss.cpp: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
-void register_image_ops(OpRegistry& registry);         // image.cpp: Resize, Upsample
-void register_sampling_ops(OpRegistry& registry);      // sampling.cpp: GridSample, AffineGrid, Random*, Bernoulli, Multinomial
-void register_detection_ops(OpRegistry& registry);     // detection.cpp: NonMaxSuppression, RoiAlign
-void register_signal_ops(OpRegistry& registry);        // signal.cpp: DFT, STFT, MelWeightMatrix, Hann/Hamming/BlackmanWindow
-void register_sort_ops(OpRegistry& registry);          // sort.cpp: TopK, Unique, CumSum
-void register_control_flow_ops(OpRegistry& registry);  // control_flow.cpp: If, Loop, Scan, SequenceMap (subgraphs)
-void register_sequence_ops(OpRegistry& registry);      // sequence.cpp: Sequence*, SplitToSequence, ConcatFromSequence, Optional*
-void register_string_ops(OpRegistry& registry);        // strings.cpp: StringNormalizer, StringConcat, StringSplit, RegexFullMatch, TfIdfVectorizer
-void register_ml_ops(OpRegistry& registry);            // ml.cpp: ai.onnx.ml LabelEncoder, Binarizer, ArrayFeatureExtractor, TreeEnsemble
+// One registration function per family file, src/backend/ref/ops/<family>.cpp (the file's first
+// lines say what it holds), grouped as ONNX Runtime groups its CPU kernels.
+void register_unary_ops(OpRegistry& registry);         // Neg, Abs, Sqrt, Exp, trigonometry, Floor, IsNaN...
+void register_activation_ops(OpRegistry& registry);    // Relu, Sigmoid, Tanh, Gelu, PRelu, Shrink, Clip...
+void register_binary_ops(OpRegistry& registry);        // Add, Div, Pow, Bitwise*, And, Equal, Max, Sum, Where...
+void register_cast_ops(OpRegistry& registry);          // Cast, CastLike
+void register_tensor_ops(OpRegistry& registry);        // Identity, Transpose, Concat, Split, Slice, Pad, Tile...
+void register_shape_ops(OpRegistry& registry);         // Reshape, Flatten, Squeeze, Unsqueeze, Expand, Shape...
+void register_indexing_ops(OpRegistry& registry);      // Gather*, Scatter*, Compress, NonZero, OneHot
+void register_generator_ops(OpRegistry& registry);     // Constant, ConstantOfShape, Range, EyeLike
+void register_reduce_ops(OpRegistry& registry);        // Reduce*, ArgMax, ArgMin
+void register_nn_ops(OpRegistry& registry);            // Softmax, normalizations, Dropout
+void register_conv_ops(OpRegistry& registry);          // Conv, ConvTranspose (oneDNN), DeformConv
+void register_pool_ops(OpRegistry& registry);          // MaxPool, AveragePool, LpPool, Global*, MaxUnpool
+void register_col2im_ops(OpRegistry& registry);        // Col2Im
+void register_matmul_ops(OpRegistry& registry);        // MatMul, Gemm (oneDNN)
+void register_quantized_ops(OpRegistry& registry);     // QuantizeLinear, DequantizeLinear, QLinear*, ConvInteger...
+void register_linalg_ops(OpRegistry& registry);        // Einsum, Det
+void register_recurrent_ops(OpRegistry& registry);     // RNN, GRU, LSTM
+void register_loss_ops(OpRegistry& registry);          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_image_ops(OpRegistry& registry);         // Resize, Upsample
+void register_sampling_ops(OpRegistry& registry);      // GridSample, AffineGrid, Random*, Bernoulli, Multinomial
+void register_detection_ops(OpRegistry& registry);     // NonMaxSuppression, RoiAlign
+void register_signal_ops(OpRegistry& registry);        // DFT, STFT, MelWeightMatrix, Hann/Hamming/BlackmanWindow
+void register_sort_ops(OpRegistry& registry);          // TopK, Unique, CumSum
+void register_control_flow_ops(OpRegistry& registry);  // If, Loop, Scan, SequenceMap (subgraphs)
+void register_sequence_ops(OpRegistry& registry);      // Sequence*, SplitToSequence, ConcatFromSequence, Optional*
+void register_string_ops(OpRegistry& registry);        // StringNormalizer, StringSplit, RegexFullMatch, TfIdfVectorizer
+void register_ml_ops(OpRegistry& registry);            // ai.onnx.ml: LabelEncoder, Binarizer, TreeEnsemble...
 
 /// Every family, in the order OpRegistry::builtin() registers them: adding a family is its file
 /// and one line here.

@@ -1,9 +1,9 @@
-// Quantization and quantized linear algebra: QuantizeLinear and DequantizeLinear (per-tensor,
-// per-axis from opset 13, blocked from opset 21; int4/int8/int16/int32 and float8), QLinearMatMul,
-// QLinearConv, ConvInteger and DynamicQuantizeLinear. Products accumulate exactly in int64 (values fit int32 for real models);
-// requantization multiplies by a_scale * b_scale / y_scale computed in the scales' own type (as
-// the ONNX reference does), rounds half to even and saturates to the output type, as the spec says
-// (the 1.17 test data of int8 QLinearMatMul wraps instead: see the conformance expected failures).
+// Quantization and quantized linear algebra: QuantizeLinear and DequantizeLinear (per-tensor, per-axis from opset 13,
+// blocked from opset 21; int4/int8/int16/int32 and float8), QLinearMatMul, QLinearConv, ConvInteger and
+// DynamicQuantizeLinear. Products accumulate exactly in int64 (values fit int32 for real models); requantization
+// multiplies by a_scale * b_scale / y_scale computed in the scales' own type (as the ONNX reference does), rounds half
+// to even and saturates to the output type, as the spec says (the 1.17 test data of int8 QLinearMatMul wraps instead:
+// see the conformance expected failures).
 #include <algorithm>
 #include <cmath>
 #include <string>

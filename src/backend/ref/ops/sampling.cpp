@@ -1,9 +1,9 @@
-// Sampling: random values (RandomUniform/Normal and their -Like forms, Bernoulli, Multinomial), and
-// sampling at computed positions: GridSample (opset 16: 4-D, bilinear/nearest/bicubic; opset 20:
-// N-D, linear/nearest/cubic) and AffineGrid (opset 20, 2-D and 3-D). (DeformConv, which samples
-// too, is a convolution: conv.cpp.) Computed in double and rounded to the input's type; out-of-range samples follow padding_mode (zeros, border, reflection) the way
-// the ONNX reference does: the coordinate is first clamped or reflected into the border box, then
-// every tap of the interpolation kernel is fetched with the same padding rule.
+// Sampling: random values (RandomUniform/Normal and their -Like forms, Bernoulli, Multinomial), and sampling at
+// computed positions: GridSample (opset 16: 4-D, bilinear/nearest/bicubic; opset 20: N-D, linear/nearest/cubic) and
+// AffineGrid (opset 20, 2-D and 3-D). (DeformConv, which samples too, is a convolution: conv.cpp.) Computed in double
+// and rounded to the input's type; out-of-range samples follow padding_mode (zeros, border, reflection) the way the
+// ONNX reference does: the coordinate is first clamped or reflected into the border box, then every tap of the
+// interpolation kernel is fetched with the same padding rule.
 #include <algorithm>
 #include <cmath>
 #include <limits>

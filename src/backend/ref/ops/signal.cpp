@@ -1,5 +1,5 @@
-// Signal processing: DFT (opset 17: axis attribute; opset 20: axis input), STFT, MelWeightMatrix
-// and the windows HannWindow, HammingWindow, BlackmanWindow. Transforms are direct O(n^2) sums in double with exact twiddle angles
+// Signal processing: DFT (opset 17: axis attribute; opset 20: axis input), STFT, MelWeightMatrix and the windows
+// HannWindow, HammingWindow, BlackmanWindow. Transforms are direct O(n^2) sums in double with exact twiddle angles
 // (2*pi*(k*n mod N)/N), rounded to the input's type at the end.
 #include <cmath>
 #include <string>
