@@ -1,6 +1,7 @@
 // str_from_onnx: Polygraphy's text summary of an ONNX model (backend/onnx/util.py's str_from_onnx).
 #include <map>
 
+#include "backend/onnx/domain.h"
 #include "common/text_util.h"
 #include <optional>
 #include <set>
@@ -275,7 +276,7 @@ std::string functions_str(const onnx::ModelProto& model, const OnnxSummaryOption
         const auto& function = model.functions(index);
         const MetaMap tensors;  // onnx 1.12's FunctionProto has no value_info: names only
         const std::set<std::string> none;
-        const std::string domain = function.domain().empty() ? "ai.onnx" : function.domain();
+        const std::string domain = display_domain(function.domain());
         out += str_from_layer("Function", index, function.name(), "Function, Domain: " + domain,
                               names_and_meta(function.input(), tensors, none),
                               names_and_meta(function.output(), tensors, none));

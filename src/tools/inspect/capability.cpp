@@ -1,5 +1,7 @@
 // `polygraphy inspect capability`.
 #include "polygraphy/backend/onnx/capability.h"
+#include "polygraphy/backend/onnxrt/capability.h"
+#include "polygraphy/backend/ref/evaluator.h"
 
 #include "polygraphy/common/logger.h"
 #include "polygraphy/tools/args/backend/onnx/loader.h"

@@ -73,7 +73,6 @@ private:
     NodeSet range(std::size_t begin, std::size_t end) const;
     void start_phase(const std::string& name);
     void next_phase();
-    void advance_linear_nodes();
 
     std::size_t num_nodes_;
     Options options_;
