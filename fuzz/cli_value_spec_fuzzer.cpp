@@ -13,7 +13,7 @@
 
 #include "fuzz_support.h"
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 namespace {
 

@@ -6,14 +6,19 @@
 #include <typeindex>
 
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/logger/logger.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/logger/logger.h"
+#include "tools/args/parser.h"
+#include "tools/args/util.h"
 
 #ifndef POLYGRAPHY_VERSION
 #define POLYGRAPHY_VERSION "unknown"
 #endif
 
 namespace polygraphy::tools {
+
+Tool::Tool(std::string name) : name_(std::move(name)) {}
+
+Tool::~Tool() = default;
 
 std::string Tool::summary() const {
     // First paragraph of the description, as Polygraphy's tool list shows it.
@@ -56,7 +61,7 @@ void Tool::setup(const std::string& prog) {
     parser.set_allow_abbrev(allow_abbrev);
     parser.add_group("", "", tool_options());
     for (const auto& group : groups_.all()) parser.add_group(group->title(), group->description(), group->options());
-    parser_.emplace(std::move(parser));
+    parser_ = std::make_unique<ArgumentParser>(std::move(parser));
 }
 
 const ArgumentParser& Tool::parser() const {
@@ -83,8 +88,7 @@ std::string version_info() {
         if (error) path = std::filesystem::path(info.dli_fname);
         folder = path.parent_path().string();
     }
-    return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION +
-           " | Path: " + args_util::python_list_repr({folder});
+    return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION + " | Path: " + python_list_repr({folder});
 }
 
 }  // namespace polygraphy::tools

@@ -1,5 +1,7 @@
 // `polygraphy run --onnx-outputs mark all` names the first node that diverged: a saved layer-wise
 // run is perturbed from one intermediate tensor downstream, and a fresh run is compared against it.
+#include <filesystem>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -52,6 +54,39 @@ TEST(RunFirstDivergence, NamesTheNodeWherePerturbedResultsStart) {
     const std::string report = read_file(dir.file("report.json"));
     EXPECT_THAT(report, HasSubstr("\"node\": \"neg\""));
     EXPECT_THAT(report, HasSubstr("\"b\": {\n"));  // upstream tensors are in the report too
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+    std::size_t found = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++found;
+    return found;
+}
+
+// The runners and the divergence search share the model the run loaded: shape inference, the output
+// marking and --save-onnx happen once, not once per runner and again for the search.
+TEST(RunFirstDivergence, UsesTheModelTheRunLoaded) {
+    TempDir dir;
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{2, 3});
+    builder.node("Relu", {"x"}, {"a"}, "relu");
+    builder.node("Neg", {"a"}, {"y"}, "neg");
+    builder.output("y", DataType::kFloat32, Shape{2, 3});
+    builder.save(dir.file("model.onnx"));
+    auto saved = run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--onnx-outputs", "mark", "all",
+                                 "--save-outputs", dir.file("golden.json")});
+    ASSERT_EQ(saved.exit_code, 0) << saved.output;
+    RunResults golden = RunResults::load(dir.file("golden.json"));
+    perturb(golden, "y");
+    golden.save(dir.file("perturbed.json"));
+
+    auto compared =
+        run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--ref", "--shape-inference", "--onnx-outputs", "mark",
+                        "all", "--save-onnx", dir.file("saved.onnx"), "--load-outputs", dir.file("perturbed.json")});
+    EXPECT_EQ(compared.exit_code, 1) << compared.output;
+    EXPECT_THAT(compared.output, HasSubstr("[E] First divergence: node 'neg' (Neg), output 'y'"));
+    EXPECT_EQ(count(compared.output, "[I] Loading model: "), 1u) << compared.output;
+    EXPECT_EQ(count(compared.output, "[I] Saving ONNX model to: "), 1u) << compared.output;
+    EXPECT_TRUE(std::filesystem::exists(dir.file("saved.onnx")));
 }
 
 TEST(RunFirstDivergence, NothingReportedWhenRunsAgree) {
