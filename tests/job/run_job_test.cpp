@@ -8,6 +8,7 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/job/run_job.h"
 #include "polygraphy/job/script.h"
+#include "test_helpers.h"
 
 namespace polygraphy {
 namespace {
@@ -18,9 +19,7 @@ using ::testing::Not;
 using testing::TempDir;
 
 std::size_t count(const std::string& text, const std::string& part) {
-    std::size_t found = 0;
-    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++found;
-    return found;
+    return testing::count_occurrences(text, part);
 }
 
 class RunJobTest : public ::testing::Test {
@@ -40,14 +39,7 @@ protected:
 
     // Runs `job` and returns what it logged.
     std::string run(const RunJob& job, RunJobResult& result) {
-        ::testing::internal::CaptureStdout();
-        try {
-            result = run_job(job);
-        } catch (...) {
-            ::testing::internal::GetCapturedStdout();
-            throw;
-        }
-        return ::testing::internal::GetCapturedStdout();
+        return testing::captured_stdout([&] { result = run_job(job); });
     }
 
     TempDir dir_;
@@ -178,19 +170,22 @@ TEST_F(RunJobTest, TheProgramPrintsEveryStepAndSharesTheModel) {
     job.compare.function = CompareJob::Function::kIndices;
     job.validate = true;
     const std::string program = job_program(job, {"a header"});
-    EXPECT_THAT(program, HasSubstr("// a header\n"));
-    EXPECT_THAT(program, HasSubstr("auto shape_inferred_onnx = extend(load_onnx, "));
-    EXPECT_THAT(program, HasSubstr("OnnxLoader(ModifyOutputs(shape_inferred_onnx, std::vector<std::string>{\"a\"}))"));
-    EXPECT_THAT(program, HasSubstr("auto fp16_onnx = extend(modified_onnx, "));
-    EXPECT_THAT(program, HasSubstr("ExternalDataOptions{\"w.bin\", 0}"));
-    EXPECT_THAT(program, HasSubstr("saved_onnx = load_once(saved_onnx);"));
+    for (const std::string part : {
+             "// a header\n",
+             "auto shape_inferred_onnx = extend(load_onnx, ",
+             "OnnxLoader(ModifyOutputs(shape_inferred_onnx, std::vector<std::string>{\"a\"}))",
+             "auto fp16_onnx = extend(modified_onnx, ",
+             "ExternalDataOptions{\"w.bin\", 0}",
+             "saved_onnx = load_once(saved_onnx);",
+             "data_loader_options.seed = 5;",
+             "input_metadata.add(\"x\", dtype_from_name(\"float32\"), DynShape{",
+             "top_k_settings.set(\"\", TopK{2, -1});",
+             "compare_func::indices(index_tolerance)",
+             "find_first_divergence(saved_onnx()->graph(), accuracy)",
+             "success = Comparator::validate(results, true, true) && success;",
+         })
+        EXPECT_THAT(program, HasSubstr(part));
     EXPECT_EQ(count(program, "runners.push_back(std::make_unique<ref::RefRunner>(build_ref_session));"), 2u);
-    EXPECT_THAT(program, HasSubstr("data_loader_options.seed = 5;"));
-    EXPECT_THAT(program, HasSubstr("input_metadata.add(\"x\", dtype_from_name(\"float32\"), DynShape{"));
-    EXPECT_THAT(program, HasSubstr("top_k_settings.set(\"\", TopK{2, -1});"));
-    EXPECT_THAT(program, HasSubstr("compare_func::indices(index_tolerance)"));
-    EXPECT_THAT(program, HasSubstr("find_first_divergence(saved_onnx()->graph(), accuracy)"));
-    EXPECT_THAT(program, HasSubstr("success = Comparator::validate(results, true, true) && success;"));
 
     // One user of the model: nothing to share.
     job.runners = {RefRunnerStep{}};

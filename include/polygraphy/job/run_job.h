@@ -12,6 +12,14 @@
 // another process; the executor and the printer each visit every alternative, so a step kind one of
 // them forgets does not compile. An extension module's runner is a CustomRunnerStep: code that builds
 // the runner, plus optional code that prints it.
+//
+// Adding to `run`: a field (or a step alternative) here, its branch in run_job() (src/job/run_job.cpp)
+// and in job_program() (src/job/program.cpp), and the argument group that fills it. Where the
+// features still to come fit: a report (HTML or other) reads a RunJobResult, which keeps the results,
+// the comparison and the divergence; runners in child processes can ship their RunnerStep and the
+// ModelJob, which are plain data (a CustomRunnerStep cannot cross a process boundary); language
+// bindings map these structs one to one; a bounded-memory layer-wise comparison is another way of
+// executing the same description (how the model is held is decided in one place, see run_job()).
 #pragma once
 
 #include <functional>
