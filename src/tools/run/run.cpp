@@ -67,22 +67,24 @@ bool RunTool::show_start_end_logging(const ParsedArgs& args) const {
 }
 
 RunJob RunTool::job() const {
+    return describe_job(nullptr);
+}
+
+RunJob RunTool::describe_job(std::vector<const ArgGroup*>* undescribed) const {
     RunJob job;
+    // Runner groups are added by the selection group, once per selection.
     for (const auto& group : groups().all())
-        if (!dynamic_cast<const RunnerArgGroup*>(group.get())) group->add_to_job(job);
+        if (!dynamic_cast<const RunnerArgGroup*>(group.get()) && !group->add_to_job(job) && undescribed)
+            undescribed->push_back(group.get());
     return job;
 }
 
 namespace {
 
-// The groups fill the job; runner groups are added by the selection group, once per selection. A
-// group with no part in the job, or a runner that cannot be printed, is fine as long as it was not used.
-std::string generate_script(const ArgGroups& groups, const RunJob& job, const ParsedArgs& args,
-                            const std::string& path) {
-    for (const auto& group : groups.all()) {
-        if (dynamic_cast<const RunnerArgGroup*>(group.get())) continue;
-        RunJob unused;
-        if (group->add_to_job(unused)) continue;
+// A group with no part in the job, or a runner that cannot be printed, is fine as long as it was not used.
+std::string generate_script(const ArgGroups& groups, const RunJob& job, const std::vector<const ArgGroup*>& undescribed,
+                            const ParsedArgs& args, const std::string& path) {
+    for (const ArgGroup* group : undescribed) {
         for (const OptionSpec& spec : group->options()) {
             const std::string dest = option_dest(spec);
             if (args.has(dest))
@@ -133,7 +135,9 @@ int RunTool::run_impl(const ParsedArgs& args) {
         if (*path == "-")
             throw UsageError(
                 "--gen-script -: this build writes the program to a file only; give a path such as run.cpp");
-        const std::string program = generate_script(groups(), job(), args, *path);
+        std::vector<const ArgGroup*> undescribed;
+        const RunJob job = describe_job(&undescribed);
+        const std::string program = generate_script(groups(), job, undescribed, args, *path);
         write_file_atomically(*path, program);
         logger().info("Writing script to: " + *path);
         return 0;

@@ -26,6 +26,10 @@ protected:
     std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
     std::vector<OptionSpec> tool_options() const override;
     int run_impl(const ParsedArgs& args) override;
+
+private:
+    // job(), and the groups that have no part in a job (their add_to_job() returned false).
+    RunJob describe_job(std::vector<const ArgGroup*>* undescribed) const;
 };
 
 }  // namespace polygraphy::tools
