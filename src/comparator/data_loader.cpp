@@ -15,6 +15,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy {
 namespace {
@@ -101,46 +102,6 @@ private:
 
 // ---- Python-style formatting for log messages ----------------------------------------------------
 
-/// repr(float) as Python prints it: shortest round-trip digits, "1.0", "1e-05", "1e+16".
-std::string py_float(double value) {
-    if (std::isnan(value)) return "nan";
-    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    char buffer[64];
-    auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
-    std::string sci(buffer, result.ptr);
-    const auto e_pos = sci.find('e');
-    std::string mantissa = sci.substr(0, e_pos);
-    const int exponent = std::stoi(sci.substr(e_pos + 1));
-    const bool negative = mantissa[0] == '-';
-    if (negative) mantissa.erase(0, 1);
-    std::string digits;
-    for (char c : mantissa) {
-        if (c != '.') digits += c;
-    }
-    std::string text;
-    if (exponent >= -5 + 1 && exponent < 16) {
-        if (exponent < 0) {
-            text = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
-        } else if (static_cast<std::size_t>(exponent + 1) >= digits.size()) {
-            text = digits + std::string(static_cast<std::size_t>(exponent + 1) - digits.size(), '0') + ".0";
-        } else {
-            text = digits.substr(0, static_cast<std::size_t>(exponent + 1)) + "." +
-                   digits.substr(static_cast<std::size_t>(exponent + 1));
-        }
-    } else {
-        text = digits.substr(0, 1);
-        if (digits.size() > 1) text += "." + digits.substr(1);
-        text += exponent < 0 ? "e-" : "e+";
-        const std::string exp_digits = std::to_string(std::abs(exponent));
-        text += (exp_digits.size() < 2 ? "0" : "") + exp_digits;
-    }
-    return negative ? "-" + text : text;
-}
-
-std::string py_quote(const std::string& text) {
-    return "'" + text + "'";
-}
-
 /// A declared shape as a Python list: [1, 'batch', None].
 std::string py_list(const DynShape& shape) {
     std::string text = "[";
@@ -150,7 +111,7 @@ std::string py_list(const DynShape& shape) {
         if (!dim.is_dynamic()) {
             text += std::to_string(dim.value);
         } else if (!dim.param.empty()) {
-            text += py_quote(dim.param);
+            text += python_repr(dim.param);
         } else {
             text += "None";
         }
@@ -160,12 +121,6 @@ std::string py_list(const DynShape& shape) {
 
 std::string py_list(const Shape& shape) {
     return py_list(to_dyn_shape(shape));
-}
-
-std::string py_list(const std::vector<std::string>& names) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + py_quote(names[i]);
-    return text + "]";
 }
 
 /// str() of a 1-D numpy integer array: values right-aligned to a common width, e.g. "[  1   3 224 224]".
@@ -220,7 +175,7 @@ void check_keys_exist(const std::vector<std::string>& keys, const TensorMetadata
         }
         std::string message = "Input tensor: " + key + " | " + what + " was provided, but the model has no such input.";
         if (auto match = closest_match(key, inputs)) message += " Did you mean: " + *match + "?";
-        message += "\nNote: Model inputs are: " + py_list(inputs);
+        message += "\nNote: Model inputs are: " + python_list_repr(inputs);
         throw UsageError(message);
     }
 }
@@ -275,7 +230,7 @@ std::string int128_to_string(__int128 value) {
 /// Python's int(float): truncation toward zero; NaN and infinities are errors.
 __int128 py_int(double value, const std::string& name) {
     if (!std::isfinite(value) || std::fabs(value) >= 1e30) {
-        throw UsageError("Input tensor: " + name + " | Value range bound " + py_float(value) +
+        throw UsageError("Input tensor: " + name + " | Value range bound " + python_float_repr(value) +
                          " cannot be converted to an integer");
     }
     return static_cast<__int128>(std::trunc(value));
@@ -350,7 +305,7 @@ Tensor generate_integers(NumpyRandomState& rs, const std::string& name, DataType
 Tensor generate_floats(NumpyRandomState& rs, const std::string& name, DataType dtype, const Shape& shape,
                        const ValRange& range) {
     logger().log_once(Severity::kVerbose, "Input tensor: " + name + " | Generating input data in range: [" +
-                                              py_float(range.min) + ", " + py_float(range.max) + "]");
+                                              python_float_repr(range.min) + ", " + python_float_repr(range.max) + "]");
     // As Polygraphy: with an infinite bound, scale by the bound itself so that infinities survive.
     double scale = range.max - range.min;
     double shift = range.min;
@@ -764,7 +719,7 @@ TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
         const auto found = find_str_in_list(name, names, index++);
         if (!found) {
             throw InputError("Input tensor: " + name + " | Does not exist in the provided data." +
-                             "\nNote: Provided inputs are: " + py_list(names));
+                             "\nNote: Provided inputs are: " + python_list_repr(names));
         }
         if (*found != name) {
             logger().warning("Input tensor: " + name + " | Buffer name (" + *found +

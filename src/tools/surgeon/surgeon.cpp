@@ -1,5 +1,5 @@
 // `polygraphy surgeon` and its subtools extract, sanitize and insert.
-#include "polygraphy/tools/surgeon/surgeon.h"
+#include "tools/surgeon/surgeon.h"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,10 @@
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/model.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 namespace {

@@ -78,4 +78,19 @@ private:
 /// Terminal width argparse would use: $COLUMNS - 2, else 78.
 int help_width();
 
+/// One entry of a help section: `header` ("-h, --help", a sub-command name) indented by `indent`.
+struct HelpRow {
+    std::size_t indent = 2;  ///< spaces before the header (4 for the sub-commands of a choice list)
+    std::string header;      ///< the option's invocation or the sub-command's name
+    std::string help;        ///< its help text (whitespace collapsed when wrapped); may be empty
+};
+
+/// Column where help texts start for `rows` at `width` (argparse's HelpFormatter: two spaces after the
+/// longest indented header, at most 24 and at most width - 20).
+std::size_t help_position(const std::vector<HelpRow>& rows, int width);
+
+/// `row` laid out as argparse does: the header, then its help from `position` (on the next line when
+/// the header reaches it), wrapped at `width`. Every line ends with '\n'.
+std::string format_help_row(const HelpRow& row, std::size_t position, int width);
+
 }  // namespace polygraphy::tools

@@ -1,4 +1,5 @@
-// Script: the C++ program `polygraphy run --gen-script` writes, assembled from argument groups.
+// Script: a C++ program using the public API, and job_program(), which prints a RunJob as one
+// (`polygraphy run --gen-script`; Polygraphy's tools/script.py, for C++).
 #pragma once
 
 #include <cstdint>
@@ -6,18 +7,18 @@
 #include <string_view>
 #include <vector>
 
-namespace polygraphy::tools {
+namespace polygraphy {
 
-/// A self-contained C++ program using the public API (Polygraphy's tools/script.py, for C++).
-///
-/// Argument groups contribute through ArgGroup::add_to_script(): includes, loader variables, runners,
-/// the data loader and statements. The program's shape is fixed:
+struct RunJob;
+
+/// A self-contained C++ program using the public API, written piece by piece. The program's shape is
+/// fixed:
 ///
 ///     #include ...                              (add_include)
 ///     int main() {
 ///         try {
 ///             <prefix statements>                (append_prefix: logging set-up)
-///             auto load_onnx = OnnxFromPath(..); (add_loader)
+///             auto load_onnx = OnnxFromPath(..); (add_loader, append_loader_statement)
 ///             std::vector<std::unique_ptr<BaseRunner>> runners;
 ///             runners.push_back(...);            (add_runner)
 ///             DataLoaderFn data_loader = ...;    (set_data_loader; DataLoader() when not set)
@@ -36,6 +37,8 @@ public:
     /// or `base_name_1`, ... when taken. An expression added before returns its existing variable, so
     /// runners sharing a loader chain share one variable.
     std::string add_loader(const std::string& expression, const std::string& base_name);
+    /// Adds a statement (one line, without indentation) among the loaders, after those added so far.
+    void append_loader_statement(const std::string& code);
     /// Adds a statement (one or more lines, without indentation) before the loaders.
     void append_prefix(const std::string& code);
     /// Adds `runners.push_back(<expression>);`; `expression` yields a std::unique_ptr to a BaseRunner.
@@ -54,13 +57,15 @@ public:
     static std::string quote(std::string_view text);
     /// A C++ literal reading back as exactly `value` (`1e-05`, `0.5`, `std::numeric_limits<double>::infinity()`).
     static std::string number(double value);
+    /// A C++ literal of `value`; INT64_MIN, which has no literal of its own, as std::numeric_limits.
+    static std::string integer(int64_t value);
     /// `std::vector<std::string>{"a", "b"}`.
     static std::string string_vector(const std::vector<std::string>& items);
 
 private:
     struct Loader {
-        std::string name;
-        std::string expression;
+        std::string name;        // empty for a statement
+        std::string expression;  // or the statement
     };
     std::vector<std::string> includes_;
     std::vector<std::string> prefix_;
@@ -71,4 +76,9 @@ private:
     std::vector<std::string> suffix_;
 };
 
-}  // namespace polygraphy::tools
+/// `job` as a program that does what run_job(job) does, step for step, through the public API, and
+/// exits with 0 exactly when run_job() would report `passed`. `header_comment` lines open the file.
+/// Throws UnsupportedError when a runner is a CustomRunnerStep without a `print` function.
+std::string job_program(const RunJob& job, const std::vector<std::string>& header_comment = {});
+
+}  // namespace polygraphy

@@ -54,7 +54,8 @@ public:
     std::string runner_flag() const override { return flag_; }
     std::string runner_extra_help() const override { return "[not available in this build]"; }
     std::optional<std::string> unavailable_reason() const override { return spec_.reason; }
-    std::unique_ptr<BaseRunner> make_runner() override;
+    /// Throws UnsupportedError (selecting the runner already fails while parsing).
+    RunnerStep runner_step() const override;
 
 private:
     UnavailableOptions spec_;

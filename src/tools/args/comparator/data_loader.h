@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "polygraphy/comparator/data_loader.h"
+#include "polygraphy/job/run_job.h"
 #include "polygraphy/tools/args/arg_group.h"
 
 namespace polygraphy::tools {
@@ -24,10 +25,12 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Sets the job's data loader (data_loader_job()).
+    bool add_to_job(RunJob& job) const override;
 
-    /// The data loader the options describe: the loaded feeds (files read now, in order, concatenated)
-    /// or the seeded random generator. Throws PolygraphyException for unreadable input files.
+    /// The data loader the options describe: the loaded feeds or the seeded random generator.
+    DataLoaderJob data_loader_job() const;
+    /// build_data_loader(data_loader_job()): input files are read now (PolygraphyException when unreadable).
     DataLoaderFn get_data_loader() const;
     /// True unless --load-inputs was given.
     bool is_using_random_data() const { return load_inputs_paths_.empty(); }
@@ -39,8 +42,6 @@ public:
 
 private:
     DataLoader::Options options_;
-    std::optional<ValRange> int_range_;
-    std::optional<ValRange> float_range_;
     std::vector<std::string> load_inputs_paths_;
 };
 

@@ -20,7 +20,8 @@ public:
     std::string description() const override { return "Options related to logging and debug output"; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Sets the job's logging (what a printed program sets up).
+    bool add_to_job(RunJob& job) const override;
 
     /// The severity the options set.
     Severity severity() const { return severity_; }

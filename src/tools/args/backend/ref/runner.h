@@ -5,7 +5,7 @@
 
 namespace polygraphy::tools {
 
-/// `--ref` selects RefRunner(SessionFromOnnx(<ONNX loader chain of OnnxLoadArgs>));
+/// `--ref` selects a RefRunnerStep: RefRunner(SessionFromOnnx(<the job's model>));
 /// `--ref-threads N` sets the runtime's threads (0: the cores available); `--ref-no-fusion` runs
 /// every node as written (SessionOptions::fuse_activations = false).
 class RefRunnerArgs : public RunnerArgGroup {
@@ -17,11 +17,12 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Adds nothing itself: the runner-selection group adds runner_step() once per `--ref`.
+    bool add_to_job(RunJob& job) const override;
 
     std::string runner_display_name() const override { return "the built-in reference runtime (CPU)"; }
     std::string runner_flag() const override { return "--ref"; }
-    std::unique_ptr<BaseRunner> make_runner() override;
+    RunnerStep runner_step() const override;
 
     /// `--ref-threads` (0: the cores available).
     int threads() const { return threads_; }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "polygraphy/comparator/comparator.h"
+#include "polygraphy/job/run_job.h"
 #include "polygraphy/tools/args/arg_group.h"
 
 namespace polygraphy::tools {
@@ -19,7 +20,8 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Sets the job's inference options and `--save-outputs`.
+    bool add_to_job(RunJob& job) const override;
 
     /// Options for Comparator::run (`--warm-up`, `--save-inputs`).
     Comparator::RunOptions run_options() const;
@@ -33,8 +35,8 @@ private:
 };
 
 /// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script`
-/// (refused), `--load-outputs/--load-results PATH...`, `--report`. Generated scripts also get the
-/// `--postprocess` call (ComparatorPostprocessArgs, when the tool has it) after the loaded outputs.
+/// (refused), `--load-outputs/--load-results PATH...`, `--report`. Fills the job's comparison with the
+/// options of the comparison-function groups.
 class ComparatorCompareArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparator Comparisons"; }
@@ -42,7 +44,8 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Sets the job's loaded outputs, comparison (compare_job()) and `--validate`.
+    bool add_to_job(RunJob& job) const override;
 
     /// `--validate`, `--fail-fast`, `--compare`, `--load-outputs`.
     /// @{
@@ -53,8 +56,10 @@ public:
     /// @}
     /// `--report FILE.json`: where to write per-tensor error figures and the first divergence.
     const std::optional<std::string>& report_path() const { return report_path_; }
-    /// The comparison function the options describe: compare_func::simple with CompareFuncSimpleArgs' options,
+    /// The comparison the options describe: compare_func::simple with CompareFuncSimpleArgs' options,
     /// or compare_func::indices with CompareFuncIndicesArgs' tolerances (`--compare indices`).
+    CompareJob compare_job() const;
+    /// build_compare_func(compare_job()).
     CompareFunc compare_func() const;
 
 private:

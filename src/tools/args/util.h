@@ -8,15 +8,11 @@
 #include <vector>
 
 #include "polygraphy/common/ordered_map.h"
+#include "polygraphy/common/python_repr.h"  // the errors quote values as Python does
 #include "polygraphy/common/tensor_metadata.h"
 #include "polygraphy/comparator/data_loader.h"
 
 namespace polygraphy::tools::args_util {
-
-/// Python's repr() of a string: 'text' (or "text" when it holds a ' and no "), escapes included.
-std::string python_repr(std::string_view text);
-/// Python's repr() of a list of strings: ['a', 'b'].
-std::string python_list_repr(const std::vector<std::string>& items);
 
 /// Python int(): optional sign, digits (underscores between digits allowed), surrounding spaces.
 /// nullopt when `text` is not one or does not fit in int64.

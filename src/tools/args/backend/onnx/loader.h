@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/job/run_job.h"
 #include "polygraphy/tools/args/arg_group.h"
 
 namespace polygraphy::tools {
 
 /// `--shape-inference/--do-shape-inference` (or `--no-shape-inference` where inference is on by
 /// default), `--force-fallback-shape-inference` where allowed, `--no-onnxruntime-shape-inference`
-/// (accepted for compatibility). When on, OnnxLoadArgs' loader runs infer_shapes() (graph.h).
+/// (accepted for compatibility). When on, OnnxLoadArgs' model gets an InferShapesStep.
 class OnnxInferShapesArgs : public ArgGroup {
 public:
     /// Which shape-inference options the tool declares and their defaults.
@@ -28,11 +29,14 @@ public:
     std::string description() const override { return "Options related to ONNX shape inference."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Adds nothing itself: OnnxLoadArgs puts step() in the model's loader chain.
+    bool add_to_job(RunJob& job) const override;
     /// Whether shape inference is on (--shape-inference, or the tool's default).
     bool do_shape_inference() const { return do_shape_inference_; }
     /// `--force-fallback-shape-inference`: the built-in runtime infers the shapes.
     bool force_fallback() const { return force_fallback_; }
+    /// The step the options describe; nullopt when shape inference is off.
+    std::optional<InferShapesStep> step() const;
     /// Runs shape inference on `model` as the options say (no-op when off).
     void infer_shapes(onnx::ModelProto& model) const;
 
@@ -61,7 +65,8 @@ public:
     std::string description() const override { return "Options related to saving ONNX models."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Adds nothing itself: OnnxLoadArgs puts step() in the model's loader chain (`run --save-onnx`).
+    bool add_to_job(RunJob& job) const override;
 
     /// Where to save the model, if anywhere.
     const std::optional<std::string>& path() const { return path_; }
@@ -69,8 +74,11 @@ public:
     const std::optional<std::string>& external_data_path() const { return external_data_path_; }
     /// `--external-data-size-threshold` in bytes.
     std::size_t external_data_size_threshold() const { return external_data_size_threshold_; }
-    /// Saves to path() (atomically), with external data when asked. PolygraphyException when the
-    /// output folder does not exist or the model is over 2 GiB without external data.
+    /// The step the options describe; nullopt without a path.
+    std::optional<SaveOnnxStep> step() const;
+    /// Saves to path() as step() says (save_model(): atomically, with external data when asked).
+    /// PolygraphyException when the output folder does not exist or the model is over 2 GiB without
+    /// external data.
     void save(const onnx::ModelProto& model) const;
 
 private:
@@ -82,9 +90,9 @@ private:
 
 /// `--external-data-dir/--load-external-data/--ext DIR`, `--ignore-external-data`,
 /// `--onnx-outputs NAME... | mark all`, `--onnx-exclude-outputs NAME...`, `--fp-to-fp16`.
-/// Builds the loader chain OnnxFromPath -> shape inference (when an OnnxInferShapesArgs group asks)
-/// -> ModifyOutputs (when outputs are changed) -> convert_to_fp16 (--fp-to-fp16) -> save (when an
-/// OnnxSaveArgs group has a path).
+/// Describes the model (model_job()): the file, then shape inference (when an OnnxInferShapesArgs
+/// group asks) -> ModifyOutputs (when outputs are changed) -> convert_to_fp16 (--fp-to-fp16) -> save
+/// (when an OnnxSaveArgs group has a path).
 class OnnxLoadArgs : public ArgGroup {
 public:
     /// Which loading options the tool declares.
@@ -105,17 +113,13 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
-    /// Adds the loader chain of onnx_loader() to `script` (once) and returns its variable name.
-    std::string add_onnx_loader(Script& script) const;
+    /// Sets the job's model (model_job()) when a model was given.
+    bool add_to_job(RunJob& job) const override;
 
-    /// The loader for the command line's model. UsageError when no model was given.
+    /// The command line's model and its loader steps. UsageError when no model was given.
+    ModelJob model_job() const;
+    /// build_model_loader(model_job()): the loader of the tools that work on one model.
     OnnxLoader onnx_loader() const;
-
-    /// The model's path when the command line loads it unchanged and it is self-contained (no
-    /// external data), so that a runtime that reads ONNX files itself may take the file as is
-    /// instead of a re-serialised copy (Polygraphy's ORT runner does the same). Else nullopt.
-    std::optional<std::string> unmodified_model_path() const;
 
     /// nullopt: keep the model's outputs; kMarkAll for `mark all`; else the names.
     const std::optional<std::vector<std::string>>& outputs() const { return outputs_; }

@@ -28,7 +28,8 @@ public:
     std::string description() const override { return "Options related to the model"; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    bool add_to_script(Script& script) const override;
+    /// Adds nothing itself: the path reaches the job through OnnxLoadArgs, the shapes through DataLoaderArgs.
+    bool add_to_job(RunJob& job) const override;
 
     /// Path as given (nullopt when no model was given).
     const std::optional<std::string>& path() const { return path_; }

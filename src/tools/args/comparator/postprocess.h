@@ -4,6 +4,7 @@
 #include <string>
 
 #include "polygraphy/comparator/comparator.h"
+#include "polygraphy/job/run_job.h"
 #include "polygraphy/tools/args/arg_group.h"
 
 namespace polygraphy::tools {
@@ -13,17 +14,16 @@ namespace polygraphy::tools {
 /// the last ':'; an entry without a key applies to every output not listed; names matching no output
 /// are ignored (as in Polygraphy). K must be a positive integer.
 ///
-/// The `run` tool applies postprocess_func() to every result (run and loaded) after `--save-outputs` and
-/// `--load-outputs`, before comparing and validating; ComparatorCompareArgs writes the same call into
-/// generated scripts (add_postprocess_to_script), so this group's own add_to_script adds nothing.
+/// The job applies it to every result (run and loaded) after `--save-outputs` and `--load-outputs`,
+/// before comparing and validating (RunJob::postprocess).
 class ComparatorPostprocessArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparator Postprocessing"; }
     std::string description() const override { return "Options related to applying postprocessing to outputs."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    /// Adds nothing (see the class comment).
-    bool add_to_script(Script& script) const override;
+    /// Sets the job's post-processing (top_k()).
+    bool add_to_job(RunJob& job) const override;
 
     /// True when `--postprocess` was given.
     bool enabled() const { return !top_k_.empty(); }
@@ -31,8 +31,6 @@ public:
     const PerOutput<TopK>& top_k() const { return top_k_; }
     /// postprocess_func::top_k(top_k()); an empty function when `--postprocess` was not given.
     PostprocessFunc postprocess_func() const;
-    /// When enabled, writes `Comparator::postprocess(<results_name>, postprocess_func::top_k(...));`.
-    void add_postprocess_to_script(Script& script, const std::string& results_name) const;
 
 private:
     PerOutput<TopK> top_k_;

@@ -18,14 +18,12 @@ public:
     std::string description() const override { return "Options related to selecting runners to use for inference."; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    /// Adds the selected runners in command-line order (each group's add_to_script once per selection);
-    /// UnsupportedError naming the flag when a selected runner cannot be scripted.
-    bool add_to_script(Script& script) const override;
+    /// Adds the selected runners to the job in command-line order (each group's runner_step() once
+    /// per selection).
+    bool add_to_job(RunJob& job) const override;
 
     /// Selected runner groups, one entry per occurrence, in command-line order.
     const std::vector<RunnerArgGroup*>& selected() const { return selected_; }
-    /// Creates the runners (one per selection).
-    std::vector<std::unique_ptr<BaseRunner>> make_runners() const;
 
     /// ParsedArgs key of a runner's selection flag.
     static std::string dest_for(const RunnerArgGroup& group);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/subprocess.h"
 #include "polygraphy/common/ordered_map.h"
-#include "polygraphy/common/subprocess.h"
 #include "polygraphy/tools/args/arg_group.h"
 
 namespace polygraphy::tools {

@@ -1,14 +1,15 @@
-#include "polygraphy/tools/script.h"
+#include "polygraphy/job/script.h"
 
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "polygraphy/common/exception.h"
 
-namespace polygraphy::tools {
+namespace polygraphy {
 namespace {
 
 // Writes `code` (one or more lines) indented by `indent` spaces.
@@ -39,7 +40,7 @@ void Script::add_include(const std::string& header) {
 std::string Script::add_loader(const std::string& expression, const std::string& base_name) {
     if (!is_identifier(base_name)) throw InternalError("Script::add_loader: '" + base_name + "' is not an identifier");
     for (const auto& loader : loaders_)
-        if (loader.expression == expression) return loader.name;
+        if (!loader.name.empty() && loader.expression == expression) return loader.name;
     std::string name = base_name;
     for (int suffix = 1;; ++suffix) {
         bool taken = false;
@@ -49,6 +50,10 @@ std::string Script::add_loader(const std::string& expression, const std::string&
     }
     loaders_.push_back({name, expression});
     return name;
+}
+
+void Script::append_loader_statement(const std::string& code) {
+    loaders_.push_back({"", code});
 }
 
 void Script::append_prefix(const std::string& code) {
@@ -85,7 +90,9 @@ std::string Script::to_string(const std::vector<std::string>& header_comment) co
     if (!loaders_.empty()) {
         out << "        // Loaders: lazy; nothing is loaded until a runner is activated.\n";
         for (const auto& loader : loaders_)
-            write_indented(out, "auto " + loader.name + " = " + loader.expression + ";", 8);
+            write_indented(
+                out, loader.name.empty() ? loader.expression : "auto " + loader.name + " = " + loader.expression + ";",
+                8);
         out << '\n';
     }
     out << "        std::vector<std::unique_ptr<BaseRunner>> runners;\n";
@@ -151,10 +158,15 @@ std::string Script::number(double value) {
     return literal;
 }
 
+std::string Script::integer(int64_t value) {
+    return value == std::numeric_limits<int64_t>::min() ? std::string("std::numeric_limits<int64_t>::min()")
+                                                        : std::to_string(value);
+}
+
 std::string Script::string_vector(const std::vector<std::string>& items) {
     std::string out = "std::vector<std::string>{";
     for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + quote(items[i]);
     return out + "}";
 }
 
-}  // namespace polygraphy::tools
+}  // namespace polygraphy

@@ -17,8 +17,7 @@ std::vector<std::unique_ptr<Tool>> make_tools();
 /// THE list of runner argument groups built into `polygraphy run`, in the order their selection
 /// flags are listed (`--ref`, `--trt`, `--tf`; the last two refuse to run). Add a backend here: its
 /// RunnerArgGroup (plus any groups it depends on, e.g. session options) and nothing else changes.
-/// Runner groups reach the ONNX loader chain through their siblings:
-/// `arg_groups()->get<OnnxLoadArgs>()->onnx_loader()`.
+/// Runner groups describe their runner (RunnerArgGroup::runner_step()); the job builds it over its model.
 std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups();
 
 /// An extension module (Polygraphy's `polygraphy.run.plugins` entry points): adds argument groups,
@@ -29,7 +28,7 @@ struct ExtensionModule {
     std::string name;     ///< unique module name (logged at verbose)
     std::string version;  ///< module version
     /// Fresh groups for one `polygraphy run` set-up (may be empty when the module only adds tools).
-    /// They may implement ArgGroup::add_to_script() so that `--gen-script` can write them.
+    /// Their part of a `run` job: ArgGroup::add_to_job(), RunnerArgGroup::runner_step().
     std::function<std::vector<std::unique_ptr<ArgGroup>>()> run_arg_groups;
     /// Fresh tools, listed after the built-in ones (may be empty).
     std::function<std::vector<std::unique_ptr<Tool>>()> tools = {};
@@ -60,5 +59,10 @@ void load_extension_modules();
 /// warning `Ignoring extension module <path>: <cause>` and returns false. A file already loaded
 /// (same canonical path) is skipped silently (returns false).
 bool load_extension_module(const std::string& path);
+
+namespace detail {
+/// The registry behind extension_modules(); the loader stages a candidate here while checking it.
+std::vector<ExtensionModule>& module_registry();
+}  // namespace detail
 
 }  // namespace polygraphy::tools

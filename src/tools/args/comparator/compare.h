@@ -20,8 +20,8 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    /// Adds nothing: ComparatorCompareArgs writes the compare function with these options.
-    bool add_to_script(Script& script) const override;
+    /// Adds nothing itself: ComparatorCompareArgs puts these options in the job's comparison.
+    bool add_to_job(RunJob& job) const override;
 
     /// Options for compare_func::simple (fail_fast is filled in by ComparatorCompareArgs).
     const SimpleCompareOptions& compare_options() const { return options_; }
@@ -41,8 +41,8 @@ public:
     }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    /// Adds nothing: ComparatorCompareArgs writes the compare function with these options.
-    bool add_to_script(Script& script) const override;
+    /// Adds nothing itself: ComparatorCompareArgs puts these tolerances in the job's comparison.
+    bool add_to_job(RunJob& job) const override;
 
     /// `--index-tolerance` per output ("" = default).
     const OrderedMap<int64_t>& index_tolerance() const { return index_tolerance_; }
