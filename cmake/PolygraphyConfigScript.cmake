@@ -30,16 +30,21 @@ foreach(_flag IN LISTS _sanitize_flags)
   string(APPEND _dep_libs " ${_flag}")
 endforeach()
 
-function(polygraphy_write_config_script output include_dir lib_dir)
-  set(POLYGRAPHY_CONFIG_CFLAGS "-std=c++20 -I${include_dir}${_dep_cflags}")
-  set(POLYGRAPHY_CONFIG_LIBS "-L${lib_dir} -Wl,-rpath,${lib_dir} -lpolygraphy ${_dep_libs}")
+# The script's first lines set $prefix, $includedir and $libdir: absolute for the build tree, and for an
+# install tree worked out from the script's own location (the prefix may be moved after installing).
+function(polygraphy_write_config_script output locate)
+  set(POLYGRAPHY_CONFIG_LOCATE "${locate}")
+  set(POLYGRAPHY_CONFIG_DEP_CFLAGS "${_dep_cflags}")
+  set(POLYGRAPHY_CONFIG_DEP_LIBS "${_dep_libs}")
   configure_file(${PROJECT_SOURCE_DIR}/cmake/polygraphy-config.sh.in ${output}.in @ONLY)
   file(GENERATE OUTPUT ${output} INPUT ${output}.in
        FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 endfunction()
 
 polygraphy_write_config_script(${PROJECT_BINARY_DIR}/bin/polygraphy-config
-  ${PROJECT_SOURCE_DIR}/include $<TARGET_FILE_DIR:polygraphy>)
+  "prefix='${PROJECT_BINARY_DIR}'\nincludedir='${PROJECT_SOURCE_DIR}/include'\nlibdir='$<TARGET_FILE_DIR:polygraphy>'")
+
+file(RELATIVE_PATH _bin_to_prefix "/prefix/${CMAKE_INSTALL_BINDIR}" "/prefix")
 polygraphy_write_config_script(${PROJECT_BINARY_DIR}/install-tree/polygraphy-config
-  ${CMAKE_INSTALL_FULL_INCLUDEDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+  "prefix=$(CDPATH= cd -- \"$(dirname -- \"$(readlink -f -- \"$0\")\")/${_bin_to_prefix}\" && pwd)\nincludedir=\"$prefix/${CMAKE_INSTALL_INCLUDEDIR}\"\nlibdir=\"$prefix/${CMAKE_INSTALL_LIBDIR}\"")
 install(PROGRAMS ${PROJECT_BINARY_DIR}/install-tree/polygraphy-config DESTINATION ${CMAKE_INSTALL_BINDIR})

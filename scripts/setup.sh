@@ -11,6 +11,7 @@ packages=(
   libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   doxygen ca-certificates
+  file  # CPack's Debian generator runs dpkg-shlibdeps on the files `file` says are ELF (scripts/build_deb.sh)
   libonnx-testdata
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz smoke run (libFuzzer + sanitizers) in CI
   zlib1g-dev  # PNG images in the comparator's SVG figures

@@ -4,6 +4,9 @@
 #                                 (built for glibc 2.28, so it runs on Debian 12)
 #   include/onnxruntime_c_api.h   the C API header, from Debian trixie's libonnxruntime-dev (1.21);
 #                                 only the header is taken: trixie's library needs a newer glibc
+#   LICENSE                       ONNX Runtime's licence (MIT) and its third-party notices: Debian's
+#                                 copyright file from the same .deb (the npm package ships none); it is
+#                                 installed beside the library (cmake --install, the .deb)
 # The library is loaded with dlopen at run time; the header is used at build time (re-run cmake after
 # installing it). Idempotent: work already done is skipped. Needs npm, apt-get and dpkg-deb.
 # Usage: scripts/setup_onnxruntime.sh [--force]
@@ -19,6 +22,7 @@ lib="${dest}/lib/libonnxruntime.so.1"
 lib_stamp="${dest}/lib/.version"
 header="${dest}/include/onnxruntime_c_api.h"
 header_stamp="${dest}/include/.source"
+licence="${dest}/LICENSE"
 
 force=0
 if [[ "${1:-}" == "--force" ]]; then force=1; elif [[ $# -gt 0 ]]; then
@@ -82,7 +86,7 @@ debian_mirror() {
 }
 
 install_header() {
-  if [[ ${force} -eq 0 && -f "${header}" && -f "${header_stamp}" ]]; then
+  if [[ ${force} -eq 0 && -f "${header}" && -f "${header_stamp}" && -f "${licence}" ]]; then
     echo "setup_onnxruntime: ${header} ($(cat "${header_stamp}")) already installed"
     return
   fi
@@ -113,6 +117,10 @@ install_header() {
   if grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "${source_header}" >/dev/null; then
     fail "onnxruntime_c_api.h in ${deb##*/} includes project headers this script does not copy"
   fi
+  local source_licence="${work}/x/usr/share/doc/${HEADER_PACKAGE}/copyright"
+  [[ -f "${source_licence}" ]] || fail "${deb##*/} has no usr/share/doc/${HEADER_PACKAGE}/copyright (ONNX Runtime's licence)"
+  install -m 0644 "${source_licence}" "${licence}.tmp"
+  mv -f "${licence}.tmp" "${licence}"
   mkdir -p "${dest}/include"
   # An unchanged header keeps its timestamp, so a forced re-run does not trigger a rebuild.
   if ! cmp -s "${source_header}" "${header}"; then

@@ -11,6 +11,7 @@
 #include "comparator/report_assets.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/error_profile.h"
 #include "polygraphy/comparator/histogram.h"
 #include "polygraphy/comparator/stats.h"
@@ -93,15 +94,15 @@ std::string attribute_text(const onnx::AttributeProto& attribute) {
         case onnx::AttributeProto::INT:
             return std::to_string(attribute.i());
         case onnx::AttributeProto::FLOAT:
-            return stats::python_float_repr(attribute.f());
+            return python_float_repr(attribute.f());
         case onnx::AttributeProto::STRING:
-            return truncated("'" + attribute.s() + "'");
+            return truncated(python_repr(attribute.s()));
         case onnx::AttributeProto::INTS:
             return truncated(list_text(attribute.ints(), [](int64_t v) { return std::to_string(v); }));
         case onnx::AttributeProto::FLOATS:
-            return truncated(list_text(attribute.floats(), [](float v) { return stats::python_float_repr(v); }));
+            return truncated(list_text(attribute.floats(), [](float v) { return python_float_repr(v); }));
         case onnx::AttributeProto::STRINGS:
-            return truncated(list_text(attribute.strings(), [](const std::string& v) { return "'" + v + "'"; }));
+            return truncated(list_text(attribute.strings(), [](const std::string& v) { return python_repr(v); }));
         case onnx::AttributeProto::TENSOR: {
             Shape dims(attribute.t().dims().begin(), attribute.t().dims().end());
             return "tensor " + std::string(dtype_name(dtype_from_onnx(attribute.t().data_type()))) + " " +

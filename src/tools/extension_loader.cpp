@@ -10,12 +10,12 @@
 #include <optional>
 #include <set>
 
+#include "common/install_layout.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/extension.h"
-#include "polygraphy/tools/args/backend/runner_select.h"
-#include "polygraphy/tools/registry.h"
-#include "polygraphy/tools/run/run.h"
-#include "tools/registry_internal.h"
+#include "tools/args/backend/runner_select.h"
+#include "tools/registry.h"
+#include "tools/run/run.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -264,12 +264,8 @@ void warn_if_unsafe(const std::string& folder) {
 }  // namespace
 
 std::string default_extension_module_folder() {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&default_extension_module_folder), &info) == 0 || !info.dli_fname) return {};
-    std::error_code error;
-    fs::path library = fs::weakly_canonical(fs::path(info.dli_fname), error);
-    if (error) library = fs::path(info.dli_fname);
-    return (library.parent_path() / "polygraphy" / "plugins").string();
+    const fs::path folder = install_layout::private_folder();
+    return folder.empty() ? std::string() : (folder / "plugins").string();
 }
 
 std::vector<std::string> extension_module_folders() {

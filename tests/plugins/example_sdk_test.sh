@@ -5,7 +5,9 @@
 # installs it into the prefix's plugin folder and runs every step of the example's README,
 # checking what each prints. Step 5 (--onnxrt) runs only when ONNX-Runtime is available.
 #
-# usage: example_sdk_test.sh BUILD_DIR SOURCE_DIR WORK_DIR
+# usage: example_sdk_test.sh BUILD_DIR SOURCE_DIR WORK_DIR [SDK_PREFIX]
+# With SDK_PREFIX, the SDK already installed there is used instead (tests/install/relocated_sdk_test.sh
+# passes a prefix that was moved after installing).
 set -euo pipefail
 
 build_dir=$(realpath "$1")
@@ -34,11 +36,16 @@ average_ms() { sed -n 's/.*Average inference time: \([0-9.e+]*\) ms\..*/\1/p' <<
 rm -rf "$work"
 mkdir -p "$work"
 work=$(realpath "$work")
-prefix="$work/prefix"
 unset POLYGRAPHY_PLUGIN_PATH
 
-echo "==== SDK: cmake --install $build_dir --prefix $prefix"
-cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log"
+if [[ -n "${4:-}" ]]; then
+    prefix=$(realpath "$4")
+    echo "==== SDK: the one installed in $prefix"
+else
+    prefix="$work/prefix"
+    echo "==== SDK: cmake --install $build_dir --prefix $prefix"
+    cmake --install "$build_dir" --prefix "$prefix" >"$work/install.log"
+fi
 for file in include/polygraphy/extension.h include/polygraphy/tools/args/arg_group.h bin/polygraphy; do
     [[ -e "$prefix/$file" ]] || fail "the SDK lacks $file"
 done
@@ -96,6 +103,7 @@ expect "unsupported node" 1 "Encountered an unsupported type of node: Reshape (n
 
 echo "==== Step 5: compare against ONNX-Runtime"
 if [[ -n "${POLYGRAPHY_ONNXRUNTIME_LIB:-}" && -e "${POLYGRAPHY_ONNXRUNTIME_LIB}" ]] ||
+    [[ -e "$libdir/polygraphy/onnxruntime/libonnxruntime.so.1" ]] ||
     [[ -e "$source_dir/.deps/onnxruntime/lib/libonnxruntime.so.1" ]]; then
     cmd=("$polygraphy" run no_op_reshape.onnx --res-des --onnxrt)
     expect "step 5" 0 "Comparing Output: 'y'" "PASSED | All outputs matched" "[I] PASSED | Runtime: "

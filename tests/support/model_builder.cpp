@@ -188,13 +188,19 @@ CommandResult run_command(const std::string& command) {
     return result;
 }
 
-CommandResult run_polygraphy(const std::vector<std::string>& args) {
-    std::string command = shell_quote(POLYGRAPHY_CLI_PATH);
+CommandResult run_program(const std::string& program, const std::vector<std::string>& args) {
+    std::string command = shell_quote(program);
     for (const auto& arg : args) {
         command += ' ';
         command += shell_quote(arg);
     }
     return run_command(command);
+}
+
+CommandResult run_polygraphy(const std::vector<std::string>& args) { return run_program(POLYGRAPHY_CLI_PATH, args); }
+
+std::string built_program(const std::string& name) {
+    return (std::filesystem::path(POLYGRAPHY_CLI_PATH).parent_path() / name).string();
 }
 
 }  // namespace polygraphy::testing

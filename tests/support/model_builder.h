@@ -79,6 +79,10 @@ struct CommandResult {
 };
 /// Runs `polygraphy <args>` (the built CLI) and captures its output. Arguments are shell-quoted.
 CommandResult run_polygraphy(const std::vector<std::string>& args);
+/// Runs the program `program` (a path) with `args` (shell-quoted) and captures its output.
+CommandResult run_program(const std::string& program, const std::vector<std::string>& args);
+/// The path of a program built into the same folder as the polygraphy CLI (the model generators).
+std::string built_program(const std::string& name);
 /// `text` as one single-quoted shell word.
 std::string shell_quote(const std::string& text);
 /// Runs an arbitrary shell command and captures its output.

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 
 #include "backend/onnxrt/ort_api.h"
+#include "common/install_layout.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -123,6 +125,14 @@ std::vector<std::string> library_search_paths() {
     const char* from_env = std::getenv(kLibraryEnvVar);
     if (from_env && *from_env) return {from_env};  // an explicit choice: never silently use another copy
     std::vector<std::string> paths;
+    // The copy installed with libpolygraphy (cmake --install, the .deb), found from the library's own
+    // location so that a moved prefix still finds it.
+    const std::filesystem::path private_folder = install_layout::private_folder();
+    if (!private_folder.empty()) {
+        const std::filesystem::path bundled = private_folder / "onnxruntime" / kSystemLibrary;
+        std::error_code error;
+        if (std::filesystem::exists(bundled, error)) paths.push_back(bundled.string());
+    }
     const std::string deps = POLYGRAPHY_ONNXRUNTIME_DEPS_LIB;
     if (!deps.empty()) paths.push_back(deps);
     paths.push_back(kSystemLibrary);

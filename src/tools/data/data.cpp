@@ -1,4 +1,4 @@
-#include "polygraphy/tools/data/data.h"
+#include "tools/data/data.h"
 
 #include "polygraphy/common/run_results.h"
 

@@ -1,4 +1,4 @@
-#include "polygraphy/tools/inspect/inspect.h"
+#include "tools/inspect/inspect.h"
 
 namespace polygraphy::tools {
 

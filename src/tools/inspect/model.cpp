@@ -6,9 +6,9 @@
 #include "polygraphy/backend/onnx/capability.h"
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/inspect/inspect.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/model.h"
+#include "tools/inspect/inspect.h"
 
 namespace polygraphy::tools {
 

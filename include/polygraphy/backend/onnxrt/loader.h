@@ -3,8 +3,10 @@
 // ONNX-Runtime is not linked: its shared library is opened with dlopen the first time a session is
 // built, so every other feature works without it. Search order (the first found is used):
 //   1. $POLYGRAPHY_ONNXRUNTIME_LIB when set (and then only that path);
-//   2. this build's copy installed by scripts/setup_onnxruntime.sh (<repo>/.deps/onnxruntime/lib);
-//   3. the system's "libonnxruntime.so.1" (the dynamic loader's search path).
+//   2. the copy installed with libpolygraphy: <folder of libpolygraphy.so>/polygraphy/onnxruntime/
+//      (cmake --install and the .deb bundle the library the build used), when it exists;
+//   3. the build tree's copy installed by scripts/setup_onnxruntime.sh (<repo>/.deps/onnxruntime/lib);
+//   4. the system's "libonnxruntime.so.1" (the dynamic loader's search path).
 #pragma once
 
 #include <memory>
