@@ -14,16 +14,24 @@ namespace {
 
 const char* prefix_for(Severity severity) {
     switch (severity) {
-        case Severity::kUltraVerbose: return "[U] ";
-        case Severity::kSuperVerbose: return "[S] ";
-        case Severity::kExtraVerbose: return "[X] ";
-        case Severity::kVerbose: return "[V] ";
+        case Severity::kUltraVerbose:
+            return "[U] ";
+        case Severity::kSuperVerbose:
+            return "[S] ";
+        case Severity::kExtraVerbose:
+            return "[X] ";
+        case Severity::kVerbose:
+            return "[V] ";
         case Severity::kInfo:
         case Severity::kStart:
-        case Severity::kFinish: return "[I] ";
-        case Severity::kWarning: return "[W] ";
-        case Severity::kError: return "[E] ";
-        default: return "[!] ";
+        case Severity::kFinish:
+            return "[I] ";
+        case Severity::kWarning:
+            return "[W] ";
+        case Severity::kError:
+            return "[E] ";
+        default:
+            return "[!] ";
     }
 }
 
@@ -32,13 +40,20 @@ const char* color_for(Severity severity) {
         case Severity::kUltraVerbose:
         case Severity::kSuperVerbose:
         case Severity::kExtraVerbose:
-        case Severity::kVerbose: return "\033[90m";
-        case Severity::kStart: return "\033[1;94m";
-        case Severity::kFinish: return "\033[1;92m";
-        case Severity::kWarning: return "\033[93m";
-        case Severity::kError: return "\033[91m";
-        case Severity::kCritical: return "\033[1;91m";
-        default: return "";
+        case Severity::kVerbose:
+            return "\033[90m";
+        case Severity::kStart:
+            return "\033[1;94m";
+        case Severity::kFinish:
+            return "\033[1;92m";
+        case Severity::kWarning:
+            return "\033[93m";
+        case Severity::kError:
+            return "\033[91m";
+        case Severity::kCritical:
+            return "\033[1;91m";
+        default:
+            return "";
     }
 }
 
@@ -58,13 +73,19 @@ std::string format_message(Severity severity, std::string_view message, int inde
 
 bool severity_from_name(std::string_view name, Severity& out) {
     std::string key(name);
-    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     static const std::pair<const char*, Severity> kNames[] = {
-        {"ULTRA_VERBOSE", Severity::kUltraVerbose}, {"SUPER_VERBOSE", Severity::kSuperVerbose},
-        {"EXTRA_VERBOSE", Severity::kExtraVerbose}, {"VERBOSE", Severity::kVerbose},
-        {"INFO", Severity::kInfo},                  {"START", Severity::kStart},
-        {"FINISH", Severity::kFinish},              {"WARNING", Severity::kWarning},
-        {"ERROR", Severity::kError},                {"CRITICAL", Severity::kCritical},
+        {"ULTRA_VERBOSE", Severity::kUltraVerbose},
+        {"SUPER_VERBOSE", Severity::kSuperVerbose},
+        {"EXTRA_VERBOSE", Severity::kExtraVerbose},
+        {"VERBOSE", Severity::kVerbose},
+        {"INFO", Severity::kInfo},
+        {"START", Severity::kStart},
+        {"FINISH", Severity::kFinish},
+        {"WARNING", Severity::kWarning},
+        {"ERROR", Severity::kError},
+        {"CRITICAL", Severity::kCritical},
     };
     for (const auto& [text, severity] : kNames) {
         if (key == text) {
@@ -81,7 +102,10 @@ Logger& Logger::global() {
 }
 
 // Silent until asked: a library prints nothing unless its user enables logging (the tools do).
-Logger::Logger() : severity_(Severity::kSilent) { colors_ = isatty(STDOUT_FILENO) != 0; }
+Logger::Logger() : severity_(Severity::kSilent) {
+    terminal_ = isatty(STDOUT_FILENO) != 0;
+    colors_ = terminal_;
+}
 
 void Logger::set_severity(Severity severity) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -121,13 +145,36 @@ void Logger::log_once(Severity severity, std::string_view message) {
     write_locked(severity, message);
 }
 
+void Logger::progress(std::string_view status) {
+    if (!enabled(Severity::kInfo)) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!terminal_) return;
+    erase_progress_locked();
+    progress_ = status;
+    std::fprintf(stdout, "%s", progress_.c_str());
+    std::fflush(stdout);
+}
+
+void Logger::clear_progress() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    erase_progress_locked();
+    progress_.clear();
+    std::fflush(stdout);
+}
+
+void Logger::erase_progress_locked() {
+    if (!progress_.empty()) std::fputs("\r\033[K", stdout);
+}
+
 void Logger::write_locked(Severity severity, std::string_view message) {
+    erase_progress_locked();
     const std::string text = format_message(severity, message, indent_);
     const char* color = colors_ ? color_for(severity) : "";
     if (*color)
         std::fprintf(stdout, "%s%s\033[0m\n", color, text.c_str());
     else
         std::fprintf(stdout, "%s\n", text.c_str());
+    if (!progress_.empty()) std::fprintf(stdout, "%s", progress_.c_str());  // kept below the messages
     std::fflush(stdout);
     if (log_file_) *log_file_ << text << '\n' << std::flush;
 }
@@ -150,6 +197,7 @@ void Logger::reset() {
     indent_ = 0;
     log_file_.reset();
     seen_once_.clear();
+    progress_.clear();
 }
 
 }  // namespace polygraphy

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "comparator/report_internal.h"
+#include "comparator/slice_context.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/python_repr.h"
@@ -184,20 +185,68 @@ RunResults Comparator::run(const std::vector<BaseRunner*>& runners, const DataLo
     return results;
 }
 
-AccuracyResult Comparator::compare_accuracy(const RunResults& results, const CompareFunc& compare_func,
-                                            bool fail_fast) {
-    if (!compare_func)
+namespace comparator_detail {
+
+namespace {
+thread_local SliceContext* current_slice_context = nullptr;
+}  // namespace
+
+SliceContext::SliceContext(bool partial) : partial_(partial), previous_(current_slice_context) {
+    current_slice_context = this;
+}
+
+SliceContext::~SliceContext() {
+    current_slice_context = previous_;
+}
+
+SliceContext* SliceContext::current() {
+    return current_slice_context;
+}
+
+void log_iteration_summary(const IterationCompareResult& iteration) {
+    std::vector<std::string> mismatched, compared;
+    for (const auto& [name, result] : iteration) {
+        compared.push_back(name);
+        if (!result.passed) mismatched.push_back(name);
+    }
+    if (!mismatched.empty())
+        logger().error("FAILED | Mismatched outputs: " + python_list_repr(mismatched));
+    else
+        logger().finish("PASSED | All outputs matched | Outputs: " + python_list_repr(compared));
+}
+
+}  // namespace comparator_detail
+
+SlicedComparison::SlicedComparison(CompareFunc compare_func, bool fail_fast)
+    : compare_func_(std::move(compare_func)), fail_fast_(fail_fast) {
+    if (!compare_func_)
         throw PolygraphyException("Comparator::compare_accuracy needs a compare function; got an empty one");
-    AccuracyResult accuracy;
-    for (std::size_t index = 0; index + 1 < results.lst.size(); ++index) {
-        const auto& [name0, results0] = results.lst[index];
-        const auto& [name1, results1] = results.lst[index + 1];
+}
+
+bool SlicedComparison::compare(const RunResults& slice, bool last) {
+    if (stopped_) return false;
+    const std::size_t pair_count = slice.lst.empty() ? 0 : slice.lst.size() - 1;
+    if (!first_slice_ && pair_count != accuracy_.pairs.size())
+        throw PolygraphyException("A slice of the outputs holds " + std::to_string(slice.lst.size()) +
+                                  " results; the first slice held " + std::to_string(accuracy_.pairs.size() + 1));
+    for (std::size_t index = 0; index < pair_count; ++index) {
+        const auto& [name0, results0] = slice.lst[index];
+        const auto& [name1, results1] = slice.lst[index + 1];
+        if (first_slice_) accuracy_.pairs.push_back({name0, name1, {}});
+        AccuracyResult::PairResult& pair = accuracy_.pairs[index];
+        if (pair.first_runner != name0 || pair.second_runner != name1)
+            throw PolygraphyException("A slice of the outputs compares " + name0 + " with " + name1 +
+                                      "; the first slice compared " + pair.first_runner + " with " +
+                                      pair.second_runner);
         logger().start("Accuracy Comparison | " + name0 + " vs. " + name1);
-        accuracy.pairs.push_back({name0, name1, {}});
-        AccuracyResult::PairResult& pair = accuracy.pairs.back();
         {
             auto guard = logger().indent();
             const std::size_t iterations = std::min(results0.size(), results1.size());
+            if (first_slice_) pair.iterations.resize(iterations);
+            if (iterations != pair.iterations.size())
+                throw PolygraphyException("A slice of the outputs has " + std::to_string(iterations) +
+                                          " iteration(s) of " + name0 + " vs. " + name1 + "; the first slice had " +
+                                          std::to_string(pair.iterations.size()));
             for (std::size_t i = 0; i < iterations; ++i) {
                 if (iterations > 1) logger().info("Iteration: " + std::to_string(i));
                 auto iteration_guard = logger().indent(iterations > 1 ? 1 : 0);
@@ -205,13 +254,27 @@ AccuracyResult Comparator::compare_accuracy(const RunResults& results, const Com
                 IterationResult first = results0[i], second = results1[i];
                 if (first.runner_name.empty()) first.runner_name = name0;
                 if (second.runner_name.empty()) second.runner_name = name1;
-                pair.iterations.push_back(compare_func(first, second));
-                if (fail_fast && !all_passed(pair.iterations.back())) return accuracy;
+                comparator_detail::SliceContext context(/*partial=*/!(first_slice_ && last));
+                IterationCompareResult compared = compare_func_(first, second);
+                outputs_compared_ += compared.size();
+                bool passed = true;
+                IterationCompareResult& merged = pair.iterations[i];
+                for (auto& [name, result] : compared) {
+                    passed = passed && result.passed;
+                    merged.set(name, std::move(result));
+                }
+                if (fail_fast_ && !passed) {
+                    pair.iterations.resize(i + 1);  // as if the later iterations were never compared
+                    stopped_ = true;
+                    return false;
+                }
+                if (last && context.summary_deferred()) comparator_detail::log_iteration_summary(merged);
             }
             logger().extra_verbose("Finished comparing " + name0 + " with " + name1);
         }
+        if (!last) continue;
         const std::size_t passed = pair.passed_iterations(), total = pair.iterations.size();
-        const double pass_rate = accuracy.percentage(accuracy.pairs.size() - 1) * 100.0;
+        const double pass_rate = accuracy_.percentage(index) * 100.0;
         const std::string message = "Accuracy Summary | " + name0 + " vs. " + name1 +
                                     " | Passed: " + std::to_string(passed) + "/" + std::to_string(total) +
                                     " iterations | Pass Rate: " + python_float_repr(pass_rate) + "%";
@@ -220,7 +283,15 @@ AccuracyResult Comparator::compare_accuracy(const RunResults& results, const Com
         else
             logger().error(message);
     }
-    return accuracy;
+    first_slice_ = false;
+    return true;
+}
+
+AccuracyResult Comparator::compare_accuracy(const RunResults& results, const CompareFunc& compare_func,
+                                            bool fail_fast) {
+    SlicedComparison comparison(compare_func, fail_fast);
+    comparison.compare(results, /*last=*/true);
+    return comparison.result();
 }
 
 bool Comparator::validate(const RunResults& results, bool check_inf, bool check_nan, bool fail_fast) {

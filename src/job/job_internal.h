@@ -1,8 +1,11 @@
 // Internal to the job layer: what the executor (run_job.cpp) and the printer (program.cpp) decide alike.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "polygraphy/job/run_job.h"
 
@@ -36,5 +39,47 @@ ModelUse plan_model_use(const RunJob& job);
 
 /// The job writes an HTML report of a comparison of a model: the report shows the model's graph.
 bool report_needs_graph(const RunJob& job);
+
+// ---- layer-wise runs in bounded memory (layerwise.cpp) -------------------------------------------
+
+/// Outputs compared together, after one inference per runner and iteration.
+struct OutputSlice {
+    std::vector<std::string> outputs;  ///< in graph order
+    std::size_t bytes = 0;             ///< estimated size of one runner's outputs for one iteration
+};
+
+/// Splits `outputs` (graph order, with their sizes in bytes; nullopt when unknown, counted as the
+/// largest known size) into consecutive slices, each as large as fits `budget` when held `copies`
+/// times. UsageError naming the output when one alone does not fit.
+std::vector<OutputSlice> plan_output_slices(const std::vector<std::string>& outputs,
+                                            const std::vector<std::optional<std::size_t>>& bytes, std::size_t copies,
+                                            std::size_t budget);
+
+/// Whether `job` may run in slices: it re-marks the model's outputs (ModifyOutputsStep) and compares
+/// two or more runners without saving or loading results (which hold every output at once).
+bool may_run_in_slices(const RunJob& job);
+
+/// What a layer-wise run needs beyond the job: the slices and the feeds' source.
+struct SlicePlan {
+    std::vector<OutputSlice> slices;  ///< two or more
+    DataLoaderFn data_loader;         ///< build_data_loader(job.data_loader), built once
+};
+
+/// The slices of a layer-wise run of `job` (see run_job()), or nullopt when the job does not re-mark
+/// outputs, cannot run in slices, or its outputs fit the budget at once. `model` is the job's shared
+/// model loader (called here: the model is loaded now).
+std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model);
+
+/// What a layer-wise run found.
+struct SlicedRun {
+    AccuracyResult accuracy;  ///< every slice's comparison, merged
+    bool valid = true;        ///< `--validate` found no NaN or Inf
+};
+
+/// Runs `runners` once per slice of `plan` on `model` (the loaded model the runners' loaders return:
+/// its outputs are set to each slice in turn, and restored), comparing, post-processing and
+/// validating each slice as run_job() does the whole results.
+SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<BaseRunner>>& runners,
+                        onnx::ModelProto& model, const SlicePlan& plan);
 
 }  // namespace polygraphy::job_detail

@@ -201,6 +201,10 @@ void print_inference(Script& script, const RunJob& job) {
         if (job.inference.warm_up) code += "run_options.warm_up = " + std::to_string(job.inference.warm_up) + ";\n";
         if (job.inference.save_inputs_path)
             code += "run_options.save_inputs_path = " + Script::quote(*job.inference.save_inputs_path) + ";\n";
+        if (job_detail::may_run_in_slices(job))
+            code +=
+                "// Every output of every runner is held at once here: `polygraphy run` itself runs a layer-wise\n"
+                "// comparison in slices when the outputs exceed its memory budget (see run_job()).\n";
         code += "results = Comparator::run(runner_ptrs, data_loader, run_options);\n";
     }
     if (job.save_outputs_path) code += "results.save(" + Script::quote(*job.save_outputs_path) + ");\n";
@@ -230,7 +234,8 @@ std::string print_compare_func(const CompareJob& compare, std::string& code) {
         code += "compare_options.error_quantile.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
     if (options.infinities_compare_equal) code += "compare_options.infinities_compare_equal = true;\n";
     if (options.collect_distributions) code += "compare_options.collect_distributions = true;\n";
-    if (options.save_heatmaps) code += "compare_options.save_heatmaps = " + Script::quote(*options.save_heatmaps) + ";\n";
+    if (options.save_heatmaps)
+        code += "compare_options.save_heatmaps = " + Script::quote(*options.save_heatmaps) + ";\n";
     if (options.show_heatmaps) code += "compare_options.show_heatmaps = true;\n";
     if (options.save_error_metrics_plot)
         code += "compare_options.save_error_metrics_plot = " + Script::quote(*options.save_error_metrics_plot) + ";\n";
@@ -249,8 +254,9 @@ std::string print_reports(Script& script, const RunJob& job, const std::string& 
         script.add_include("polygraphy/comparator/html_report.h");
         code += "ReportContext report_context;\n";
         if (job.model)
-            code += "report_context.title = " +
-                    Script::quote(std::filesystem::path(job.model->path).filename().string()) + ";\n";
+            code +=
+                "report_context.title = " + Script::quote(std::filesystem::path(job.model->path).filename().string()) +
+                ";\n";
         if (!compare.report_command.empty())
             code += "report_context.command = " + Script::quote(compare.report_command) + ";\n";
         code += "report_context.error = comparison_error;\n";
@@ -258,12 +264,13 @@ std::string print_reports(Script& script, const RunJob& job, const std::string& 
             std::string graph_model = model + "()";
             if (!use.loaded_by_runners) {
                 script.add_include("polygraphy/backend/onnx/structure.h");
-                graph_model = "accuracy ? onnx_structure_from_path(" + Script::quote(job.model->path) + ") : " +
-                              graph_model;
+                graph_model =
+                    "accuracy ? onnx_structure_from_path(" + Script::quote(job.model->path) + ") : " + graph_model;
             }
-            code += "// The model in memory (shared: loading it again costs nothing), else its structure alone.\n"
-                    "const OnnxModel model = " +
-                    graph_model + ";\nreport_context.graph = &model->graph();\n";
+            code +=
+                "// The model in memory (shared: loading it again costs nothing), else its structure alone.\n"
+                "const OnnxModel model = " +
+                graph_model + ";\nreport_context.graph = &model->graph();\n";
         }
         code += "save_comparison_report(accuracy, " + divergence + ", report_context, " +
                 Script::quote(*compare.report_path) + ");\nlogger().info(" +
@@ -296,21 +303,22 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
     }
     if (job_compares(job)) {
         const std::string compare_func = print_compare_func(job.compare, code);
-        const std::string compare_call = "Comparator::compare_accuracy(results, " + compare_func +
-                                         (job.compare.fail_fast ? ", true" : "") + ")";
+        const std::string compare_call =
+            "Comparator::compare_accuracy(results, " + compare_func + (job.compare.fail_fast ? ", true" : "") + ")";
         if (job.compare.report_path)
             // A comparison that cannot complete is reported, then rethrown.
-            code += "AccuracyResult accuracy;\n"
-                    "std::exception_ptr comparison_failure;\n"
-                    "std::string comparison_error;\n"
-                    "try {\n"
-                    "    accuracy = " +
-                    compare_call +
-                    ";\n"
-                    "} catch (const PolygraphyException& error) {\n"
-                    "    comparison_failure = std::current_exception();\n"
-                    "    comparison_error = error.what();\n"
-                    "}\n";
+            code +=
+                "AccuracyResult accuracy;\n"
+                "std::exception_ptr comparison_failure;\n"
+                "std::string comparison_error;\n"
+                "try {\n"
+                "    accuracy = " +
+                compare_call +
+                ";\n"
+                "} catch (const PolygraphyException& error) {\n"
+                "    comparison_failure = std::current_exception();\n"
+                "    comparison_error = error.what();\n"
+                "}\n";
         else
             code += "const AccuracyResult accuracy = " + compare_call + ";\n";
         code += "success = static_cast<bool>(accuracy) && success;\n";

@@ -174,7 +174,12 @@ RunJobResult run_job(const RunJob& job) {
     const std::vector<std::unique_ptr<BaseRunner>> runners = build_job_runners(job, use, model);
 
     RunJobResult outcome;
-    if (!runners.empty()) {
+    // A layer-wise run whose outputs do not fit the memory budget at once runs, compares and
+    // validates slice by slice.
+    std::optional<job_detail::SlicedRun> sliced;
+    if (const std::optional<job_detail::SlicePlan> plan = job_detail::plan_layerwise_run(job, model))
+        sliced = job_detail::run_in_slices(job, runners, *model(), *plan);
+    if (!runners.empty() && !sliced) {
         std::vector<BaseRunner*> runner_pointers;
         for (const auto& runner : runners) runner_pointers.push_back(runner.get());
         outcome.results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
@@ -183,15 +188,17 @@ RunJobResult run_job(const RunJob& job) {
     for (const auto& path : job.load_outputs_paths) outcome.results.extend(RunResults::load(path));
     // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
     // post-processed too), before comparing and validating.
-    if (!job.postprocess.empty()) Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
+    if (!job.postprocess.empty() && !sliced)
+        Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
 
     if (job_compares(job)) {
         AccuracyResult accuracy;
         std::exception_ptr comparison_failure;  // rethrown once the report has said why
         std::string comparison_error;
         try {
-            accuracy =
-                Comparator::compare_accuracy(outcome.results, build_compare_func(job.compare), job.compare.fail_fast);
+            accuracy = sliced ? std::move(sliced->accuracy)
+                              : Comparator::compare_accuracy(outcome.results, build_compare_func(job.compare),
+                                                             job.compare.fail_fast);
         } catch (const PolygraphyException& error) {
             if (!job.compare.report_path) throw;
             comparison_failure = std::current_exception();
@@ -225,7 +232,8 @@ RunJobResult run_job(const RunJob& job) {
         }
         outcome.accuracy = std::move(accuracy);
     }
-    if (job.validate) outcome.passed = Comparator::validate(outcome.results, true, true) && outcome.passed;
+    if (job.validate)
+        outcome.passed = (sliced ? sliced->valid : Comparator::validate(outcome.results, true, true)) && outcome.passed;
     return outcome;
 }
 

@@ -94,22 +94,34 @@ public:
     /// Indents everything logged until the guard is destroyed.
     [[nodiscard]] IndentGuard indent(int levels = 1);
 
+    /// A status line for long runs ("slice 3 of 12 | 250 layers compared"), shown only when stdout
+    /// is a terminal and INFO is enabled: it stays below the messages logged after it until it is
+    /// replaced or cleared. Never written to a log file or to a pipe, so logs stay quiet.
+    void progress(std::string_view status);
+    /// Removes the status line of progress(), if one is shown.
+    void clear_progress();
+
     /// Restores defaults (severity INFO, no indentation, no log file, no once-cache). For tests.
     void reset();
 
 private:
     Logger();
     void write_locked(Severity severity, std::string_view message);
+    void erase_progress_locked();
 
     mutable std::mutex mutex_;
     Severity severity_ = Severity::kInfo;
     int indent_ = 0;
     bool colors_ = false;
+    bool terminal_ = false;  // stdout is a terminal: progress() may show a status line
+    std::string progress_;   // the status line shown, "" when none
     std::unique_ptr<std::ofstream> log_file_;
     std::set<std::string> seen_once_;
 };
 
 /// Shorthand for Logger::global(), like Polygraphy's G_LOGGER.
-inline Logger& logger() { return Logger::global(); }
+inline Logger& logger() {
+    return Logger::global();
+}
 
 }  // namespace polygraphy

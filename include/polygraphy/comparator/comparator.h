@@ -73,7 +73,7 @@ struct OutputCompareResult {
     /// @{
     double required_atol = 0, required_rtol = 0;
     /// @}
-    std::string error;                            ///< non-empty when the outputs could not be compared
+    std::string error;  ///< non-empty when the outputs could not be compared
     /// Tolerances and statistic the output was checked with (compare_func::simple; 0 / kElemwise otherwise).
     /// @{
     double atol = 0, rtol = 0;
@@ -144,6 +144,36 @@ public:
     double percentage(std::size_t index = 0) const;
 
     std::vector<PairResult> pairs;  ///< results 0 vs 1, 1 vs 2, ...
+};
+
+/// A comparison of results that arrive in slices of their outputs: a layer-wise run in bounded
+/// memory runs the runners once per slice of the outputs (every runner, every iteration) and
+/// compares each slice before the next is produced. The merged AccuracyResult, and the per-output
+/// lines of the log, are those of Comparator::compare_accuracy over the whole results (with one
+/// iteration, in the same order); each iteration's verdict and each pair's summary are logged after
+/// the last slice. Comparator::compare_accuracy is this with a single slice.
+class SlicedComparison {
+public:
+    /// Compares with `compare_func`; with `fail_fast`, stops at the first failing iteration of a slice.
+    explicit SlicedComparison(CompareFunc compare_func, bool fail_fast = false);
+
+    /// Compares consecutive results of `slice` (0 vs 1, 1 vs 2, ...) iteration by iteration, as
+    /// compare_accuracy does. Every slice must hold the same results (names, order), else
+    /// PolygraphyException. `last`: no slice follows (the verdicts and summaries are logged). Returns
+    /// false once fail_fast stopped at a failure: compare no further slices.
+    bool compare(const RunResults& slice, bool last);
+    /// Outputs compared so far, over every pair and iteration.
+    std::size_t outputs_compared() const { return outputs_compared_; }
+    /// The comparisons of every slice so far, merged.
+    const AccuracyResult& result() const { return accuracy_; }
+
+private:
+    CompareFunc compare_func_;
+    bool fail_fast_;
+    bool first_slice_ = true;
+    bool stopped_ = false;
+    std::size_t outputs_compared_ = 0;
+    AccuracyResult accuracy_;
 };
 
 /// Runs runners over the same inputs and compares their results (Polygraphy's Comparator).

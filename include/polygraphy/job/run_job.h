@@ -15,12 +15,13 @@
 //
 // Adding to `run`: a field (or a step alternative) here, its branch in run_job() (src/job/run_job.cpp)
 // and in job_program() (src/job/program.cpp), and the argument group that fills it (the reports of
-// CompareJob are such fields). Where the features still to come fit: runners in child processes can ship their RunnerStep and the
-// ModelJob, which are plain data (a CustomRunnerStep cannot cross a process boundary); language
+// CompareJob are such fields). Where the features still to come fit: runners in child processes can ship their
+// RunnerStep and the ModelJob, which are plain data (a CustomRunnerStep cannot cross a process boundary); language
 // bindings map these structs one to one; a bounded-memory layer-wise comparison is another way of
 // executing the same description (how the model is held is decided in one place, see run_job()).
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -158,7 +159,14 @@ struct CompareJob {
     std::string report_command = {};
     /// `--model-explorer-node-data`: the first pair's errors at iteration 0 as Model Explorer node data.
     std::optional<std::string> model_explorer_path = std::nullopt;
+    /// `--compare-memory-budget`: the most bytes the runners' outputs may take at once in a
+    /// layer-wise run (see run_job()); nullopt: the size of the model's weights, at least
+    /// kDefaultCompareMemoryBudget.
+    std::optional<std::size_t> memory_budget = std::nullopt;
 };
+
+/// The smallest default of CompareJob::memory_budget (256 MiB).
+inline constexpr std::size_t kDefaultCompareMemoryBudget = std::size_t{256} << 20;
 
 /// compare_func::simple or compare_func::indices with `compare`'s settings.
 CompareFunc build_compare_func(const CompareJob& compare);
@@ -186,8 +194,9 @@ struct RunJob {
 
 /// What run_job() found.
 struct RunJobResult {
-    bool passed = true;       ///< every comparison and validation passed (`run` exits with 0 exactly then)
-    RunResults results = {};  ///< the runners' results, then the loaded ones, post-processed
+    bool passed = true;  ///< every comparison and validation passed (`run` exits with 0 exactly then)
+    /// The runners' results, then the loaded ones, post-processed (empty after a run in slices).
+    RunResults results = {};
     std::optional<AccuracyResult> accuracy = std::nullopt;  ///< set when results were compared
     std::optional<Divergence> divergence = std::nullopt;    ///< the first node whose output diverged, when one failed
 };
@@ -202,7 +211,18 @@ bool job_compares(const RunJob& job);
 ///
 /// The model is loaded once and shared by the runners and the divergence search whenever more than
 /// one of them uses it (so shape inference, fp16 conversion and `--save-onnx` happen once); it is then
-/// kept in memory until the job ends. An HTML report's graph is that model; when no runner loaded it
+/// kept in memory until the job ends.
+///
+/// Layer-wise runs in bounded memory: when the job re-marks the model's outputs (ModifyOutputsStep,
+/// e.g. `mark all`) and compares two or more runners without saving or loading results, the outputs'
+/// sizes are estimated (infer_output_metadata() for the first feed's shapes). When every runner's
+/// outputs for every iteration do not fit CompareJob::memory_budget, the outputs are split, in graph
+/// order, into slices that do: the runners run once per slice, each slice is compared
+/// (SlicedComparison), post-processed and validated, then freed. The comparison's verdicts and
+/// figures are those of one run over all outputs; RunJobResult::results is then empty. A budget too
+/// small for one output is a UsageError. A terminal shows the progress (Logger::progress()).
+///
+/// An HTML report's graph is that model; when no runner loaded it
 /// and no divergence was searched, the report reads the model file's structure alone
 /// (onnx_structure_from_path: no weights, no loader steps). Throws PolygraphyException for anything that fails to run
 /// (a failed comparison is not an exception: see RunJobResult::passed).

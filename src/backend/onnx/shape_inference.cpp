@@ -204,6 +204,32 @@ ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime, c
     return method;
 }
 
+TensorMetadata infer_output_metadata(const onnx::ModelProto& model, const OrderedMap<Shape>& input_shapes) {
+    TensorMetadata outputs;
+    for (const auto& output : model.graph().output()) outputs.add(output.name(), std::nullopt, std::nullopt);
+    if (!onnx_inference_applies(model)) return outputs;
+    onnx::ModelProto copy = copy_for_inference(model);
+    onnx::GraphProto& graph = *copy.mutable_graph();
+    for (auto& input : *graph.mutable_input())
+        if (const Shape* shape = input_shapes.find(input.name()))
+            set_value_info_type(input, metadata_from_value_info(input).dtype, to_dyn_shape(*shape));
+    // Shapes declared for other input shapes would contradict the inferred ones.
+    graph.clear_value_info();
+    for (auto& output : *graph.mutable_output())
+        set_value_info_type(output, metadata_from_value_info(output).dtype, std::nullopt);
+    try {
+        onnx::ShapeInferenceOptions options(false, 0, true);
+        onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& error) {
+        logger().verbose(fmt::format("ONNX shape inference failed ({}); output sizes are unknown", error.what()));
+        return outputs;
+    }
+    const std::unordered_map<std::string, MetadataEntry> inferred = known_types(graph);
+    for (auto& [name, entry] : outputs)
+        if (auto found = inferred.find(name); found != inferred.end()) entry = found->second;
+    return outputs;
+}
+
 void override_input_shapes(onnx::ModelProto& model, const OrderedMap<DynShape>& shapes) {
     onnx::GraphProto& graph = *model.mutable_graph();
     std::unordered_set<std::string> initializers;

@@ -101,7 +101,7 @@ struct FoldConstantsOptions {
 
 /// What constant folding did.
 struct FoldConstantsStats {
-    int passes = 0;  ///< passes run
+    int passes = 0;                ///< passes run
     std::size_t nodes_folded = 0;  ///< nodes replaced by initializers (Constant nodes included)
 };
 
@@ -115,9 +115,9 @@ FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOp
 
 /// Which shape inference infer_shapes used.
 enum class ShapeInferenceMethod {
-    kNone,      ///< nothing could be inferred (a warning was logged)
-    kOnnx,      ///< libonnx's shape inference (opset <= 17, IR version <= 8)
-    kRuntime,   ///< a GraphEvaluator executed the graph on generated inputs of the static input shapes
+    kNone,     ///< nothing could be inferred (a warning was logged)
+    kOnnx,     ///< libonnx's shape inference (opset <= 17, IR version <= 8)
+    kRuntime,  ///< a GraphEvaluator executed the graph on generated inputs of the static input shapes
 };
 
 /// Fills graph.value_info (and the dtype/shape of graph outputs that lack them) with inferred types.
@@ -136,6 +136,14 @@ ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime = 
 /// initializer) and for a shape whose rank differs from the declared rank of that input.
 void override_input_shapes(onnx::ModelProto& model, const OrderedMap<DynShape>& shapes);
 
+/// The dtype and shape of every graph output of `model`, in order, when its inputs have
+/// `input_shapes` (inputs not listed keep their declared shapes): libonnx's shape inference on a
+/// copy without the large weights, so the model is neither changed nor run. Outputs it cannot
+/// infer, and all of them where libonnx does not know the model's IR version or opset, have no
+/// shape (never the runtime fallback, which would run the whole graph). Never throws for what
+/// inference cannot do.
+TensorMetadata infer_output_metadata(const onnx::ModelProto& model, const OrderedMap<Shape>& input_shapes);
+
 /// Options of convert_to_fp16() (`--fp-to-fp16`).
 struct Fp16Options {
     /// Keep float32 graph inputs and outputs (Casts at the boundary); false: declare them float16.
@@ -150,8 +158,8 @@ extern const std::vector<std::string> kFp16DefaultBlockList;
 /// What convert_to_fp16() changed.
 struct Fp16Stats {
     std::size_t initializers_converted = 0;  ///< float32 initializers now float16
-    std::size_t nodes_in_fp32 = 0;  ///< blocked nodes (kept in float32)
-    std::size_t casts_inserted = 0;  ///< Cast nodes added at float32/float16 boundaries
+    std::size_t nodes_in_fp32 = 0;           ///< blocked nodes (kept in float32)
+    std::size_t casts_inserted = 0;          ///< Cast nodes added at float32/float16 boundaries
 };
 
 /// Converts float32 weights and activations to float16 (Polygraphy's --fp-to-fp16). Types come

@@ -85,6 +85,13 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
                   "ending in .html gives a self-contained page: the per-layer error profile, a sortable table, "
                   "histograms of both outputs and their differences, and the graph coloured by error; any other "
                   "path gives JSON"),
+        Option({"--compare-memory-budget"})
+            .metavar("SIZE")
+            .help("The most memory the runners' outputs may take at once while they are compared, e.g. 512M or 2G "
+                  "(K, M, G: KiB, MiB, GiB). When the outputs of a run do not fit (--onnx-outputs mark all on a "
+                  "large model), each runner runs once per slice of the outputs, and each slice is compared and "
+                  "freed before the next; the results of the comparison are the same. Defaults to the size of the "
+                  "model's weights, and at least 256M"),
         Option({"--model-explorer-node-data"})
             .metavar("FILE.json")
             .help("Write each compared output's maximum absolute error as Model Explorer per-node data (the first "
@@ -100,6 +107,11 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     load_outputs_paths_ = args.values("load_outputs_paths");
     report_path_ = args.value("report");
     model_explorer_path_ = args.value("model_explorer_node_data");
+    if (const auto budget = args.value("compare_memory_budget")) {
+        memory_budget_ = static_cast<std::size_t>(args_util::parse_num_bytes("--compare-memory-budget", *budget));
+        if (*memory_budget_ == 0)
+            throw UsageError("--compare-memory-budget must be more than 0 bytes\nNote: given: " + *budget);
+    }
     compare_func_ = args.value("compare").value_or("simple");
 
     // Options of the comparison function that was not selected are ignored, with a warning.
@@ -122,6 +134,7 @@ CompareJob ComparatorCompareArgs::compare_job() const {
     compare.fail_fast = fail_fast_;
     compare.report_path = report_path_;
     compare.model_explorer_path = model_explorer_path_;
+    compare.memory_budget = memory_budget_;
     if (compare_func_ == "indices") {
         compare.function = CompareJob::Function::kIndices;
         compare.index_tolerance = required_group<CompareFuncIndicesArgs>().index_tolerance();

@@ -35,8 +35,9 @@ private:
 };
 
 /// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script`
-/// (refused), `--load-outputs/--load-results PATH...`, `--report`, `--model-explorer-node-data`. Fills the
-/// job's comparison with the options of the comparison-function groups.
+/// (refused), `--load-outputs/--load-results PATH...`, `--report`, `--model-explorer-node-data`,
+/// `--compare-memory-budget`. Fills the job's comparison with the options of the comparison-function
+/// groups.
 class ComparatorCompareArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparator Comparisons"; }
@@ -73,6 +74,7 @@ private:
     std::vector<std::string> load_outputs_paths_;
     std::optional<std::string> report_path_;
     std::optional<std::string> model_explorer_path_;
+    std::optional<std::size_t> memory_budget_;
 };
 
 }  // namespace polygraphy::tools

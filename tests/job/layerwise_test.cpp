@@ -1,0 +1,290 @@
+// Layer-wise runs in bounded memory (run_job's slices): the plan, and results identical to a run that
+// holds every output at once.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+
+#include "job/job_internal.h"
+#include "model_builder.h"
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/file_io.h"
+#include "polygraphy/common/logger.h"
+#include "polygraphy/job/run_job.h"
+#include "test_helpers.h"
+
+namespace polygraphy {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::ModelBuilder;
+using ::testing::Not;
+using testing::TempDir;
+
+using job_detail::OutputSlice;
+using job_detail::plan_output_slices;
+
+std::vector<std::vector<std::string>> outputs_of(const std::vector<OutputSlice>& slices) {
+    std::vector<std::vector<std::string>> outputs;
+    for (const auto& slice : slices) outputs.push_back(slice.outputs);
+    return outputs;
+}
+
+TEST(PlanOutputSlices, FillsEachSliceInGraphOrderUpToTheBudget) {
+    // 3 copies of each slice are held: 300 bytes fit 100 bytes of outputs.
+    const auto slices = plan_output_slices({"a", "b", "c", "d", "e"}, {40, 50, 10, 100, 1}, 3, 300);
+    EXPECT_THAT(outputs_of(slices), ElementsAre(ElementsAre("a", "b", "c"), ElementsAre("d"), ElementsAre("e")));
+    EXPECT_EQ(slices[0].bytes, 100u);
+    EXPECT_EQ(slices[1].bytes, 100u);
+}
+
+TEST(PlanOutputSlices, AnUnknownSizeCountsAsTheLargestKnownOne) {
+    const auto slices = plan_output_slices({"a", "b", "c"}, {10, std::nullopt, 60}, 1, 100);
+    EXPECT_THAT(outputs_of(slices), ElementsAre(ElementsAre("a", "b"), ElementsAre("c")));
+    EXPECT_EQ(slices[0].bytes, 70u);
+}
+
+TEST(PlanOutputSlices, ABudgetTooSmallForOneLayerIsAOneLineErrorNamingIt) {
+    try {
+        plan_output_slices({"small", "conv_big"}, {1, std::size_t{3} << 20}, 3, std::size_t{4} << 20);
+        FAIL() << "expected a UsageError";
+    } catch (const UsageError& error) {
+        const std::string message = error.what();
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+        EXPECT_THAT(message, HasSubstr("The compare memory budget of 4.0 MiB is too small for one layer: output "
+                                       "'conv_big' takes 3.0 MiB per runner and iteration, 9.0 MiB for the 3 "
+                                       "copies a comparison holds (--compare-memory-budget)"));
+    }
+}
+
+// A runner on the built-in runtime that adds 1 to one output (when it is marked): a disagreement
+// that starts at a known layer.
+class PerturbingRunner : public BaseRunner {
+public:
+    PerturbingRunner(const OnnxLoader& model, std::string output)
+        : BaseRunner("perturbing-runner"), inner_(ref::SessionFromOnnx(model)), output_(std::move(output)) {}
+
+protected:
+    void activate_impl() override { inner_.activate(); }
+    void deactivate_impl() override { inner_.deactivate(); }
+    TensorMetadata get_input_metadata_impl() override { return inner_.get_input_metadata(); }
+    TensorMap infer_impl(const TensorMap& feed) override {
+        TensorMap outputs = clone(inner_.infer(feed));
+        if (Tensor* target = outputs.find(output_))
+            for (int64_t i = 0; i < target->numel(); ++i) target->data_as<float>()[i] += 1.0f;
+        return outputs;
+    }
+
+private:
+    ref::RefRunner inner_;
+    std::string output_;
+};
+
+class LayerwiseRun : public ::testing::Test {
+protected:
+    void SetUp() override {
+        logger().reset();
+        logger().set_severity(Severity::kInfo);
+        // Five layers of 1 x 4 x 8 x 8 floats (1 KiB each) after a convolution.
+        ModelBuilder builder;
+        builder.input("x", DataType::kFloat32, Shape{1, 4, 8, 8});
+        builder.initializer("w", testing::random_tensor({4, 4, 3, 3}, 7));
+        auto& conv = builder.node("Conv", {"x", "w"}, {"conv"}, "conv");
+        testing::set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+        builder.node("Relu", {"conv"}, {"relu"}, "relu");
+        builder.node("Sigmoid", {"relu"}, {"sigmoid"}, "sigmoid");
+        builder.node("Mul", {"sigmoid", "relu"}, {"mul"}, "mul");
+        builder.node("Neg", {"mul"}, {"y"}, "neg");
+        builder.output("y", DataType::kFloat32, Shape{1, 4, 8, 8});
+        model_ = dir_.file("model.onnx");
+        builder.save(model_);
+    }
+    void TearDown() override { logger().reset(); }
+
+    RunJob mark_all_job(const std::string& perturbed = "") const {
+        RunJob job;
+        job.model = ModelJob{model_, std::nullopt, false, {ModifyOutputsStep{kMarkAll, {}}}};
+        CustomRunnerStep perturbing;
+        perturbing.build = [perturbed](const OnnxLoader& model) -> std::unique_ptr<BaseRunner> {
+            return std::make_unique<PerturbingRunner>(model, perturbed);
+        };
+        job.runners = {RefRunnerStep{}, perturbing};
+        return job;
+    }
+
+    std::string run(const RunJob& job, RunJobResult& result) const {
+        return testing::captured_stdout([&] { result = run_job(job); });
+    }
+
+    TempDir dir_;
+    std::string model_;
+};
+
+// The comparison's lines of a log: verdicts, tolerances and figures, with runner names left out.
+std::vector<std::string> comparison_lines(const std::string& log) {
+    static const std::regex runner_name(R"((ref|perturbing)-runner-N\d+-\S+)");
+    std::vector<std::string> lines;
+    std::istringstream stream(log);
+    bool in_comparison = false;
+    for (std::string line; std::getline(stream, line);) {
+        if (line.find("Accuracy Comparison |") != std::string::npos) in_comparison = true;
+        if (line.find("Activating and starting inference") != std::string::npos) in_comparison = false;
+        if (!in_comparison || line.find("Accuracy Comparison |") != std::string::npos ||
+            line.find("Saving accuracy report") != std::string::npos)
+            continue;
+        lines.push_back(std::regex_replace(line, runner_name, "<runner>"));
+    }
+    return lines;
+}
+
+void expect_same_accuracy(const AccuracyResult& sliced, const AccuracyResult& whole) {
+    ASSERT_EQ(sliced.pairs.size(), whole.pairs.size());
+    for (std::size_t p = 0; p < whole.pairs.size(); ++p) {
+        ASSERT_EQ(sliced.pairs[p].iterations.size(), whole.pairs[p].iterations.size());
+        for (std::size_t i = 0; i < whole.pairs[p].iterations.size(); ++i) {
+            const IterationCompareResult& a = sliced.pairs[p].iterations[i];
+            const IterationCompareResult& b = whole.pairs[p].iterations[i];
+            ASSERT_EQ(a.keys(), b.keys());
+            for (const auto& [name, expected] : b) {
+                const OutputCompareResult& actual = a.at(name);
+                EXPECT_EQ(actual.passed, expected.passed) << name;
+                EXPECT_EQ(actual.max_absdiff, expected.max_absdiff) << name;
+                EXPECT_EQ(actual.mean_reldiff, expected.mean_reldiff) << name;
+                EXPECT_EQ(actual.required_atol, expected.required_atol) << name;
+                EXPECT_EQ(actual.atol, expected.atol) << name;
+                EXPECT_EQ(actual.rtol, expected.rtol) << name;
+            }
+        }
+    }
+}
+
+TEST_F(LayerwiseRun, SlicesGiveTheVerdictsFiguresAndDivergenceOfOneWholeRun) {
+    RunJob whole = mark_all_job("sigmoid");
+    whole.compare.report_path = dir_.file("whole.json");
+    RunJobResult whole_result;
+    const std::string whole_log = run(whole, whole_result);
+    ASSERT_THAT(whole_log, Not(HasSubstr("Layer-wise comparison in"))) << whole_log;
+
+    RunJob sliced = mark_all_job("sigmoid");
+    sliced.compare.report_path = dir_.file("sliced.json");
+    sliced.compare.memory_budget = 7 * 1024;  // 3 copies (2 runners, 1 iteration, 1 being made): 2 layers
+    RunJobResult sliced_result;
+    const std::string sliced_log = run(sliced, sliced_result);
+    EXPECT_THAT(sliced_log, HasSubstr("Layer-wise comparison in 3 slices: 5 outputs take about 5.0 KiB per runner and "
+                                      "iteration, over the compare memory budget of 7.0 KiB"));
+    EXPECT_EQ(testing::count_occurrences(sliced_log, "Activating and starting inference"), 6u) << sliced_log;
+
+    EXPECT_FALSE(whole_result.passed);
+    EXPECT_FALSE(sliced_result.passed);
+    EXPECT_TRUE(sliced_result.results.lst.empty());
+    ASSERT_TRUE(whole_result.accuracy && sliced_result.accuracy);
+    expect_same_accuracy(*sliced_result.accuracy, *whole_result.accuracy);
+    ASSERT_TRUE(whole_result.divergence && sliced_result.divergence);
+    EXPECT_EQ(sliced_result.divergence->node_name, "sigmoid");
+    EXPECT_EQ(sliced_result.divergence->node_name, whole_result.divergence->node_name);
+
+    const std::vector<std::string> whole_lines = comparison_lines(whole_log);
+    const std::vector<std::string> sliced_lines = comparison_lines(sliced_log);
+    const auto [differs, _] =
+        std::mismatch(sliced_lines.begin(), sliced_lines.end(), whole_lines.begin(), whole_lines.end());
+    EXPECT_EQ(differs, sliced_lines.end()) << "first different line: " << *differs;
+    EXPECT_EQ(sliced_lines.size(), whole_lines.size());
+    EXPECT_THAT(whole_log, HasSubstr("FAILED | Output: 'sigmoid'"));
+    EXPECT_THAT(whole_log, HasSubstr("FAILED | Mismatched outputs: ['sigmoid']"));
+    EXPECT_EQ(testing::count_occurrences(sliced_log, "FAILED | Mismatched outputs: ['sigmoid']"), 1u);
+
+    const std::regex runner_name(R"((ref|perturbing)-runner-N\d+-[^"]+)");
+    EXPECT_EQ(std::regex_replace(read_file(dir_.file("sliced.json")), runner_name, "<runner>"),
+              std::regex_replace(read_file(dir_.file("whole.json")), runner_name, "<runner>"));
+}
+
+TEST_F(LayerwiseRun, PassingSlicesWithSeveralIterationsAndValidation) {
+    RunJob sliced = mark_all_job();
+    sliced.data_loader.generator.iterations = 2;
+    sliced.validate = true;
+    sliced.compare.memory_budget = 5 * 1024;  // 5 copies (2 runners, 2 iterations, 1 being made): 1 layer
+    RunJobResult result;
+    const std::string log = run(sliced, result);
+    EXPECT_TRUE(result.passed) << log;
+    EXPECT_THAT(log, HasSubstr("Layer-wise comparison in 5 slices"));
+    ASSERT_TRUE(result.accuracy);
+    ASSERT_EQ(result.accuracy->pairs.size(), 1u);
+    ASSERT_EQ(result.accuracy->pairs[0].iterations.size(), 2u);
+    for (const auto& iteration : result.accuracy->pairs[0].iterations)
+        EXPECT_EQ(iteration.keys(), (std::vector<std::string>{"conv", "relu", "sigmoid", "mul", "y"}));
+    EXPECT_EQ(testing::count_occurrences(log,
+                                         "PASSED | All outputs matched | Outputs: ['conv', 'relu', 'sigmoid', "
+                                         "'mul', 'y']"),
+              2u)
+        << log;
+    EXPECT_EQ(testing::count_occurrences(log, "Accuracy Summary |"), 1u);
+    EXPECT_THAT(log, HasSubstr("Passed: 2/2 iterations"));
+    EXPECT_EQ(testing::count_occurrences(log, "| Validating output: "), 20u);  // 5 layers, 2 runners, 2 iterations
+    // Logs are not a terminal: no progress line.
+    EXPECT_THAT(log, Not(HasSubstr("slice 1 of")));
+}
+
+TEST_F(LayerwiseRun, FailFastStopsAtTheFirstFailingSlice) {
+    RunJob sliced = mark_all_job("conv");
+    sliced.compare.fail_fast = true;
+    sliced.compare.memory_budget = 3 * 1024;
+    RunJobResult result;
+    const std::string log = run(sliced, result);
+    EXPECT_FALSE(result.passed);
+    EXPECT_EQ(testing::count_occurrences(log, "Activating and starting inference"), 2u) << log;
+    ASSERT_TRUE(result.accuracy);
+    EXPECT_EQ(result.accuracy->pairs[0].iterations[0].keys(), std::vector<std::string>{"conv"});
+}
+
+TEST_F(LayerwiseRun, ABudgetTooSmallForOneLayerFailsBeforeAnyRunner) {
+    RunJob job = mark_all_job();
+    job.compare.memory_budget = 1024;
+    RunJobResult result;
+    std::string log;
+    EXPECT_THROW(log = run(job, result), UsageError);
+}
+
+TEST_F(LayerwiseRun, OutputsThatFitTheBudgetRunOnceAsBefore) {
+    RunJob job = mark_all_job();
+    RunJobResult result;
+    const std::string log = run(job, result);
+    EXPECT_TRUE(result.passed) << log;
+    EXPECT_THAT(log, Not(HasSubstr("Layer-wise comparison in")));
+    EXPECT_EQ(testing::count_occurrences(log, "Activating and starting inference"), 2u);
+    EXPECT_EQ(result.results.size(), 2u);
+}
+
+TEST_F(LayerwiseRun, CommandLineBudgetProgressOnATerminalAndQuietLogs) {
+    auto result = testing::run_polygraphy({"run", model_, "--ref", "--onnxrt", "--onnx-outputs", "mark", "all",
+                                           "--compare-memory-budget", "7K", "--report", dir_.file("r.html")});
+    if (result.output.find("ONNX-Runtime is not available") != std::string::npos) GTEST_SKIP() << result.output;
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("Layer-wise comparison in 3 slices"));
+    EXPECT_THAT(result.output, Not(HasSubstr("slice 1 of 3")));
+    const std::string page = read_file(dir_.file("r.html"));
+    for (const char* layer : {"conv", "relu", "sigmoid", "mul"})
+        EXPECT_THAT(page, HasSubstr(std::string("\"") + layer + "\"")) << layer;
+
+    // On a terminal (script(1) gives the command one), a status line says how far the run is.
+    const std::string command = testing::shell_quote(testing::built_program("polygraphy")) + " run " +
+                                testing::shell_quote(model_) +
+                                " --ref --onnxrt --onnx-outputs mark all --compare-memory-budget 7K";
+    const auto terminal = testing::run_command("script -qec " + testing::shell_quote(command) + " /dev/null");
+    EXPECT_THAT(terminal.output, HasSubstr("Layer-wise comparison | slice 2 of 3 | 2 of 5 layers compared"))
+        << terminal.output;
+
+    result = testing::run_polygraphy(
+        {"run", model_, "--ref", "--onnxrt", "--onnx-outputs", "mark", "all", "--compare-memory-budget", "2K"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.output, HasSubstr("[!] The compare memory budget of 2.0 KiB is too small for one layer: "
+                                         "output 'conv' takes 1.0 KiB per runner and iteration"));
+    result = testing::run_polygraphy({"run", model_, "--ref", "--onnxrt", "--compare-memory-budget", "lots"});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.output, HasSubstr("[!] Could not convert 'lots' in --compare-memory-budget"));
+}
+
+}  // namespace
+}  // namespace polygraphy
