@@ -1,4 +1,5 @@
 #include "polygraphy/tools/inspect/inspect.h"
+#include "tools/inspect/sparsity.h"
 
 namespace polygraphy::tools {
 
@@ -11,6 +12,7 @@ Subtools InspectTool::make_subtools() const {
     subtools.tools.push_back(std::make_unique<InspectModelTool>());
     subtools.tools.push_back(std::make_unique<InspectDataTool>());
     subtools.tools.push_back(std::make_unique<InspectCapabilityTool>());
+    subtools.tools.push_back(std::make_unique<InspectSparsityTool>());
     return subtools;
 }
 

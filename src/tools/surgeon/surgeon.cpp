@@ -15,20 +15,11 @@
 #include "polygraphy/tools/args/comparator/data_loader.h"
 #include "polygraphy/tools/args/model.h"
 #include "polygraphy/tools/args/util.h"
+#include "tools/surgeon/model_io.h"
+#include "tools/surgeon/weight_tools.h"
 
 namespace polygraphy::tools {
 namespace {
-
-OnnxModel load_and_log(const OnnxLoadArgs& load) {
-    OnnxModel model = load.onnx_loader()();
-    logger().info("Original Model:\n" + str_from_onnx(*model) + "\n\n");
-    return model;
-}
-
-void save_and_log(const OnnxSaveArgs& save, const onnx::ModelProto& model) {
-    save.save(model);
-    logger().info("New Model:\n" + str_from_onnx(model) + "\n\n");
-}
 
 // `auto` or a dtype name.
 std::optional<DataType> parse_dtype(const std::string& flag, const std::string& arg, const std::string& text) {
@@ -82,6 +73,9 @@ Subtools SurgeonTool::make_subtools() const {
     subtools.tools.push_back(std::make_unique<SurgeonExtractTool>());
     subtools.tools.push_back(std::make_unique<SurgeonSanitizeTool>());
     subtools.tools.push_back(std::make_unique<SurgeonInsertTool>());
+    subtools.tools.push_back(std::make_unique<SurgeonPruneTool>());
+    subtools.tools.push_back(std::make_unique<SurgeonWeightStripTool>());
+    subtools.tools.push_back(std::make_unique<SurgeonWeightReconstructTool>());
     return subtools;
 }
 
