@@ -1,5 +1,6 @@
 // ONNX loaders: reading, parsing (with external data), re-marking outputs, saving.
 #include "polygraphy/backend/onnx/loader.h"
+#include "backend/onnx/structure_unlogged.h"
 
 #include <charconv>
 #include <climits>
@@ -257,7 +258,7 @@ void load_external_data(onnx::ModelProto& model, const fs::path& folder) {
 bool onnx_file_may_use_external_data(const std::string& path) {
     OnnxModel structure;
     try {
-        structure = onnx_structure_from_path(path);  // tensor values skipped unread
+        structure = onnx_structure_from_path_unlogged(path);  // tensor values skipped unread; a probe, not a load
     } catch (const FormatError&) {
         return true;  // the full loader gives the real error
     }

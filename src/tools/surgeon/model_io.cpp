@@ -1,13 +1,21 @@
 #include "tools/surgeon/model_io.h"
 
+#include "polygraphy/backend/onnx/dds.h"
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/tools/args/util.h"
 
 namespace polygraphy::tools {
 
 // One blank line after each summary, as Polygraphy's logger prints them.
-OnnxModel load_and_log(const OnnxLoadArgs& load) {
+OnnxModel load_and_log(const OnnxLoadArgs& load, const std::optional<OrderedMap<int64_t>>& upper_bounds) {
     OnnxModel model = load.onnx_loader()();
+    if (upper_bounds) {
+        std::string applied;
+        for (const auto& [name, bound] : set_unbounded_dds_upper_bounds(*model, *upper_bounds))
+            applied += (applied.empty() ? "" : ", ") + args_util::python_repr(name) + ": " + std::to_string(bound);
+        logger().info("Set tensor upper bounds: {" + applied + "}");
+    }
     logger().info("Original Model:\n" + str_from_onnx(*model) + "\n");
     return model;
 }

@@ -99,11 +99,7 @@ void OnnxSaveArgs::parse(const ParsedArgs& args) {
 
 void OnnxSaveArgs::save(const onnx::ModelProto& model) const {
     if (!path_) throw InternalError("OnnxSaveArgs::save called without an output path");
-    const std::filesystem::path parent = std::filesystem::path(*path_).parent_path();
-    std::error_code error;
-    if (!parent.empty() && !std::filesystem::is_directory(parent, error))
-        throw PolygraphyException("Cannot save the model to '" + *path_ + "': folder '" + parent.string() +
-                                  "' does not exist");
+    // A missing output folder is created (by the atomic writer), as Polygraphy and the JSON outputs do.
     if (external_data_path_)
         save_onnx_with_external_data(model, *path_, ExternalDataOptions{*external_data_path_, external_data_size_threshold_});
     else

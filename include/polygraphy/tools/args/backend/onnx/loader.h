@@ -69,8 +69,8 @@ public:
     const std::optional<std::string>& external_data_path() const { return external_data_path_; }
     /// `--external-data-size-threshold` in bytes.
     std::size_t external_data_size_threshold() const { return external_data_size_threshold_; }
-    /// Saves to path() (atomically), with external data when asked. PolygraphyException when the
-    /// output folder does not exist or the model is over 2 GiB without external data.
+    /// Saves to path() (atomically, creating missing folders), with external data when asked.
+    /// PolygraphyException when the model is over 2 GiB without external data.
     void save(const onnx::ModelProto& model) const;
 
 private:
