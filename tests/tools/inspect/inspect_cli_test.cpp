@@ -45,7 +45,7 @@ TEST(InspectCli, SubtoolsAreListedAndRequired) {
     result = run_polygraphy({"inspect", "modle"});
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.output, HasSubstr("polygraphy inspect: error: argument subtool: invalid choice: 'modle' "
-                                         "(choose from 'model', 'data', 'capability')"));
+                                         "(choose from 'model', 'data', 'capability', 'sparsity')"));
 
     result = run_polygraphy({"inspect", "model", "-h"});
     EXPECT_EQ(result.exit_code, 0);
