@@ -104,8 +104,17 @@ OrderedMap<int64_t> set_unbounded_dds_upper_bounds(onnx::ModelProto& model, cons
     toposort(model);
     onnx::GraphProto& graph = *model.mutable_graph();
     const auto metadata = declared_metadata(graph);
+    std::set<std::string> taken(names.begin(), names.end());
+    // Polygraphy's names, made unique: "<name>_copy" may already be a tensor of the graph.
+    auto unique_name = [&taken](const std::string& base) {
+        std::string name = base;
+        for (int suffix = 1; taken.contains(name); ++suffix) name = base + "_" + std::to_string(suffix);
+        taken.insert(name);
+        return name;
+    };
     for (const auto& [name, bound] : applied) {
-        const std::string copy = name + "_copy";
+        const std::string copy = unique_name(name + "_copy");
+        const std::string bound_name = unique_name(name + "_upper_bound");
         const auto declared = metadata.find(name);
         const MetadataEntry meta = declared == metadata.end() ? MetadataEntry{} : declared->second;
         // Min needs both inputs of one type; Polygraphy's int64 bound only fits int64 tensors.
@@ -116,7 +125,7 @@ OrderedMap<int64_t> set_unbounded_dds_upper_bounds(onnx::ModelProto& model, cons
         const Shape bound_shape = count ? Shape{static_cast<int64_t>(count)} : Shape{};
         const Tensor bound_values = Tensor::from_doubles(
             dtype, bound_shape, std::vector<double>(std::max<std::size_t>(count, 1), double(bound)));
-        *graph.add_initializer() = tensor_to_proto(bound_values, name + "_upper_bound");
+        *graph.add_initializer() = tensor_to_proto(bound_values, bound_name);
 
         int producer_index = 0;
         for (int i = 0; i < graph.node_size(); ++i)
@@ -135,7 +144,7 @@ OrderedMap<int64_t> set_unbounded_dds_upper_bounds(onnx::ModelProto& model, cons
         onnx::NodeProto min;
         min.set_op_type("Min");
         min.add_input(copy);
-        min.add_input(name + "_upper_bound");
+        min.add_input(bound_name);
         min.add_output(name);
         graph.mutable_node()->Add(std::move(min));
         for (int i = graph.node_size() - 1; i > producer_index + 1; --i) graph.mutable_node()->SwapElements(i, i - 1);

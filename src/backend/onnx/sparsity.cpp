@@ -138,7 +138,18 @@ bool for_each_group(const Tensor& tensor, int64_t axis, Visit&& visit) {
     return true;
 }
 
+// Polygraphy's ultra-verbose line before it walks a tensor's groups.
+void log_layout(const onnx::TensorProto& tensor, int64_t axis) {
+    if (!logger().enabled(Severity::kUltraVerbose)) return;
+    int64_t outer = 1, stride = 1;
+    for (int i = 0; i < axis; ++i) outer *= tensor.dims(i);
+    for (int i = static_cast<int>(axis) + 1; i < tensor.dims_size(); ++i) stride *= tensor.dims(i);
+    logger().ultra_verbose(
+        fmt::format("axis {} of dims {} has stride {} and outer {}", axis, dims_str(tensor), stride, outer));
+}
+
 bool is_sparse_tensor(const onnx::TensorProto& proto, int64_t axis) {
+    log_layout(proto, axis);
     return is_2_4_sparse(tensor_from_proto(proto), axis);
 }
 
@@ -248,6 +259,7 @@ std::size_t prune_model_2_4(onnx::ModelProto& model, const std::set<std::string>
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         const SparsityCandidate& candidate = candidates[i];
         logger().extra_verbose(fmt::format("Pruning tensor {}/{}: {}", i + 1, candidates.size(), candidate.name));
+        log_layout(*initializers.at(candidate.name), candidate.axis);
         Tensor values = tensor_from_proto(*initializers.at(candidate.name)).clone();
         prune_2_4(values, candidate.axis);
         pruned.push_back(tensor_to_proto(values, candidate.name));
