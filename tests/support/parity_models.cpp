@@ -29,8 +29,10 @@ void add_value_info(ModelBuilder& builder, const std::string& name, DataType dty
     auto* proto_shape = type->mutable_shape();
     for (const Dim& dim : shape) {
         auto* proto_dim = proto_shape->add_dim();
-        if (!dim.is_dynamic()) proto_dim->set_dim_value(dim.value);
-        else if (!dim.param.empty()) proto_dim->set_dim_param(dim.param);
+        if (!dim.is_dynamic())
+            proto_dim->set_dim_value(dim.value);
+        else if (!dim.param.empty())
+            proto_dim->set_dim_param(dim.param);
     }
 }
 

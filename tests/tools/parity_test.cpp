@@ -118,7 +118,8 @@ TEST_F(ParityCli, WeightStripStripsWhatPolygraphyStrips) {
     }
 
     // Reconstruction: Polygraphy's lines; every stripped weight holds values again, the sparse one 2:4.
-    std::vector<std::string> lines = run({"surgeon", "weight-reconstruct", "stripped.onnx", "-o", "reconstructed.onnx", "-v"});
+    std::vector<std::string> lines =
+        run({"surgeon", "weight-reconstruct", "stripped.onnx", "-o", "reconstructed.onnx", "-v"});
     // Polygraphy rebuilds a pruned model with its first opset import only; we keep them all.
     const auto new_model = std::find(lines.begin(), lines.end(), "[I] New Model:");
     ASSERT_NE(new_model, lines.end());
@@ -145,8 +146,8 @@ TEST_F(ParityCli, ListUnboundedDdsPrintsPolygraphysLine) {
 // Polygraphy orders "Set tensor upper bounds" by a Python set and appends the Min nodes at the end
 // of the graph; we keep the order they were found in and put each Min after its producer.
 TEST_F(ParityCli, SetUpperBoundsBoundsWhatPolygraphyBounds) {
-    const std::vector<std::string> ours =
-        run({"surgeon", "sanitize", "dds.onnx", "--set-unbounded-dds-upper-bound", "1000", "shape:5", "-o", "bounded.onnx"});
+    const std::vector<std::string> ours = run({"surgeon", "sanitize", "dds.onnx", "--set-unbounded-dds-upper-bound",
+                                               "1000", "shape:5", "-o", "bounded.onnx"});
     const std::vector<std::string> polygraphy = fixture_lines("set_upper_bounds");
     const std::string kSet = "[I] Set tensor upper bounds: {";
     auto entries = [&](const std::vector<std::string>& lines) {
@@ -198,8 +199,9 @@ TEST_F(ParityCli, Bfloat16WeightsPrintAtTheirFloat32Values) {
 // The summaries end with one blank line, "Loading model:" comes once with the absolute path, and
 // "Overriding input shapes to:" is printed.
 TEST_F(ParityCli, SanitizeSummariesMatchPolygraphys) {
-    EXPECT_EQ(run({"surgeon", "sanitize", "sparsity.onnx", "--override-input-shapes", "b:[2,6]", "-o", "overridden.onnx"}),
-              fixture_lines("override_shapes"));
+    EXPECT_EQ(
+        run({"surgeon", "sanitize", "sparsity.onnx", "--override-input-shapes", "b:[2,6]", "-o", "overridden.onnx"}),
+        fixture_lines("override_shapes"));
 }
 
 }  // namespace

@@ -43,7 +43,8 @@ TEST(Dds, ANodeReusingKnownDimsIsBounded) {
     testing::ModelBuilder builder = testing::dds_model();
     // A graph input now declares the first Range's dim: its output no longer introduces a new one.
     for (auto& info : *builder.proto().mutable_graph()->mutable_value_info())
-        if (info.name() == "range") info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("n");
+        if (info.name() == "range")
+            info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("n");
     builder.input("extra", DataType::kFloat32, DynShape{Dim::named("n")});
     EXPECT_THAT(names_of(find_unbounded_dds_tensors(*builder.build())), ElementsAre("shape", "limit_again"));
 }

@@ -24,9 +24,8 @@ const onnx::TensorProto& initializer(const onnx::ModelProto& model, const std::s
 
 TEST(WeightStrip, PatternsChooseTheWeights) {
     const OnnxModel model = testing::strip_model().build();
-    EXPECT_THAT(find_strippable_weights(*model),
-                ElementsAre("conv_w", "conv_b", "gemm_w", "gemm_b", "table", "sliced", "quantized_w", "transposed_w",
-                            "plugin_w"));
+    EXPECT_THAT(find_strippable_weights(*model), ElementsAre("conv_w", "conv_b", "gemm_w", "gemm_b", "table", "sliced",
+                                                             "quantized_w", "transposed_w", "plugin_w"));
     EXPECT_THAT(find_strippable_weights(*model, {"table", "conv_b"}),
                 ElementsAre("conv_w", "gemm_w", "gemm_b", "sliced", "quantized_w", "transposed_w", "plugin_w"));
 }
@@ -46,7 +45,8 @@ TEST(WeightStrip, StrippingClearsEveryDataFieldAndMarksSparsity) {
         if (tensor.name() == "conv_b") {
             const Tensor values = tensor_from_proto(tensor);
             tensor.clear_raw_data();
-            for (int64_t i = 0; i < values.numel(); ++i) tensor.add_float_data(static_cast<float>(values.value_as_double(i)));
+            for (int64_t i = 0; i < values.numel(); ++i)
+                tensor.add_float_data(static_cast<float>(values.value_as_double(i)));
         }
     OnnxModel model = builder.build();
     model->set_doc_string("exported");

@@ -24,9 +24,9 @@ namespace polygraphy {
 TensorMetadata find_unbounded_dds_tensors(const onnx::ModelProto& model);
 
 /// Bounds tensors: each gets a `Min(<name>_copy, <name>_upper_bound)` node right after its producer
-/// (the producer now writes `<name>_copy`; a name already taken gets a `_1`, `_2`... suffix); the bound is an initializer of the tensor's type (int64
-/// when unknown), a scalar for a scalar or unknown shape and else one value per dimension of its
-/// rank, as Polygraphy writes it. `upper_bounds` maps tensor names to bounds; the key "" is the
+/// (the producer now writes `<name>_copy`; a name already taken gets a `_1`, `_2`... suffix); the bound is an
+/// initializer of the tensor's type (int64 when unknown), a scalar for a scalar or unknown shape and else one value per
+/// dimension of its rank, as Polygraphy writes it. `upper_bounds` maps tensor names to bounds; the key "" is the
 /// default for the unbounded DDS tensors not named. Named tensors that are not unbounded DDS tensors
 /// are bounded too, with a warning. The graph is sorted topologically first and cleaned up after.
 /// Returns the bounds applied, in the order the tensors were bounded. Throws
