@@ -34,7 +34,7 @@ const std::string kShared =
 TEST(InspectCli, SubtoolsAreListedAndRequired) {
     auto result = run_polygraphy({"inspect", "-h"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
-    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability} ...\n"));
+    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability,sparsity} ...\n"));
     EXPECT_THAT(result.output, HasSubstr("\nInspection Subtools:\n"));
     EXPECT_THAT(result.output, HasSubstr("    model "));
 
