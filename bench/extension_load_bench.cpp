@@ -28,7 +28,7 @@
 #include "bench_util.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/tools/cli.h"
-#include "polygraphy/tools/registry.h"
+#include "tools/registry.h"
 
 extern char** environ;
 

@@ -18,10 +18,10 @@
 
 #include "fuzz_support.h"
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/logger/logger.h"
-#include "polygraphy/tools/args/parser.h"
-#include "polygraphy/tools/registry.h"
 #include "polygraphy/tools/tool.h"
+#include "tools/args/logger/logger.h"
+#include "tools/args/parser.h"
+#include "tools/registry.h"
 
 namespace {
 

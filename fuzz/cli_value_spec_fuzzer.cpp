@@ -13,7 +13,7 @@
 
 #include "fuzz_support.h"
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 namespace {
 
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
             FUZZ_CHECK(kv.key.empty() && kv.value == arg);
         }
     }
-    (void)au::python_list_repr(args);
+    (void)python_list_repr(args);
 
     refused_with_usage_error_only([&] {
         const au::Literal literal = au::parse_literal("--flag", first);

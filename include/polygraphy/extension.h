@@ -43,7 +43,8 @@
 #include "polygraphy/tools/tool.h"
 
 /// Version of the extension interface (ExtensionRegistrar and the headers it exposes).
-#define POLYGRAPHY_EXTENSION_ABI_VERSION 2  // 2: ArgGroup::add_to_script, DataLoader::Options int_range/float_range
+#define POLYGRAPHY_EXTENSION_ABI_VERSION \
+    3  // 3: ArgGroup::add_to_job, RunnerArgGroup::runner_step (RunJob), Tool without the parser header
 
 /// Marks the entry points as exported even when a module builds with -fvisibility=hidden.
 #define POLYGRAPHY_EXTENSION_EXPORT __attribute__((visibility("default")))

@@ -9,6 +9,7 @@
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/npy.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy::json {
 
@@ -17,48 +18,7 @@ namespace polygraphy::json {
 std::string format_float(double value) {
     if (std::isnan(value)) return "NaN";
     if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
-    // Shortest round-trip digits in scientific form, then laid out the way Python's repr does:
-    // positional for exponents in [-4, 16), else d.ddde+XX with at least two exponent digits.
-    char buffer[64];
-    const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
-    const std::string_view sci(buffer, static_cast<std::size_t>(result.ptr - buffer));
-    const std::size_t e = sci.find('e');
-    std::string_view mantissa = sci.substr(0, e);
-    const int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str());
-    std::string out;
-    if (!mantissa.empty() && mantissa[0] == '-') {
-        out += '-';
-        mantissa.remove_prefix(1);
-    }
-    std::string digits;
-    for (char c : mantissa)
-        if (c != '.') digits += c;
-    if (exponent >= -4 && exponent < 16) {
-        if (exponent < 0) {
-            out += "0.";
-            out.append(static_cast<std::size_t>(-exponent - 1), '0');
-            out += digits;
-        } else {
-            const auto point = static_cast<std::size_t>(exponent) + 1;
-            if (digits.size() <= point) {
-                out += digits;
-                out.append(point - digits.size(), '0');
-                out += ".0";
-            } else {
-                out += digits.substr(0, point);
-                out += '.';
-                out += digits.substr(point);
-            }
-        }
-        return out;
-    }
-    out += digits[0];
-    if (digits.size() > 1) {
-        out += '.';
-        out += digits.substr(1);
-    }
-    out += fmt::format("e{}{:02d}", exponent < 0 ? '-' : '+', std::abs(exponent));
-    return out;
+    return python_float_repr(value);
 }
 
 namespace {

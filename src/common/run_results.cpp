@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
-
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
@@ -289,35 +287,7 @@ void RunResults::save(const std::string& path) const {
     });
 }
 
-namespace {
-
-std::mutex& formats_mutex() {
-    static std::mutex mutex;
-    return mutex;
-}
-
-std::vector<SavedDataFormat>& saved_data_formats() {
-    static std::vector<SavedDataFormat> formats;
-    return formats;
-}
-
-// The registered format that recognises `path`, if any (copied: formats may be added meanwhile).
-std::optional<SavedDataFormat> find_saved_data_format(const std::string& path) {
-    std::lock_guard lock(formats_mutex());
-    for (const auto& format : saved_data_formats())
-        if (format.recognizes(path)) return format;
-    return std::nullopt;
-}
-
-}  // namespace
-
-void register_saved_data_format(SavedDataFormat format) {
-    std::lock_guard lock(formats_mutex());
-    saved_data_formats().push_back(std::move(format));
-}
-
 RunResults RunResults::load(const std::string& path) {
-    if (auto format = find_saved_data_format(path)) return format->load_run_results(path);
     logger().info(fmt::format("Loading inference results from {}", path));
     Reader reader(path);
     return reader.read_run_results();
@@ -340,7 +310,6 @@ void save_inputs(const InputList& inputs, const std::string& path, const std::st
 }
 
 InputList load_inputs(const std::string& path) {
-    if (auto format = find_saved_data_format(path)) return format->load_inputs(path);
     logger().info(fmt::format("Loading input data from {}", path));
     Reader reader(path);
     return reader.read_inputs();
@@ -354,7 +323,6 @@ std::variant<RunResults, InputList> read_run_results_or_inputs(Reader& reader) {
 }  // namespace
 
 std::variant<RunResults, InputList> load_run_results_or_inputs(const std::string& path) {
-    if (auto format = find_saved_data_format(path)) return format->load_any(path);
     Reader reader(path);
     return read_run_results_or_inputs(reader);
 }

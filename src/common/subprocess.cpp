@@ -1,4 +1,4 @@
-#include "polygraphy/common/subprocess.h"
+#include "common/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -7,6 +7,7 @@
 #include "comparator/report_internal.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy {
@@ -179,7 +180,7 @@ RunResults Comparator::run(const std::vector<BaseRunner*>& runners, const DataLo
         results.add(execute_runner(*runner, cache, options.warm_up), runner->name());
         names.push_back(runner->name());
     }
-    logger().verbose("Successfully ran: " + stats::python_list_repr(names));
+    logger().verbose("Successfully ran: " + python_list_repr(names));
     return results;
 }
 
@@ -213,7 +214,7 @@ AccuracyResult Comparator::compare_accuracy(const RunResults& results, const Com
         const double pass_rate = accuracy.percentage(accuracy.pairs.size() - 1) * 100.0;
         const std::string message = "Accuracy Summary | " + name0 + " vs. " + name1 +
                                     " | Passed: " + std::to_string(passed) + "/" + std::to_string(total) +
-                                    " iterations | Pass Rate: " + stats::python_float_repr(pass_rate) + "%";
+                                    " iterations | Pass Rate: " + python_float_repr(pass_rate) + "%";
         if (passed == total)
             logger().finish(message);
         else
@@ -288,7 +289,7 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
 
     std::vector<std::string> names;
     for (const auto& entry : results.lst) names.push_back(entry.first);
-    logger().start("Output Validation | Runners: " + stats::python_list_repr(names));
+    logger().start("Output Validation | Runners: " + python_list_repr(names));
     auto guard = logger().indent();
     bool all_valid = true;
     for (const auto& [runner_name, iterations] : results.lst) {

@@ -15,6 +15,7 @@
 #include "comparator/stats_internal.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/comparator.h"
 #include "polygraphy/comparator/data_loader.h"
 #include "polygraphy/comparator/stats.h"
@@ -50,8 +51,6 @@ namespace {
 
 using stats::ArrayStats;
 using stats::format_g;
-using stats::python_float_repr;
-using stats::python_list_repr;
 using stats::detail::indent_block;
 using stats::detail::log_output_stats;
 

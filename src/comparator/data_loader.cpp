@@ -15,6 +15,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy {
 namespace {
@@ -101,46 +102,6 @@ private:
 
 // ---- Python-style formatting for log messages ----------------------------------------------------
 
-/// repr(float) as Python prints it: shortest round-trip digits, "1.0", "1e-05", "1e+16".
-std::string py_float(double value) {
-    if (std::isnan(value)) return "nan";
-    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    char buffer[64];
-    auto result = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::scientific);
-    std::string sci(buffer, result.ptr);
-    const auto e_pos = sci.find('e');
-    std::string mantissa = sci.substr(0, e_pos);
-    const int exponent = std::stoi(sci.substr(e_pos + 1));
-    const bool negative = mantissa[0] == '-';
-    if (negative) mantissa.erase(0, 1);
-    std::string digits;
-    for (char c : mantissa) {
-        if (c != '.') digits += c;
-    }
-    std::string text;
-    if (exponent >= -5 + 1 && exponent < 16) {
-        if (exponent < 0) {
-            text = "0." + std::string(static_cast<std::size_t>(-exponent - 1), '0') + digits;
-        } else if (static_cast<std::size_t>(exponent + 1) >= digits.size()) {
-            text = digits + std::string(static_cast<std::size_t>(exponent + 1) - digits.size(), '0') + ".0";
-        } else {
-            text = digits.substr(0, static_cast<std::size_t>(exponent + 1)) + "." +
-                   digits.substr(static_cast<std::size_t>(exponent + 1));
-        }
-    } else {
-        text = digits.substr(0, 1);
-        if (digits.size() > 1) text += "." + digits.substr(1);
-        text += exponent < 0 ? "e-" : "e+";
-        const std::string exp_digits = std::to_string(std::abs(exponent));
-        text += (exp_digits.size() < 2 ? "0" : "") + exp_digits;
-    }
-    return negative ? "-" + text : text;
-}
-
-std::string py_quote(const std::string& text) {
-    return "'" + text + "'";
-}
-
 /// A declared shape as a Python list: [1, 'batch', None].
 std::string py_list(const DynShape& shape) {
     std::string text = "[";
@@ -150,7 +111,7 @@ std::string py_list(const DynShape& shape) {
         if (!dim.is_dynamic()) {
             text += std::to_string(dim.value);
         } else if (!dim.param.empty()) {
-            text += py_quote(dim.param);
+            text += python_repr(dim.param);
         } else {
             text += "None";
         }
@@ -160,12 +121,6 @@ std::string py_list(const DynShape& shape) {
 
 std::string py_list(const Shape& shape) {
     return py_list(to_dyn_shape(shape));
-}
-
-std::string py_list(const std::vector<std::string>& names) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + py_quote(names[i]);
-    return text + "]";
 }
 
 /// str() of a 1-D numpy integer array: values right-aligned to a common width, e.g. "[  1   3 224 224]".
@@ -184,36 +139,12 @@ std::string numpy_int_array(const std::vector<int64_t>& values) {
 
 // ---- names --------------------------------------------------------------------------------------
 
-std::string to_lower(std::string text) {
-    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-}
-
 bool contains_wildcard(const std::string& name) {
     return name.find_first_of("*?[]") != std::string::npos;
 }
 
 bool wildcard_matches(const std::string& pattern, const std::string& name) {
     return ::fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
-}
-
-/// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-    const std::size_t n = a.size();
-    const std::size_t m = b.size();
-    std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-    for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-    for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-    for (std::size_t i = 1; i <= n; ++i) {
-        for (std::size_t j = 1; j <= m; ++j) {
-            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-            }
-        }
-    }
-    return d[n][m];
 }
 
 /// Key of `keys` that applies to `name`: the exact key, else the first wildcard pattern matching it.
@@ -244,7 +175,7 @@ void check_keys_exist(const std::vector<std::string>& keys, const TensorMetadata
         }
         std::string message = "Input tensor: " + key + " | " + what + " was provided, but the model has no such input.";
         if (auto match = closest_match(key, inputs)) message += " Did you mean: " + *match + "?";
-        message += "\nNote: Model inputs are: " + py_list(inputs);
+        message += "\nNote: Model inputs are: " + python_list_repr(inputs);
         throw UsageError(message);
     }
 }
@@ -299,7 +230,7 @@ std::string int128_to_string(__int128 value) {
 /// Python's int(float): truncation toward zero; NaN and infinities are errors.
 __int128 py_int(double value, const std::string& name) {
     if (!std::isfinite(value) || std::fabs(value) >= 1e30) {
-        throw UsageError("Input tensor: " + name + " | Value range bound " + py_float(value) +
+        throw UsageError("Input tensor: " + name + " | Value range bound " + python_float_repr(value) +
                          " cannot be converted to an integer");
     }
     return static_cast<__int128>(std::trunc(value));
@@ -374,7 +305,7 @@ Tensor generate_integers(NumpyRandomState& rs, const std::string& name, DataType
 Tensor generate_floats(NumpyRandomState& rs, const std::string& name, DataType dtype, const Shape& shape,
                        const ValRange& range) {
     logger().log_once(Severity::kVerbose, "Input tensor: " + name + " | Generating input data in range: [" +
-                                              py_float(range.min) + ", " + py_float(range.max) + "]");
+                                              python_float_repr(range.min) + ", " + python_float_repr(range.max) + "]");
     // As Polygraphy: with an infinite bound, scale by the bound itself so that infinities survive.
     double scale = range.max - range.min;
     double shift = range.min;
@@ -788,7 +719,7 @@ TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
         const auto found = find_str_in_list(name, names, index++);
         if (!found) {
             throw InputError("Input tensor: " + name + " | Does not exist in the provided data." +
-                             "\nNote: Provided inputs are: " + py_list(names));
+                             "\nNote: Provided inputs are: " + python_list_repr(names));
         }
         if (*found != name) {
             logger().warning("Input tensor: " + name + " | Buffer name (" + *found +
@@ -833,42 +764,6 @@ TensorMap coerce_feed(const TensorMap& feed, const TensorMetadata& metadata) {
         result.set(name, buffer);
     }
     return result;
-}
-
-std::optional<std::string> find_str_in_list(const std::string& name, const std::vector<std::string>& candidates,
-                                            std::optional<std::size_t> index) {
-    for (const auto& candidate : candidates) {
-        if (candidate == name) return candidate;
-    }
-    const std::string lower_name = to_lower(name);
-    for (const auto& candidate : candidates) {
-        const std::string lower = to_lower(candidate);
-        if (lower.find(lower_name) != std::string::npos || lower_name.find(lower) != std::string::npos)
-            return candidate;
-    }
-    if (index && *index < candidates.size()) return candidates[*index];
-    return std::nullopt;
-}
-
-std::optional<std::string> closest_match(const std::string& name, const std::vector<std::string>& candidates) {
-    const std::string lower_name = to_lower(name);
-    const std::string* best = nullptr;
-    std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-    for (const auto& candidate : candidates) {
-        const std::string lower = to_lower(candidate);
-        const std::size_t distance = edit_distance(lower_name, lower);
-        // Allow about one edit per three characters; single-character names never match by edits.
-        const std::size_t longest = std::max(lower_name.size(), lower.size());
-        const std::size_t allowed = longest < 2 ? 0 : std::max<std::size_t>(1, (longest + 1) / 3);
-        if (distance <= allowed && distance < best_distance) {
-            best = &candidate;
-            best_distance = distance;
-        }
-    }
-    if (best) return *best;
-    // Names that contain one another ("x" and "x:0") are close too, as in Polygraphy's find_str_in_iterable.
-    if (!name.empty()) return find_str_in_list(name, candidates);
-    return std::nullopt;
 }
 
 }  // namespace polygraphy

@@ -18,6 +18,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy::stats {
@@ -181,32 +182,6 @@ DataType float_display_dtype(DataType dtype) {
         default:
             return DataType::kFloat32;
     }
-}
-
-std::string python_str_repr(const std::string& text) {
-    const bool has_single = text.find('\'') != std::string::npos;
-    const bool has_double = text.find('"') != std::string::npos;
-    const char quote = has_single && !has_double ? '"' : '\'';
-    std::string result(1, quote);
-    for (unsigned char c : text) {
-        if (c == '\\')
-            result += "\\\\";
-        else if (c == static_cast<unsigned char>(quote))
-            result += std::string("\\") + quote;
-        else if (c == '\n')
-            result += "\\n";
-        else if (c == '\r')
-            result += "\\r";
-        else if (c == '\t')
-            result += "\\t";
-        else if (c < 0x20 || c == 0x7f) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
-            result += escaped;
-        } else
-            result += static_cast<char>(c);
-    }
-    return result + quote;
 }
 
 // numpy FloatingFormat (floatmode "maxprec", sign "-").
@@ -376,7 +351,7 @@ private:
             case Kind::kBool:
                 return tensor_.data_as<uint8_t>()[offset] ? " True" : "False";
             case Kind::kString:
-                return python_str_repr(tensor_.strings()[static_cast<std::size_t>(offset)]);
+                return python_repr(tensor_.strings()[static_cast<std::size_t>(offset)]);
             case Kind::kInteger: {
                 const std::string text = integer_text(offset);
                 return std::string(integer_width_ - std::min(integer_width_, text.size()), ' ') + text;
@@ -533,19 +508,6 @@ std::string format_g(double value, int precision) {
     char buffer[64];
     std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
     return buffer;
-}
-
-std::string python_float_repr(double value) {
-    return scalar_float_text(value, DataType::kFloat64);
-}
-
-std::string python_list_repr(const std::vector<std::string>& items) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) text += ", ";
-        text += python_str_repr(items[i]);
-    }
-    return text + "]";
 }
 
 std::string index_tuple_string(int64_t flat, const Shape& shape) {

@@ -14,6 +14,7 @@
 #include "comparator/stats_internal.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy::stats {
 namespace detail {

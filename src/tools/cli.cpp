@@ -7,9 +7,9 @@
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/parser.h"
-#include "polygraphy/tools/args/util.h"
-#include "polygraphy/tools/registry.h"
+#include "tools/args/parser.h"
+#include "tools/args/util.h"
+#include "tools/registry.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -27,60 +27,22 @@ std::string top_usage(const std::vector<std::unique_ptr<Tool>>& tools) {
     return std::string("usage: ") + kProg + " [-h] [-v] " + tool_choices(tools) + " ...\n";
 }
 
-struct HelpRow {
-    std::size_t indent;
-    std::string header;
-    std::string help;
-};
-
 // Help laid out like argparse's: usage, description, options, then a sub-command section.
 std::string list_help(const std::string& usage, const std::string& description, std::vector<HelpRow> options,
                       const std::string& section_title, const std::vector<std::unique_ptr<Tool>>& tools) {
     std::vector<HelpRow> tool_rows = {{2, tool_choices(tools), ""}};
     for (const auto& tool : tools) tool_rows.push_back({4, tool->name(), tool->summary()});
-
     const int width = help_width();
-    std::size_t max_length = 0;
-    for (const auto* rows : {&options, &tool_rows})
-        for (const auto& row : *rows) max_length = std::max(max_length, row.header.size() + row.indent);
-    const std::size_t help_position = std::min<std::size_t>(max_length + 2, 24);
-
-    auto format = [&](const HelpRow& row) {
-        std::string out(row.indent, ' ');
-        out += row.header;
-        if (row.help.empty()) return out + "\n";
-        const std::size_t action_width = help_position > row.indent + 2 ? help_position - row.indent - 2 : 0;
-        if (row.header.size() <= action_width)
-            out += std::string(action_width - row.header.size() + 2, ' ');
-        else {
-            out += '\n';
-            out.append(help_position, ' ');
-        }
-        // Wrap the help text at the terminal width.
-        const std::size_t text_width = std::max<std::size_t>(static_cast<std::size_t>(width) - help_position, 11);
-        std::string line;
-        std::string wrapped;
-        std::size_t start = 0;
-        while (start < row.help.size()) {
-            auto end = row.help.find(' ', start);
-            if (end == std::string::npos) end = row.help.size();
-            const std::string word = row.help.substr(start, end - start);
-            if (!line.empty() && line.size() + 1 + word.size() > text_width) {
-                wrapped += line + "\n" + std::string(help_position, ' ');
-                line.clear();
-            }
-            if (!word.empty()) line += (line.empty() ? "" : " ") + word;
-            start = end + 1;
-        }
-        return out + wrapped + line + "\n";
-    };
+    std::vector<HelpRow> all_rows = options;
+    all_rows.insert(all_rows.end(), tool_rows.begin(), tool_rows.end());
+    const std::size_t position = help_position(all_rows, width);
 
     std::string text = description;
     while (!text.empty() && text.back() == '\n') text.pop_back();
     std::string out = usage + "\n" + text + "\n\noptions:\n";
-    for (const auto& row : options) out += format(row);
+    for (const auto& row : options) out += format_help_row(row, position, width);
     out += "\n" + section_title + ":\n";
-    for (const auto& row : tool_rows) out += format(row);
+    for (const auto& row : tool_rows) out += format_help_row(row, position, width);
     return out;
 }
 
@@ -100,7 +62,7 @@ std::string version_text() {
     std::string text = version_info() + "\n";
     for (const auto& module : extension_modules())
         text += "Extension Module: " + module.name + " | Version: " + module.version +
-                (module.path.empty() ? std::string() : " | Path: " + args_util::python_list_repr({module.path})) + "\n";
+                (module.path.empty() ? std::string() : " | Path: " + python_list_repr({module.path})) + "\n";
     return text;
 }
 
@@ -154,7 +116,7 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                 long_form ? (name.size() > 2 && std::string("--version").rfind(name, 0) == 0) : token[1] == 'v';
             if ((help || version) && has_value && long_form) {
                 err << top_usage(tools) << kProg << ": error: argument " << (help ? "-h/--help" : "-v/--version")
-                    << ": ignored explicit argument " << args_util::python_repr(token.substr(name.size() + 1)) << "\n";
+                    << ": ignored explicit argument " << python_repr(token.substr(name.size() + 1)) << "\n";
                 return 2;
             }
             if (help) {
@@ -175,9 +137,8 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
             if (tools[t]->name() == argv[index]) tool_index = t;
         if (!tool_index) {
             std::vector<std::string> names;
-            for (const auto& tool : tools) names.push_back(args_util::python_repr(tool->name()));
-            err << top_usage(tools) << kProg
-                << ": error: argument tools: invalid choice: " << args_util::python_repr(argv[index])
+            for (const auto& tool : tools) names.push_back(python_repr(tool->name()));
+            err << top_usage(tools) << kProg << ": error: argument tools: invalid choice: " << python_repr(argv[index])
                 << " (choose from " << join(names, ", ") << ")\n";
             return 2;
         }
@@ -209,11 +170,11 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
             if (subtools.tools[t]->name() == token) found = t;
         if (!found) {
             std::vector<std::string> names;
-            for (const auto& tool : subtools.tools) names.push_back(args_util::python_repr(tool->name()));
+            for (const auto& tool : subtools.tools) names.push_back(python_repr(tool->name()));
             if (token.size() > 1 && token[0] == '-')
                 err << usage << prog << ": error: the following arguments are required: subtool\n";
             else
-                err << usage << prog << ": error: argument subtool: invalid choice: " << args_util::python_repr(token)
+                err << usage << prog << ": error: argument subtool: invalid choice: " << python_repr(token)
                     << " (choose from " << join(names, ", ") << ")\n";
             return 2;
         }
@@ -239,7 +200,7 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     }
     unknown.insert(unknown.end(), parsed.unknown.begin(), parsed.unknown.end());
     if (!unknown.empty()) {
-        logger().error("Unrecognized Options: " + args_util::python_list_repr(unknown));
+        logger().error("Unrecognized Options: " + python_list_repr(unknown));
         return 1;
     }
 

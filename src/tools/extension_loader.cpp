@@ -13,10 +13,9 @@
 #include "common/install_layout.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/extension.h"
-#include "polygraphy/tools/args/backend/runner_select.h"
-#include "polygraphy/tools/registry.h"
-#include "polygraphy/tools/run/run.h"
-#include "tools/registry_internal.h"
+#include "tools/args/backend/runner_select.h"
+#include "tools/registry.h"
+#include "tools/run/run.h"
 
 namespace polygraphy::tools {
 namespace {

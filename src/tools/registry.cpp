@@ -1,18 +1,17 @@
-#include "polygraphy/tools/registry.h"
+#include "tools/registry.h"
 
 #include <set>
 
-#include "polygraphy/tools/args/backend/onnxrt_args.h"
-#include "polygraphy/tools/args/backend/ref/runner.h"
-#include "polygraphy/tools/args/backend/unavailable.h"
-#include "polygraphy/tools/check/check.h"
-#include "polygraphy/tools/convert/convert.h"
-#include "polygraphy/tools/data/data.h"
-#include "polygraphy/tools/debug/debug.h"
-#include "polygraphy/tools/inspect/inspect.h"
-#include "polygraphy/tools/run/run.h"
-#include "polygraphy/tools/surgeon/surgeon.h"
-#include "tools/registry_internal.h"
+#include "tools/args/backend/onnxrt_args.h"
+#include "tools/args/backend/ref/runner.h"
+#include "tools/args/backend/unavailable.h"
+#include "tools/check/check.h"
+#include "tools/convert/convert.h"
+#include "tools/data/data.h"
+#include "tools/debug/debug.h"
+#include "tools/inspect/inspect.h"
+#include "tools/run/run.h"
+#include "tools/surgeon/surgeon.h"
 
 namespace polygraphy::tools {
 

@@ -5,14 +5,19 @@
 
 #include "common/install_layout.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/logger/logger.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/logger/logger.h"
+#include "tools/args/parser.h"
+#include "tools/args/util.h"
 
 #ifndef POLYGRAPHY_VERSION
 #define POLYGRAPHY_VERSION "unknown"
 #endif
 
 namespace polygraphy::tools {
+
+Tool::Tool(std::string name) : name_(std::move(name)) {}
+
+Tool::~Tool() = default;
 
 std::string Tool::summary() const {
     // First paragraph of the description, as Polygraphy's tool list shows it.
@@ -55,7 +60,7 @@ void Tool::setup(const std::string& prog) {
     parser.set_allow_abbrev(allow_abbrev);
     parser.add_group("", "", tool_options());
     for (const auto& group : groups_.all()) parser.add_group(group->title(), group->description(), group->options());
-    parser_.emplace(std::move(parser));
+    parser_ = std::make_unique<ArgumentParser>(std::move(parser));
 }
 
 const ArgumentParser& Tool::parser() const {
@@ -77,7 +82,7 @@ std::string version_info() {
     const std::filesystem::path library_folder = install_layout::library_folder();
     const std::string folder = library_folder.empty() ? "<unknown>" : library_folder.string();
     return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION +
-           " | Path: " + args_util::python_list_repr({folder});
+           " | Path: " + python_list_repr({folder});
 }
 
 }  // namespace polygraphy::tools

@@ -1,4 +1,4 @@
-#include "polygraphy/common/subprocess.h"
+#include "common/subprocess.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy::stats {

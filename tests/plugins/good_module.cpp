@@ -2,7 +2,6 @@
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/extension.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
 
 namespace {
 
@@ -38,15 +37,18 @@ class GoodRunnerArgs : public RunnerArgGroup {
 public:
     std::string title() const override { return "Good Test Module"; }
     std::string description() const override { return "Options of the good test module."; }
-    std::vector<std::type_index> depends_on() const override { return {std::type_index(typeid(OnnxLoadArgs))}; }
     std::vector<OptionSpec> options() const override {
         return {Option({"--test-good-mode"}).help("Mode of the pass-through runner").choices({"plain", "fancy"})};
     }
     void parse(const ParsedArgs& args) override { mode_ = args.value("test_good_mode").value_or("plain"); }
     std::string runner_display_name() const override { return "PassThrough"; }
     std::string runner_flag() const override { return "--test-good"; }
-    std::unique_ptr<BaseRunner> make_runner() override {
-        return std::make_unique<PassThroughRunner>(required_group<OnnxLoadArgs>().onnx_loader(), mode_);
+    // The job hands the runner its model (a copy of its own, loaded with the command line's
+    // --onnx-outputs and friends); printing is not implemented, so --gen-script refuses --test-good.
+    RunnerStep runner_step() const override {
+        return CustomRunnerStep{[mode = mode_](const OnnxLoader& model) -> std::unique_ptr<BaseRunner> {
+            return std::make_unique<PassThroughRunner>(model, mode);
+        }};
     }
 
 private:

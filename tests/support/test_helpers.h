@@ -50,4 +50,11 @@ inline std::string captured_stdout(const std::function<void()>& action) {
     return ::testing::internal::GetCapturedStdout();
 }
 
+/// How many times `part` occurs in `text` (without overlaps): log lines that must appear once.
+inline std::size_t count_occurrences(const std::string& text, const std::string& part) {
+    std::size_t found = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++found;
+    return found;
+}
+
 }  // namespace polygraphy::testing

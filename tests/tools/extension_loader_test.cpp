@@ -16,7 +16,7 @@
 #include "model_builder.h"
 #include "plugin_test_util.h"
 #include "polygraphy/extension.h"
-#include "polygraphy/tools/registry.h"
+#include "tools/registry.h"
 #include "build_paths.h"
 
 namespace polygraphy::tools {

@@ -24,8 +24,8 @@
 
 namespace polygraphy::json {
 
-/// Python's repr(float) (json.dumps of a float): shortest round-trip digits, exponent form below
-/// 1e-4 and from 1e16 on. Non-finite values give NaN / Infinity / -Infinity as json.dumps does.
+/// A float as json.dumps writes it: python_float_repr() (common/python_repr.h), except that
+/// non-finite values give NaN / Infinity / -Infinity.
 std::string format_float(double value);
 
 /// json.dumps(str) with ensure_ascii: the quoted, escaped string. `text` is UTF-8; invalid bytes

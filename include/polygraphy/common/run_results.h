@@ -1,7 +1,6 @@
 // RunResults and input lists, saved and loaded in Polygraphy's JSON format.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,23 +85,5 @@ std::variant<RunResults, InputList> load_run_results_or_inputs(const std::string
 /// The same for JSON text already in memory (the reader behind the loaders above; used by the
 /// fuzzers). `source` names the text in error messages where the loaders name the file. Logs nothing.
 std::variant<RunResults, InputList> parse_run_results_or_inputs(std::string_view text, const std::string& source);
-
-/// A format of saved inputs and results other than Polygraphy's JSON, recognised by its path.
-/// load_inputs(), RunResults::load() and load_run_results_or_inputs() hand a path to the first
-/// registered format that recognises it, and read Polygraphy's JSON otherwise. ONNX test-data
-/// folders (backend/onnx/test_data.h) register themselves when libpolygraphy is loaded: common
-/// cannot depend on backend/onnx, which decodes their TensorProtos. Other formats (`.npz`) plug in
-/// the same way.
-struct SavedDataFormat {
-    std::string name;                                                  ///< for messages
-    std::function<bool(const std::string& path)> recognizes;           ///< whether `path` is in this format
-    std::function<InputList(const std::string& path)> load_inputs;     ///< behind load_inputs()
-    std::function<RunResults(const std::string& path)> load_run_results;  ///< behind RunResults::load()
-    /// Behind load_run_results_or_inputs(): what the path holds, inputs first when it holds both.
-    std::function<std::variant<RunResults, InputList>(const std::string& path)> load_any;
-};
-
-/// Adds a format; formats are asked in the order they were registered. Thread-safe.
-void register_saved_data_format(SavedDataFormat format);
 
 }  // namespace polygraphy

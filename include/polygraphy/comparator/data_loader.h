@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "polygraphy/common/name_match.h"  // find_str_in_list, closest_match (used with data loaders)
 #include "polygraphy/common/run_results.h"
 #include "polygraphy/common/tensor.h"
 #include "polygraphy/common/tensor_metadata.h"
@@ -92,13 +93,5 @@ using ShapeText = std::function<std::string(const DynShape& shape)>;
 /// to reshape and/or transpose `tensor` to it, logging each step (the target shape is printed with
 /// `shape_text`). Returns the tensor unchanged where no step applies; never throws for a mismatch.
 Tensor try_match_shape(const Tensor& tensor, DynShape shape, const ShapeText& shape_text);
-
-/// Polygraphy's `find_str_in_iterable`: exact match, then case-insensitive substring, then the
-/// item at `index` if given. Returns the matched name or nullopt.
-std::optional<std::string> find_str_in_list(const std::string& name, const std::vector<std::string>& candidates,
-                                            std::optional<std::size_t> index = std::nullopt);
-
-/// Closest candidate by edit distance for did-you-mean hints (nullopt when nothing is close).
-std::optional<std::string> closest_match(const std::string& name, const std::vector<std::string>& candidates);
 
 }  // namespace polygraphy

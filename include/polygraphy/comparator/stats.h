@@ -78,10 +78,6 @@ std::string array_to_string(const Tensor& tensor, const PrintOptions& options);
 
 /// Python `format(value, '.<precision>g')` (never `-nan`).
 std::string format_g(double value, int precision);
-/// Python `repr(float)`: shortest round-trip digits, `1e-05`, `0.001`, `100.0`, `nan`, `inf`.
-std::string python_float_repr(double value);
-/// Python `repr(list_of_str)`: `['a', 'b']`.
-std::string python_list_repr(const std::vector<std::string>& items);
 /// Python `str(tuple_of_int)` of the index `flat` unravelled in `shape`: `(0, 1)`, `(3,)`, `()`.
 std::string index_tuple_string(int64_t flat, const Shape& shape);
 

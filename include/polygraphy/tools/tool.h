@@ -2,17 +2,16 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <typeinfo>
 #include <vector>
 
 #include "polygraphy/tools/args/arg_group.h"
-#include "polygraphy/tools/args/parser.h"
 
 namespace polygraphy::tools {
 
 class Tool;
+class ArgumentParser;
 
 /// The subtools of a tool (`polygraphy inspect model`), as Polygraphy's get_subtools(): a help
 /// section title ("Inspection Subtools") and the tools, in the order help lists them.
@@ -28,8 +27,8 @@ struct Subtools {
 class Tool {
 public:
     /// `name` as typed after `polygraphy` ("run").
-    explicit Tool(std::string name) : name_(std::move(name)) {}
-    virtual ~Tool() = default;
+    explicit Tool(std::string name);
+    virtual ~Tool();
     Tool(const Tool&) = delete;
     Tool& operator=(const Tool&) = delete;
 
@@ -43,10 +42,13 @@ public:
     /// Creates the groups and the parser for `prog` ("polygraphy run"). Throws InternalError when
     /// two groups declare the same flag or a group's depends_on() is not met. Idempotent.
     void setup(const std::string& prog);
-    /// The parser built by setup() (InternalError before).
+    /// The parser built by setup() (InternalError before). Its class is internal to the library.
     const ArgumentParser& parser() const;
     /// The subscribed groups (empty before setup()).
+    /// @{
     ArgGroups& groups() { return groups_; }
+    const ArgGroups& groups() const { return groups_; }
+    /// @}
 
     /// Parses every group in subscription order (so logging is configured first).
     void parse(const ParsedArgs& args);
@@ -80,7 +82,7 @@ protected:
 private:
     std::string name_;
     ArgGroups groups_;
-    std::optional<ArgumentParser> parser_;
+    std::unique_ptr<ArgumentParser> parser_;  // built by setup()
 };
 
 /// "Polygraphy | Version: 0.1.0 | Path: ['/usr/lib']" (the library's folder), as `polygraphy -v` prints it.

@@ -6,61 +6,16 @@
 #include <filesystem>
 #include <map>
 
+#include "backend/onnx/domain.h"
+#include "backend/onnx/messages.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnx/partition.h"
-#include "polygraphy/backend/onnxrt/loader.h"
-#include "polygraphy/backend/ref/kernel.h"
-#include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/logger.h"
 
 namespace polygraphy {
 namespace {
-
-std::string one_line(std::string text) {
-    std::replace(text.begin(), text.end(), '\n', ' ');
-    return text;
-}
-
-// Drops the "Node '<name>' (<op>): " prefix so that nodes failing alike share a reason.
-std::string without_node_prefix(const std::string& message) {
-    if (message.rfind("Node '", 0) != 0) return message;
-    const auto end = message.find("): ");
-    return end == std::string::npos ? message : message.substr(end + 3);
-}
-
-// ONNX-Runtime's messages name the node and its types; keep the reason only, so that nodes failing
-// alike share a row of the summary (as Polygraphy's lint prunes them).
-std::string prune_onnxrt_message(std::string message) {
-    for (const char* noise : {"ONNX-Runtime could not create a session for the model: ", "This is an invalid model. "})
-        if (const auto at = message.find(noise); at != std::string::npos) message.erase(at, std::string(noise).size());
-    if (message.rfind("In Node, ", 0) == 0)
-        if (const auto at = message.find(", Error "); at != std::string::npos) message = message.substr(at + 8);
-    return message;
-}
-
-int64_t opset_of(const onnx::ModelProto& model, const std::string& domain) {
-    const std::string wanted = domain == "ai.onnx" ? "" : domain;
-    for (const auto& opset : model.opset_import())
-        if ((opset.domain() == "ai.onnx" ? "" : opset.domain()) == wanted) return opset.version();
-    return wanted.empty() ? 1 : 0;
-}
-
-// Raises the logger to warnings while per-node sessions are built (unless the user asked for
-// verbose output), so that a session per node does not log a line per node.
-class QuietInfo {
-public:
-    QuietInfo() : previous_(logger().severity()) {
-        if (previous_ == Severity::kInfo) logger().set_severity(Severity::kWarning);
-    }
-    ~QuietInfo() { logger().set_severity(previous_); }
-    QuietInfo(const QuietInfo&) = delete;
-    QuietInfo& operator=(const QuietInfo&) = delete;
-
-private:
-    Severity previous_;
-};
 
 std::string python_list(const std::vector<std::pair<int, int>>& ranges) {
     std::string out = "[";
@@ -109,35 +64,16 @@ std::string verdict_key(const onnx::ModelProto& single, const onnx::NodeProto& n
 
 }  // namespace
 
-NodeChecker ref_node_checker() {
-    return [](const onnx::ModelProto& model, const onnx::NodeProto& node) -> NodeVerdict {
-        const int64_t opset = opset_of(model, node.domain());
-        const std::string domain = node.domain().empty() ? "ai.onnx" : node.domain();
-        if (!ref::OpRegistry::builtin().find(node.domain(), node.op_type(), opset))
-            return {false, "The built-in runtime has no kernel for " + node.op_type() + " (domain '" + domain +
-                               "', opset " + std::to_string(opset) + ")"};
+NodeChecker evaluator_node_checker(const GraphEvaluator& evaluator) {
+    return [&evaluator](const onnx::ModelProto& model, const onnx::NodeProto& node) -> NodeVerdict {
+        const int64_t opset = opset_of_domain(model, node.domain());
+        if (!evaluator.supports(node.domain(), node.op_type(), opset))
+            return {false, capitalized(evaluator.name()) + " has no kernel for " + node.op_type() + " (domain '" +
+                               display_domain(node.domain()) + "', opset " + std::to_string(opset) + ")"};
         try {
-            ref::Session session(model);
+            evaluator.prepare(model, {}, 0);
         } catch (const std::exception& error) {
-            return {false, one_line(without_node_prefix(error.what()))};
-        }
-        return {};
-    };
-}
-
-NodeChecker onnxrt_node_checker() {
-    onnxrt::load_library();  // fails here, once, when ONNX-Runtime is not available
-    return [](const onnx::ModelProto& model, const onnx::NodeProto& /*node*/) -> NodeVerdict {
-        for (const auto& input : model.graph().input())
-            if (!input.has_type())
-                return {false, "Cannot be checked: the type of input '" + input.name() +
-                                   "' is unknown (the model has no value_info for it; run shape inference first)"};
-        try {
-            const std::string bytes = bytes_from_onnx(model);
-            QuietInfo quiet;
-            onnxrt::SessionFromOnnx::from_bytes([bytes] { return bytes; })();
-        } catch (const std::exception& error) {
-            return {false, prune_onnxrt_message(one_line(without_node_prefix(error.what())))};
+            return {false, failure_reason(error.what())};
         }
         return {};
     };

@@ -1,7 +1,8 @@
-// check lint: libonnx's checker, graph analysis and a test inference on the built-in runtime.
+// check lint: libonnx's checker, graph analysis and a test inference on a runtime (GraphEvaluator).
 #include "polygraphy/backend/onnx/lint.h"
 
 #include "backend/onnx/domain.h"
+#include "backend/onnx/messages.h"
 
 #include <onnx/checker.h>
 #include <onnx/common/version.h>
@@ -14,33 +15,12 @@
 
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnx/partition.h"
-#include "polygraphy/backend/ref/kernel.h"
-#include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/logger.h"
 
 namespace polygraphy {
 namespace {
-
-bool is_onnx_domain(const std::string& domain) {
-    return domain.empty() || domain == "ai.onnx" || domain == "ai.onnx.ml" || domain == "ai.onnx.training" ||
-           domain == "ai.onnx.preview.training";
-}
-
-std::string one_line(std::string text) {
-    // libonnx appends "\n\n==> Context: Bad node spec for node ..." to node errors: the node is named apart.
-    if (const auto context = text.find("\n\n==> Context:"); context != std::string::npos) text.resize(context);
-    std::replace(text.begin(), text.end(), '\n', ' ');
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    return text;
-}
-
-std::string without_node_prefix(const std::string& message) {
-    if (message.rfind("Node '", 0) != 0) return message;
-    const auto end = message.find("): ");
-    return end == std::string::npos ? message : message.substr(end + 3);
-}
 
 std::string quoted_list(const std::vector<int>& ids) {
     std::string out = "[";
@@ -59,7 +39,10 @@ onnx::TypeProto type_of_tensor(const Tensor& tensor) {
 class Linter {
 public:
     Linter(const onnx::ModelProto& model, const LintOptions& options)
-        : model_(model), graph_(model.graph()), options_(options) {}
+        : model_(model),
+          graph_(model.graph()),
+          options_(options),
+          runtime_(options.evaluator ? *options.evaluator : default_graph_evaluator()) {}
 
     LintReport run() {
         if (graph_.node_size() == 0) {
@@ -81,13 +64,6 @@ private:
 
     void add(LintLevel level, const std::string& source, const std::string& message, int node_index) {
         report_.add(level, source, message, name(node_index), node(node_index).op_type());
-    }
-
-    int64_t opset(const std::string& domain) const {
-        const std::string wanted = canonical_domain(domain);
-        for (const auto& import : model_.opset_import())
-            if (canonical_domain(import.domain()) == wanted) return import.version();
-        return -1;
     }
 
     void name_nodes() {
@@ -128,7 +104,7 @@ private:
         const int max_ir = static_cast<int>(onnx::Version::IR_VERSION);
         const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
         const int max_opset = ranges.count("") ? ranges.at("").second : 0;
-        const int64_t default_opset = opset("");
+        const int64_t default_opset = imported_opset(model_, "").value_or(-1);
         const std::string checker = std::string("this build's checker (onnx ") + onnx::LAST_RELEASE_VERSION + ")";
         // A newer IR version whose additions (new data types) the model does not use can be checked
         // as the newest IR version the checker knows.
@@ -155,7 +131,7 @@ private:
         context.set_ir_version(ir_version);
         std::unordered_map<std::string, int> imports;
         for (const auto& import : model_.opset_import())
-            imports[import.domain() == "ai.onnx" ? "" : import.domain()] = static_cast<int>(import.version());
+            imports[std::string(canonical_domain(import.domain()))] = static_cast<int>(import.version());
         context.set_opset_imports(imports);
         onnx::checker::LexicalScopeContext scope;
         for (const auto& input : graph_.input()) scope.add(input.name());
@@ -294,20 +270,21 @@ private:
             report_.add(LintLevel::kException, kLintSourceGraph, "The model imports no opset");
         for (int i = 0; i < graph_.node_size(); ++i) {
             const auto& n = node(i);
-            const int64_t version = opset(n.domain());
-            const std::string domain = n.domain().empty() ? "ai.onnx" : n.domain();
-            if (version < 0) {
+            const std::optional<int64_t> imported = imported_opset(model_, n.domain());
+            const std::string domain = display_domain(n.domain());
+            if (!imported) {
                 // As Polygraphy: a custom domain nobody imported is a custom op, so a warning.
                 add(is_onnx_domain(n.domain()) ? LintLevel::kException : LintLevel::kWarning, kLintSourceGraph,
                     "No opset import for domain '" + domain + "'", i);
                 continue;
             }
             if (!is_onnx_domain(n.domain()) || is_local_function(n)) continue;
-            if (known_op(n, version)) continue;
-            const auto* latest = onnx::OpSchemaRegistry::Schema(n.op_type(), canonical_domain(n.domain()));
-            if (latest || ref_knows_any_version(n))
+            if (known_op(n, *imported)) continue;
+            const auto* latest = onnx::OpSchemaRegistry::Schema(n.op_type(), std::string(canonical_domain(n.domain())));
+            if (latest || runtime_.supports_some_opset(n.domain(), n.op_type()))
                 add(LintLevel::kException, kLintSourceGraph,
-                    n.op_type() + " is not defined in opset " + std::to_string(version) + " of domain '" + domain + "'",
+                    n.op_type() + " is not defined in opset " + std::to_string(*imported) + " of domain '" + domain +
+                        "'",
                     i);
             else
                 add(LintLevel::kException, kLintSourceGraph,
@@ -321,16 +298,11 @@ private:
         return false;
     }
 
+    // Whether the runtime or ONNX's schemas define the operator at `version`.
     bool known_op(const onnx::NodeProto& n, int64_t version) const {
-        if (ref::OpRegistry::builtin().find(n.domain(), n.op_type(), version)) return true;
-        return onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version), canonical_domain(n.domain())) !=
-               nullptr;
-    }
-
-    bool ref_knows_any_version(const onnx::NodeProto& n) const {
-        for (const auto& entry : ref::OpRegistry::builtin().entries())
-            if (entry.op_type == n.op_type() && entry.domain == canonical_domain(n.domain())) return true;
-        return false;
+        if (runtime_.supports(n.domain(), n.op_type(), version)) return true;
+        return onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version),
+                                              std::string(canonical_domain(n.domain()))) != nullptr;
     }
 
     void test_inference() {
@@ -344,22 +316,19 @@ private:
                             one_line(error.what()));
             return;
         }
-        ref::SessionOptions session_options;
-        session_options.num_threads = options_.num_threads;
         try {
-            ref::Session session(model_, session_options);
-            session.run(feed);
+            runtime_.prepare(model_, {}, options_.num_threads)->run(feed);
             for (int i = 0; i < graph_.node_size(); ++i)
                 if (!checker_failed_nodes_.count(i)) report_.mark_passing(name(i));
-            logger().verbose("Inference on the built-in runtime passed for the whole model");
+            logger().verbose("Inference on " + runtime_.name() + " passed for the whole model");
             return;
         } catch (const std::exception& error) {
             logger().verbose(std::string("Inference of the whole model failed, linting node by node: ") + error.what());
         }
-        lint_node_by_node(feed, session_options);
+        lint_node_by_node(feed);
     }
 
-    void lint_node_by_node(const TensorMap& feed, const ref::SessionOptions& session_options) {
+    void lint_node_by_node(const TensorMap& feed) {
         std::set<std::string> initializers;
         for (const auto& init : graph_.initializer()) initializers.insert(init.name());
         // Readers left per tensor, so that values are dropped after their last reader.
@@ -378,7 +347,7 @@ private:
             bool ready = true;
             for (const auto& tensor : node_inputs)
                 if (!initializers.count(tensor) && !cache.count(tensor)) ready = false;
-            if (ready) lint_node(i, extractor, cache, node_inputs, initializers, session_options);
+            if (ready) lint_node(i, extractor, cache, node_inputs, initializers);
             else
                 logger().verbose("Skipping node '" + name(i) + "': an input comes from a node that failed");
             for (const auto& tensor : node_inputs)
@@ -387,22 +356,22 @@ private:
     }
 
     void lint_node(int i, const NodeSubsetExtractor& extractor, std::map<std::string, Tensor>& cache,
-                   const std::vector<std::string>& node_inputs, const std::set<std::string>& initializers,
-                   const ref::SessionOptions& session_options) {
+                   const std::vector<std::string>& node_inputs, const std::set<std::string>& initializers) {
         const auto& n = node(i);
         logger().extra_verbose("Linting node: " + name(i) + ": " + n.op_type());
-        const int64_t version = opset(n.domain());
-        const std::string domain = n.domain().empty() ? "ai.onnx" : n.domain();
-        if (!is_local_function(n) && !ref::OpRegistry::builtin().find(n.domain(), n.op_type(), std::max<int64_t>(version, 1))) {
+        const std::optional<int64_t> imported = imported_opset(model_, n.domain());
+        const std::string domain = display_domain(n.domain());
+        if (!is_local_function(n) &&
+            !runtime_.supports(n.domain(), n.op_type(), imported.value_or(kOpsetOfUnimportedDomain))) {
             if (!is_onnx_domain(n.domain()))
                 add(LintLevel::kWarning, kLintSourceRuntime,
                     "Custom operator " + n.op_type() + " (domain '" + domain +
-                        "') is not a registered function/op of the built-in runtime: not checked",
+                        "') is not a registered function/op of " + runtime_.name() + ": not checked",
                     i);
-            else if (known_op(n, version))
+            else if (imported && known_op(n, *imported))
                 add(LintLevel::kInfo, kLintSourceRuntime,
-                    "The built-in runtime has no kernel for " + n.op_type() + " (opset " + std::to_string(version) +
-                        "): not checked",
+                    capitalized(runtime_.name()) + " has no kernel for " + n.op_type() + " (opset " +
+                        std::to_string(*imported) + "): not checked",
                     i);
             // Unknown ONNX operators were reported by the checker or the graph checks.
             return;
@@ -417,12 +386,11 @@ private:
         }
         try {
             const onnx::ModelProto single = extractor.extract({i}, name(i), types);
-            ref::Session session(single, session_options);
-            const TensorMap outputs = session.run(feed);
+            const TensorMap outputs = runtime_.prepare(single, {}, options_.num_threads)->run(feed);
             for (const auto& [tensor_name, tensor] : outputs) cache[tensor_name] = tensor;
             if (!checker_failed_nodes_.count(i)) report_.mark_passing(name(i));
         } catch (const std::exception& error) {
-            add(LintLevel::kException, kLintSourceRuntime, one_line(without_node_prefix(error.what())), i);
+            add(LintLevel::kException, kLintSourceRuntime, failure_reason(error.what()), i);
         }
     }
 
@@ -473,6 +441,7 @@ private:
     const onnx::ModelProto& model_;
     const onnx::GraphProto& graph_;
     const LintOptions& options_;
+    const GraphEvaluator& runtime_;  // runs the test inference
     LintReport report_;
     std::vector<std::string> names_;
     std::set<int> checker_failed_nodes_;

@@ -4,13 +4,12 @@
 
 #include "polygraphy/backend/onnx/tensor_proto.h"
 
+#include "backend/onnx/protobuf.h"
+
 #include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-
-#include <google/protobuf/stubs/logging.h>
 #include <optional>
 
 #include "polygraphy/common/exception.h"
@@ -185,16 +184,6 @@ private:
 
 namespace {
 
-// Protobuf's own error reports go through our logger (verbose) instead of stderr.
-void route_protobuf_logs() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int, const std::string& message) {
-            logger().verbose("protobuf: " + message);
-        });
-    });
-}
-
 OnnxModel load_filtered(const std::string& path, bool keep_references, std::size_t* file_size) {
     const std::string what = "'" + path + "'";
     std::error_code error;
@@ -208,7 +197,7 @@ OnnxModel load_filtered(const std::string& path, bool keep_references, std::size
     std::string filtered;
     const auto* begin = reinterpret_cast<const uint8_t*>(file.data());
     Filter(what, keep_references ? begin : nullptr).run(begin, begin + file.size(), Message::kModel, 0, filtered);
-    if (filtered.size() > static_cast<std::size_t>(INT_MAX))
+    if (filtered.size() > kProtobufLimit)
         throw FormatError(what + " is not a valid ONNX model: its structure alone is larger than 2 GiB");
 
     route_protobuf_logs();

@@ -1,6 +1,7 @@
 // str_from_onnx: Polygraphy's text summary of an ONNX model (backend/onnx/util.py's str_from_onnx).
 #include <map>
 
+#include "backend/onnx/domain.h"
 #include "common/text_util.h"
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy {
@@ -112,7 +114,7 @@ std::string tensor_attr_str(const onnx::TensorProto& tensor, const OnnxSummaryOp
 }
 
 std::string python_str_list(const google::protobuf::RepeatedPtrField<std::string>& items) {
-    return stats::python_list_repr(std::vector<std::string>(items.begin(), items.end()));
+    return python_list_repr(std::vector<std::string>(items.begin(), items.end()));
 }
 
 const char* attr_type_name(int type) {
@@ -149,7 +151,7 @@ std::string attrs_str(const onnx::NodeProto& node, const MetaMap& tensors, const
     for (const auto& attr : node.attribute()) {
         std::string value;
         switch (attr.type()) {
-            case onnx::AttributeProto::FLOAT: value = stats::python_float_repr(attr.f()); break;
+            case onnx::AttributeProto::FLOAT: value = python_float_repr(attr.f()); break;
             case onnx::AttributeProto::INT: value = std::to_string(attr.i()); break;
             case onnx::AttributeProto::STRING: value = attr.s(); break;
             case onnx::AttributeProto::TENSOR: value = tensor_attr_str(attr.t(), options); break;
@@ -161,7 +163,7 @@ std::string attrs_str(const onnx::NodeProto& node, const MetaMap& tensors, const
                 break;
             case onnx::AttributeProto::FLOATS: {
                 value = "[";
-                for (int i = 0; i < attr.floats_size(); ++i) value += (i ? ", " : "") + stats::python_float_repr(attr.floats(i));
+                for (int i = 0; i < attr.floats_size(); ++i) value += (i ? ", " : "") + python_float_repr(attr.floats(i));
                 value += "]";
                 break;
             }
@@ -278,14 +280,14 @@ std::string functions_str(const onnx::ModelProto& model, const OnnxSummaryOption
         const auto& function = model.functions(index);
         const MetaMap tensors;  // onnx 1.12's FunctionProto has no value_info: names only
         const std::set<std::string> none;
-        const std::string domain = function.domain().empty() ? "ai.onnx" : function.domain();
+        const std::string domain = display_domain(function.domain());
         out += str_from_layer("Function", index, function.name(), "Function, Domain: " + domain,
                               names_and_meta(function.input(), tensors, none),
                               names_and_meta(function.output(), tensors, none));
         std::string body;
         if (function.attribute_size() > 0) {
             const std::vector<std::string> names(function.attribute().begin(), function.attribute().end());
-            body += "Attributes: " + stats::python_list_repr(names) + "\n";
+            body += "Attributes: " + python_list_repr(names) + "\n";
         }
         body += nodes_str(function.node(), tensors, none, options, 1);
         out += indent_block(body) + "\n\n";

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "backend/onnxrt/python_list.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy::onnxrt {
 namespace {
@@ -15,12 +15,6 @@ std::string lower(std::string text) {
 }
 
 }  // namespace
-
-std::string detail::python_list(const std::vector<std::string>& items) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) text += (i ? ", '" : "'") + items[i] + "'";
-    return text + "]";
-}
 
 std::vector<std::string> resolve_providers(const std::vector<std::string>& requested,
                                            const std::vector<std::string>& available) {
@@ -37,7 +31,7 @@ std::vector<std::string> resolve_providers(const std::vector<std::string>& reque
         if (!match)
             throw PolygraphyException("Could not find specified ONNX-Runtime execution provider.\nNote: Requested "
                                       "provider was: " + name + ", but available providers are: " +
-                                      detail::python_list(available));
+                                      python_list_repr(available));
         // The same provider twice would make ORT fail with a less clear message.
         if (std::find(resolved.begin(), resolved.end(), *match) == resolved.end()) resolved.push_back(*match);
     }

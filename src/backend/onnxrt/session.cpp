@@ -6,10 +6,10 @@
 #include <map>
 
 #include "backend/onnxrt/ort_api.h"
-#include "backend/onnxrt/python_list.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy::onnxrt {
 
@@ -149,7 +149,7 @@ std::shared_ptr<Session> create_session(const std::string* bytes, const std::str
                                         const SessionOptions& options) {
     const OrtApi& ort = api();
     const std::vector<std::string> providers = resolve_providers(options.providers, available_providers());
-    logger().start("Creating ONNX-Runtime Inference Session with providers: " + python_list(providers));
+    logger().start("Creating ONNX-Runtime Inference Session with providers: " + python_list_repr(providers));
     SessionOptionsPtr session_options = make_session_options(options, providers);
 
     OrtSession* raw = nullptr;

@@ -1,15 +1,11 @@
 // OpRegistry: the table of built-in operators, keyed by (domain, op_type, opset range).
 #include <fmt/format.h>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/ops/families.h"
 #include "polygraphy/backend/ref/kernel.h"
 
 namespace polygraphy::ref {
-namespace {
-std::string_view canonical_domain(std::string_view domain) {
-    return domain == "ai.onnx" ? std::string_view{} : domain;
-}
-}  // namespace
 
 void OpRegistry::add(std::string domain, std::string op_type, int since_version, int until_version,
                      KernelFactory factory) {
@@ -43,28 +39,7 @@ const OpEntry* OpRegistry::find(std::string_view domain, std::string_view op_typ
 const OpRegistry& OpRegistry::builtin() {
     static const OpRegistry registry = [] {
         OpRegistry result;
-        register_elementwise_ops(result);
-        register_tensor_ops(result);
-        register_reduce_ops(result);
-        register_nn_ops(result);
-        register_conv_ops(result);
-        register_pool_ops(result);
-        register_matmul_ops(result);
-        register_loss_ops(result);
-        register_image_ops(result);
-        register_sort_ops(result);
-        register_extra_ops(result);
-        register_control_flow_ops(result);
-        register_sequence_ops(result);
-        register_string_ops(result);
-        register_recurrent_ops(result);
-        register_sampling_ops(result);
-        register_detection_ops(result);
-        register_quantized_ops(result);
-        register_linalg_ops(result);
-        register_signal_ops(result);
-        register_col2im_ops(result);
-        register_ml_ops(result);
+        for (auto register_family : kOpFamilies) register_family(result);
         return result;
     }();
     return registry;

@@ -121,9 +121,11 @@ struct Session::Impl {
         return index;
     }
 
-    void prepare(const onnx::ModelProto& model, const SessionOptions& options);
-    /// Prepares `graph`; `outer_names` are values of enclosing graphs it may read (subgraphs only).
-    void prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names);
+    void prepare(const onnx::ModelProto& model, const SessionOptions& options, const TensorMap& given_constants);
+    /// Prepares `graph`; `outer_names` are values of enclosing graphs it may read (subgraphs only),
+    /// `given_constants` values it reads as initializers (the top-level graph only).
+    void prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names,
+                       const TensorMap& given_constants = {});
     std::vector<std::size_t> topological_order(const std::unordered_set<std::string>& graph_values);
     /// Runs the steps over `values` (graph inputs and outer values already in their slots).
     void execute(std::vector<Value>& values, RunStats* stats) const;
@@ -190,7 +192,8 @@ private:
 
 }  // namespace
 
-void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions& options) {
+void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions& options,
+                            const TensorMap& given_constants) {
     if (options.num_threads < 0)
         throw PolygraphyException(
             fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));
@@ -198,12 +201,14 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
     fuse = options.fuse_activations;
 
     auto imported = std::make_shared<OpsetMap>();
-    for (const auto& import : model.opset_import()) (*imported)[canonical_domain(import.domain())] = import.version();
+    for (const auto& import : model.opset_import())
+        (*imported)[std::string(canonical_domain(import.domain()))] = import.version();
     opsets = std::move(imported);
-    prepare_graph(model.graph(), {});
+    prepare_graph(model.graph(), {}, given_constants);
 }
 
-void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names) {
+void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names,
+                                  const TensorMap& given_constants) {
     if (graph.sparse_initializer_size() > 0)
         throw UnsupportedError(fmt::format("Sparse initializers are not supported (first: '{}')",
                                            graph.sparse_initializer(0).values().name()));
@@ -220,7 +225,8 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     if (fuse) {
         const auto onnx_opset = opsets->find("");
         const std::vector<bool> folded =
-            fuse_activations(nodes, node_inputs, graph, onnx_opset != opsets->end() ? onnx_opset->second : 1);
+            fuse_activations(nodes, node_inputs, graph,
+                             onnx_opset != opsets->end() ? onnx_opset->second : kOpsetOfUnimportedDomain);
         std::size_t kept = 0;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             if (folded[i]) continue;
@@ -242,13 +248,13 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     const OpRegistry& registry = OpRegistry::builtin();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const onnx::NodeProto& node = nodes[i];
-        const std::string domain = canonical_domain(node.domain());
+        const std::string domain(canonical_domain(node.domain()));
         auto imported = opsets->find(domain);
-        node_opsets[i] = imported != opsets->end() ? imported->second : 1;
+        node_opsets[i] = imported != opsets->end() ? imported->second : kOpsetOfUnimportedDomain;
         entries[i] = registry.find(domain, node.op_type(), node_opsets[i]);
         if (!entries[i])
             unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i], node.op_type(),
-                                              domain.empty() ? "ai.onnx" : domain, node_opsets[i]));
+                                              display_domain(domain), node_opsets[i]));
     }
     if (!unsupported.empty()) {
         std::string message = "Unsupported operators: ";
@@ -273,6 +279,11 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
             throw ModelError(fmt::format("Graph input '{}' is listed more than once", input.name()));
         graph_values.insert(input.name());
     }
+    for (const auto& [name, tensor] : given_constants) {
+        if (initializer_names.contains(name) || input_names.contains(name))
+            throw ModelError(fmt::format("Constant '{}' is also a graph input or initializer", name));
+        graph_values.insert(name);
+    }
     for (const auto& name : outer_names) graph_values.insert(name);
 
     const std::vector<std::size_t> sorted = topological_order(graph_values);
@@ -281,6 +292,7 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     for (const auto& input : graph.input()) inputs.emplace_back(input.name(), slot(input.name()));
     for (const auto& name : outer_names) outer.emplace_back(name, slot(name));
     for (const auto& initializer : graph.initializer()) slot(initializer.name());
+    for (const auto& [name, tensor] : given_constants) slot(name);
     for (std::size_t index : sorted)
         for (const auto& output : nodes[index].output())
             if (!output.empty()) slot(output);
@@ -310,6 +322,7 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         else
             constants[index] = Value(std::move(value));
     }
+    for (const auto& [name, tensor] : given_constants) constants[slot_of.at(name)] = Value(tensor);
 
     // Kernels, in execution order; Constant nodes are evaluated now and become constants.
     for (std::size_t index : sorted) {
@@ -336,7 +349,7 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         with_node_context(*step.info, [&] { step.kernel = entries[index]->factory(*step.info); });
         if (!step.kernel) throw InternalError(fmt::format("factory of {} returned no kernel", node.op_type()));
 
-        if (canonical_domain(node.domain()).empty() && node.op_type() == "Constant") {
+        if (is_default_domain(node.domain()) && node.op_type() == "Constant") {
             KernelContext context(*step.info, {}, node.output_size(), num_threads);
             with_node_context(*step.info, [&] { step.kernel->compute(context); });
             for (std::size_t j = 0; j < step.outputs.size(); ++j) {
@@ -411,8 +424,9 @@ std::vector<std::size_t> Session::Impl::topological_order(const std::unordered_s
     return stable_topological_order(predecessors, [this](std::size_t index) { return display_names[index]; });
 }
 
-Session::Session(const onnx::ModelProto& model, SessionOptions options) : impl_(std::make_unique<Impl>()) {
-    impl_->prepare(model, options);
+Session::Session(const onnx::ModelProto& model, SessionOptions options, const TensorMap& constants)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->prepare(model, options, constants);
 }
 
 Session::~Session() = default;

@@ -1,5 +1,4 @@
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/model.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,8 +6,8 @@
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/unavailable.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/backend/unavailable.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -92,8 +91,8 @@ void ModelArgs::parse(const ParsedArgs& args) {
     throw UnsupportedError("Caffe models are not supported (model type: " + *model_type_ + ")");
 }
 
-bool ModelArgs::add_to_script(Script& /*script*/) const {
-    return true;  // the path reaches the script through the loaders, the shapes through the data loader
+bool ModelArgs::add_to_job(RunJob& /*job*/) const {
+    return true;
 }
 
 }  // namespace polygraphy::tools

@@ -1,4 +1,4 @@
-#include "polygraphy/tools/args/parser.h"
+#include "tools/args/parser.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,12 +6,10 @@
 #include <map>
 #include <set>
 
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 namespace {
-
-using args_util::python_repr;
 
 constexpr std::size_t kHelpIndex = 0;  // -h/--help is always the first option
 
@@ -550,14 +548,32 @@ std::string ArgumentParser::format_usage(int width) const {
     return out + "\n";
 }
 
+std::size_t help_position(const std::vector<HelpRow>& rows, int width) {
+    const std::size_t max_help_position = std::min<std::size_t>(24, static_cast<std::size_t>(std::max(width - 20, 4)));
+    std::size_t longest = 0;
+    for (const auto& row : rows) longest = std::max(longest, row.indent + row.header.size());
+    return std::min(longest + 2, max_help_position);
+}
+
+std::string format_help_row(const HelpRow& row, std::size_t position, int width) {
+    std::string out = std::string(row.indent, ' ') + row.header;
+    const auto help_lines = wrap(row.help, std::max<std::size_t>(static_cast<std::size_t>(width) - position, 11));
+    if (help_lines.empty()) return out + "\n";
+    const std::size_t action_width = position > row.indent + 2 ? position - row.indent - 2 : 0;
+    if (row.header.size() <= action_width)
+        out += std::string(action_width - row.header.size() + 2, ' ');
+    else
+        out += "\n" + std::string(position, ' ');
+    out += help_lines.front() + "\n";
+    for (std::size_t k = 1; k < help_lines.size(); ++k) out += std::string(position, ' ') + help_lines[k] + "\n";
+    return out;
+}
+
 std::string ArgumentParser::format_help(int width) const {
     if (width <= 0) width = help_width();
-    const std::size_t max_help_position = std::min<std::size_t>(24, static_cast<std::size_t>(std::max(width - 20, 4)));
-    std::size_t action_max_length = 0;
-    for (const auto& spec : options_) action_max_length = std::max(action_max_length, invocation(spec).size() + 2);
-    const std::size_t help_position = std::min(action_max_length + 2, max_help_position);
-    const std::size_t help_text_width = std::max<std::size_t>(static_cast<std::size_t>(width) - help_position, 11);
-    const std::size_t action_width = help_position - 4;
+    std::vector<HelpRow> rows;
+    for (const auto& spec : options_) rows.push_back({2, invocation(spec), spec.help});
+    const std::size_t position = help_position(rows, width);
 
     std::string out = format_usage(width);
     if (!description_.empty()) {
@@ -573,22 +589,7 @@ std::string ArgumentParser::format_help(int width) const {
                 out += "  " + line + "\n";
             out += "\n";
         }
-        for (std::size_t index : section.options) {
-            const OptionSpec& spec = options_[index];
-            const std::string header = invocation(spec);
-            const auto help_lines = wrap(spec.help, help_text_width);
-            if (help_lines.empty()) {
-                out += "  " + header + "\n";
-                continue;
-            }
-            if (header.size() <= action_width) {
-                out += "  " + header + std::string(action_width - header.size() + 2, ' ') + help_lines.front() + "\n";
-            } else {
-                out += "  " + header + "\n" + std::string(help_position, ' ') + help_lines.front() + "\n";
-            }
-            for (std::size_t k = 1; k < help_lines.size(); ++k)
-                out += std::string(help_position, ' ') + help_lines[k] + "\n";
-        }
+        for (std::size_t index : section.options) out += format_help_row(rows[index], position, width);
     }
     return out;
 }

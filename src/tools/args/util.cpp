@@ -1,4 +1,4 @@
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 #include <cctype>
 #include <cerrno>
@@ -86,45 +86,6 @@ std::string format_number(double value) {
 }
 
 }  // namespace
-
-std::string python_repr(std::string_view text) {
-    const bool has_single = text.find('\'') != std::string_view::npos;
-    const bool has_double = text.find('"') != std::string_view::npos;
-    const char quote = (has_single && !has_double) ? '"' : '\'';
-    std::string out(1, quote);
-    for (char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (c == '\\') {
-            out += "\\\\";
-        } else if (c == quote) {
-            out += '\\';
-            out += c;
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c == '\t') {
-            out += "\\t";
-        } else if (c == '\r') {
-            out += "\\r";
-        } else if (byte < 0x20 || byte == 0x7f) {
-            char buffer[8];
-            std::snprintf(buffer, sizeof(buffer), "\\x%02x", byte);
-            out += buffer;
-        } else {
-            out += c;
-        }
-    }
-    out += quote;
-    return out;
-}
-
-std::string python_list_repr(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        out += python_repr(items[i]);
-    }
-    return out + "]";
-}
 
 std::optional<int64_t> parse_int(std::string_view text) {
     text = trim(text);

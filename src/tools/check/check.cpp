@@ -1,11 +1,11 @@
-#include "polygraphy/tools/check/check.h"
+#include "tools/check/check.h"
 
 #include "polygraphy/backend/onnx/lint.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_loader.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/model.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/model.h"
 
 namespace polygraphy::tools {
 

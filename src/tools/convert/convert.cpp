@@ -1,14 +1,14 @@
 // `polygraphy convert`.
-#include "polygraphy/tools/convert/convert.h"
+#include "tools/convert/convert.h"
 
 #include <filesystem>
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/backend/unavailable.h"
-#include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/model.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/backend/unavailable.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/model.h"
 
 namespace polygraphy::tools {
 

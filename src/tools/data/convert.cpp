@@ -1,4 +1,4 @@
-#include "tools/data/convert.h"
+#include "tools/data/data.h"
 
 #include <fmt/format.h>
 

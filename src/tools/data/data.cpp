@@ -1,7 +1,6 @@
-#include "polygraphy/tools/data/data.h"
+#include "tools/data/data.h"
 
 #include "polygraphy/common/run_results.h"
-#include "tools/data/convert.h"
 
 namespace polygraphy::tools {
 

@@ -1,4 +1,4 @@
-#include "polygraphy/tools/debug/debug.h"
+#include "tools/debug/debug.h"
 
 #include "polygraphy/common/exception.h"
 

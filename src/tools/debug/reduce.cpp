@@ -16,12 +16,12 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/run_results.h"
 #include "polygraphy/comparator/data_loader.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/debug/debug_args.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/debug/debug.h"
-#include "polygraphy/tools/debug/reducer.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/debug/debug_args.h"
+#include "tools/args/model.h"
+#include "tools/debug/debug.h"
+#include "tools/debug/reducer.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "polygraphy/tools/debug/reducer.h"
+#include "tools/debug/reducer.h"
 
 #include "polygraphy/common/exception.h"
 

@@ -1,5 +1,5 @@
-#include "polygraphy/tools/args/debug/debug_args.h"
-#include "polygraphy/tools/debug/debug.h"
+#include "tools/args/debug/debug_args.h"
+#include "tools/debug/debug.h"
 
 namespace polygraphy::tools {
 

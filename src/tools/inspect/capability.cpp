@@ -1,10 +1,12 @@
 // `polygraphy inspect capability`.
 #include "polygraphy/backend/onnx/capability.h"
+#include "polygraphy/backend/onnxrt/capability.h"
+#include "polygraphy/backend/ref/evaluator.h"
 
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/inspect/inspect.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/model.h"
+#include "tools/inspect/inspect.h"
 
 namespace polygraphy::tools {
 

@@ -3,8 +3,8 @@
 
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_summary.h"
-#include "polygraphy/tools/args/util.h"
-#include "polygraphy/tools/inspect/inspect.h"
+#include "tools/args/util.h"
+#include "tools/inspect/inspect.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -15,7 +15,7 @@ int64_t print_option(const ParsedArgs& args, const std::string& dest, const std:
     const auto text = args.value(dest);
     if (!text) return fallback;
     const auto value = args_util::parse_int(*text);
-    if (!value) throw UsageError("Invalid value for " + flag + ": " + args_util::python_repr(*text));
+    if (!value) throw UsageError("Invalid value for " + flag + ": " + python_repr(*text));
     if (*value == -1) return kNoLimit;
     if (*value < 0) throw UsageError(flag + " must be -1 (no limit) or a non-negative number, but got " + *text);
     return *value;

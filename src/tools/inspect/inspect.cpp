@@ -1,5 +1,4 @@
-#include "polygraphy/tools/inspect/inspect.h"
-#include "tools/inspect/sparsity.h"
+#include "tools/inspect/inspect.h"
 
 namespace polygraphy::tools {
 

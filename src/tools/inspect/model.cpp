@@ -7,9 +7,9 @@
 #include "polygraphy/backend/onnx/dds.h"
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/inspect/inspect.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/model.h"
+#include "tools/inspect/inspect.h"
 #include "tools/inspect/unbounded_dds.h"
 
 namespace polygraphy::tools {

@@ -1,8 +1,8 @@
-#include "tools/inspect/sparsity.h"
+#include "tools/inspect/inspect.h"
 
 #include "polygraphy/backend/onnx/sparsity.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/model.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/model.h"
 
 namespace polygraphy::tools {
 

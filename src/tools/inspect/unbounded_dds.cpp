@@ -1,6 +1,6 @@
 #include "tools/inspect/unbounded_dds.h"
 
-#include "polygraphy/tools/args/util.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -13,7 +13,7 @@ std::string python_shape(const DynShape& shape) {
         out += i ? ", " : "";
         out += !dim.is_dynamic()   ? std::to_string(dim.value)
                : dim.param.empty() ? "None"
-                                   : args_util::python_repr(dim.param);
+                                   : python_repr(dim.param);
     }
     return out + "]";
 }

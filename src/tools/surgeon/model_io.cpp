@@ -3,7 +3,7 @@
 #include "polygraphy/backend/onnx/dds.h"
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/util.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy::tools {
 
@@ -13,7 +13,7 @@ OnnxModel load_and_log(const OnnxLoadArgs& load, const std::optional<OrderedMap<
     if (upper_bounds) {
         std::string applied;
         for (const auto& [name, bound] : set_unbounded_dds_upper_bounds(*model, *upper_bounds))
-            applied += (applied.empty() ? "" : ", ") + args_util::python_repr(name) + ": " + std::to_string(bound);
+            applied += (applied.empty() ? "" : ", ") + python_repr(name) + ": " + std::to_string(bound);
         logger().info("Set tensor upper bounds: {" + applied + "}");
     }
     logger().info("Original Model:\n" + str_from_onnx(*model) + "\n");

@@ -7,7 +7,7 @@
 
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/common/ordered_map.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
+#include "tools/args/backend/onnx/loader.h"
 
 namespace polygraphy::tools {
 

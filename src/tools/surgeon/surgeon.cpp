@@ -1,23 +1,20 @@
 // `polygraphy surgeon` and its subtools extract, sanitize and insert.
-#include "polygraphy/tools/surgeon/surgeon.h"
+#include "tools/surgeon/surgeon.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/model.h"
+#include "tools/args/util.h"
 #include "tools/surgeon/model_io.h"
-#include "tools/surgeon/weight_tools.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -340,84 +337,15 @@ std::vector<OptionSpec> SurgeonInsertTool::tool_options() const {
 }
 
 int SurgeonInsertTool::run_impl(const ParsedArgs& args) {
-    const std::vector<std::string> inputs = args.values("inputs");
-    const std::vector<std::string> outputs = args.values("outputs");
-    std::vector<onnx::AttributeProto> attributes;
-    for (const auto& arg : args.values("attrs")) attributes.push_back(make_attribute(arg));
-
-    OnnxModel model = load_and_log(arg_group<OnnxLoadArgs>());
-    onnx::GraphProto& graph = *model->mutable_graph();
-    const std::vector<std::string> names = onnx_tensor_names(graph);
-    const std::unordered_set<std::string> known(names.begin(), names.end());
-    for (const auto* list : {&inputs, &outputs})
-        for (const auto& name : *list)
-            if (!known.contains(name))
-                throw PolygraphyException(fmt::format("Tensor: {} does not exist in the model.{}", name,
-                                                      args_util::did_you_mean(name, names)));
-
-    constexpr const char* kSuffix = "_polygraphy_surgeon_insert_output";
-    std::unordered_set<std::string> graph_outputs;
-    for (const auto& output : graph.output()) graph_outputs.insert(output.name());
-    std::vector<std::string> node_outputs;
-    for (const auto& name : outputs) {
-        if (std::find(inputs.begin(), inputs.end(), name) == inputs.end()) {
-            // The new node produces this tensor: its old producer loses it.
-            for (auto& node : *graph.mutable_node())
-                for (auto& output : *node.mutable_output())
-                    if (output == name) output = name + "_polygraphy_surgeon_insert_replaced";
-            node_outputs.push_back(name);
-            continue;
-        }
-        // Output == input: the new node writes a new tensor. A graph output keeps its name (the
-        // input is renamed); otherwise the new tensor gets the suffix and consumers are rewired.
-        if (graph_outputs.contains(name)) {
-            const std::string renamed = name + kSuffix;
-            // Consumers keep reading `name`, now the new node's output.
-            for (auto& node : *graph.mutable_node())
-                for (auto& output : *node.mutable_output())
-                    if (output == name) output = renamed;
-            for (auto& input : *graph.mutable_input())
-                if (input.name() == name) input.set_name(renamed);
-            for (auto& initializer : *graph.mutable_initializer())
-                if (initializer.name() == name) initializer.set_name(renamed);
-            for (auto& info : *graph.mutable_value_info())
-                if (info.name() == name) info.set_name(renamed);
-            node_outputs.push_back(name);
-        } else {
-            const std::string fresh = name + kSuffix;
-            for (auto& node : *graph.mutable_node())
-                for (auto& input : *node.mutable_input())
-                    if (input == name) input = fresh;
-            node_outputs.push_back(fresh);
-        }
-    }
-    std::vector<std::string> node_inputs;
-    for (const auto& name : inputs) {
-        const bool renamed = graph_outputs.contains(name) &&
-                             std::find(outputs.begin(), outputs.end(), name) != outputs.end();
-        node_inputs.push_back(renamed ? name + kSuffix : name);
-    }
-
     onnx::NodeProto node;
     node.set_op_type(*args.value("op"));
     if (auto name = args.value("name")) node.set_name(*name);
-    for (const auto& input : node_inputs) node.add_input(input);
-    for (const auto& output : node_outputs) node.add_output(output);
-    for (auto& attribute : attributes) *node.add_attribute() = std::move(attribute);
-    logger().verbose(fmt::format("Generated new node: {} ({})", node.name(), node.op_type()));
+    for (const auto& input : args.values("inputs")) node.add_input(input);
+    for (const auto& output : args.values("outputs")) node.add_output(output);
+    for (const auto& arg : args.values("attrs")) *node.add_attribute() = make_attribute(arg);
 
-    // After the last producer of its inputs, so a sorted graph stays sorted.
-    std::unordered_map<std::string, int> producer;
-    for (int i = 0; i < graph.node_size(); ++i)
-        for (const auto& output : graph.node(i).output()) producer[output] = i;
-    int insert_index = 0;
-    for (const auto& input : node_inputs)
-        if (auto found = producer.find(input); found != producer.end()) insert_index = std::max(insert_index, found->second + 1);
-    graph.mutable_node()->Add(std::move(node));
-    for (int i = graph.node_size() - 1; i > insert_index; --i) graph.mutable_node()->SwapElements(i, i - 1);
-
-    cleanup(*model);
-    toposort(*model);
+    OnnxModel model = load_and_log(arg_group<OnnxLoadArgs>());
+    insert_node(*model, std::move(node));
     save_and_log(arg_group<OnnxSaveArgs>(), *model);
     return 0;
 }

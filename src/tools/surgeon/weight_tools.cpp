@@ -1,11 +1,11 @@
-#include "tools/surgeon/weight_tools.h"
+#include "tools/surgeon/surgeon.h"
 
 #include <sstream>
 
 #include "polygraphy/backend/onnx/sparsity.h"
 #include "polygraphy/backend/onnx/weight_strip.h"
 #include "polygraphy/common/file_io.h"
-#include "polygraphy/tools/args/model.h"
+#include "tools/args/model.h"
 #include "tools/surgeon/model_io.h"
 
 namespace polygraphy::tools {

@@ -7,6 +7,7 @@
 
 #include "model_builder.h"
 #include "polygraphy/backend/onnx/capability.h"
+#include "polygraphy/backend/ref/evaluator.h"
 #include "polygraphy/backend/onnx/partition.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"

@@ -548,3 +548,64 @@ TEST(ExtractSubgraphTest, MultiOutputNodeProducingAnInputKeepsOneDefinition) {
 
 }  // namespace
 }  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name) {
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    node.set_name(name);
+    for (const auto& input : inputs) node.add_input(input);
+    for (const auto& output : outputs) node.add_output(output);
+    return node;
+}
+
+// x -> Relu -> a -> Sigmoid -> b -> Neg -> y
+OnnxModel chain_model() {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{3});
+    builder.node("Relu", {"x"}, {"a"}, "relu");
+    builder.node("Sigmoid", {"a"}, {"b"}, "sigmoid");
+    builder.node("Neg", {"b"}, {"y"}, "neg");
+    builder.output("y", DataType::kFloat32, Shape{3});
+    return builder.build();
+}
+
+TEST(InsertNodeTest, ReplacesTheSubgraphBetweenItsInputsAndOutputs) {
+    OnnxModel model = chain_model();
+    insert_node(*model, make_node("Abs", {"x"}, {"b"}, "abs"));
+    // Relu and Sigmoid computed b from x: the new node replaces them; Neg now reads its output.
+    EXPECT_THAT(op_types(*model), ElementsAre("Abs", "Neg"));
+    TensorMap feed;
+    feed.set("x", Tensor::from_doubles(DataType::kFloat32, {3}, {-2, 0, 3}));
+    EXPECT_THAT(testing::elements_of<float>(run_model(*model, feed).at("y")), ElementsAre(-2, 0, -3));
+}
+
+TEST(InsertNodeTest, AnOutputThatIsAlsoAnInputBecomesANewTensor) {
+    OnnxModel model = chain_model();
+    insert_node(*model, make_node("Abs", {"a"}, {"a"}, "abs"));
+    // Abs reads a and writes a new tensor that Sigmoid now reads.
+    EXPECT_THAT(op_types(*model), ElementsAre("Relu", "Abs", "Sigmoid", "Neg"));
+    EXPECT_EQ(model->graph().node(1).output(0), "a_polygraphy_surgeon_insert_output");
+    EXPECT_EQ(model->graph().node(2).input(0), "a_polygraphy_surgeon_insert_output");
+
+    // A graph output keeps its name: the tensor the node reads is renamed instead.
+    OnnxModel last = chain_model();
+    insert_node(*last, make_node("Abs", {"y"}, {"y"}, "abs"));
+    EXPECT_THAT(op_types(*last), ElementsAre("Relu", "Sigmoid", "Neg", "Abs"));
+    EXPECT_EQ(last->graph().node(2).output(0), "y_polygraphy_surgeon_insert_output");
+    EXPECT_EQ(last->graph().node(3).input(0), "y_polygraphy_surgeon_insert_output");
+    EXPECT_EQ(last->graph().node(3).output(0), "y");
+}
+
+TEST(InsertNodeTest, UnknownTensorsAreNamedWithAHint) {
+    OnnxModel model = chain_model();
+    EXPECT_EQ(error_message<PolygraphyException>([&] { insert_node(*model, make_node("Abs", {"aa"}, {"b"}, "")); }),
+              "Tensor: aa does not exist in the model. Did you mean 'a'?");
+    EXPECT_THAT(op_types(*model), ElementsAre("Relu", "Sigmoid", "Neg"));  // unchanged
+}
+
+}  // namespace
+}  // namespace polygraphy

@@ -4,7 +4,7 @@
 
 #include "model_builder.h"
 #include "polygraphy/backend/ref/kernel.h"
-#include "ref_test_util.h"
+#include "ops/op_test_util.h"
 
 namespace polygraphy::ref {
 namespace {

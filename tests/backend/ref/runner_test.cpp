@@ -1,7 +1,7 @@
 // RefRunner: lifecycle, metadata, and the input checks of BaseRunner seen through it.
 #include "polygraphy/backend/ref/runner.h"
 #include "model_builder.h"
-#include "ref_test_util.h"
+#include "ops/op_test_util.h"
 
 namespace polygraphy::ref {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
-#include "ref_test_util.h"
+#include "ops/op_test_util.h"
 #include "build_paths.h"
 
 namespace polygraphy::ref {

@@ -7,17 +7,18 @@
 #include "model_builder.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/backend/ref/runner.h"
-#include "polygraphy/tools/args/backend/runner_select.h"
-#include "polygraphy/tools/args/comparator/comparator.h"
-#include "polygraphy/tools/args/comparator/compare.h"
-#include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/comparator/postprocess.h"
-#include "polygraphy/tools/args/logger/logger.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/registry.h"
-#include "polygraphy/tools/run/run.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/backend/ref/runner.h"
+#include "tools/args/backend/runner_select.h"
+#include "tools/args/comparator/comparator.h"
+#include "tools/args/comparator/compare.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/comparator/postprocess.h"
+#include "tools/args/logger/logger.h"
+#include "tools/args/model.h"
+#include "tools/args/parser.h"
+#include "tools/registry.h"
+#include "tools/run/run.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -79,7 +80,7 @@ TEST_F(RunGroups, RunnersKeepOrderAndRepetition) {
     const auto& selected = group<RunnerSelectArgs>().selected();
     ASSERT_EQ(selected.size(), 2u);
     EXPECT_EQ(selected[0]->runner_flag(), "--ref");
-    EXPECT_EQ(group<RunnerSelectArgs>().make_runners().size(), 2u);
+    EXPECT_EQ(build_runners(tool_.job()).size(), 2u);
 }
 
 TEST_F(RunGroups, OnnxRuntimeRunnerIsListed) {
@@ -439,7 +440,10 @@ public:
     void parse(const ParsedArgs&) override {}
     std::string runner_display_name() const override { return "Echo"; }
     std::string runner_flag() const override { return "--test-echo"; }
-    std::unique_ptr<BaseRunner> make_runner() override { return std::make_unique<EchoRunner>(); }
+    RunnerStep runner_step() const override {
+        return CustomRunnerStep{
+            [](const OnnxLoader&) -> std::unique_ptr<BaseRunner> { return std::make_unique<EchoRunner>(); }};
+    }
 };
 
 TEST(ExtensionModules, AddRunnersToRun) {
@@ -462,7 +466,7 @@ TEST(ExtensionModules, AddRunnersToRun) {
     ParseResult result = tool.parser().parse_known_args({"m.onnx", "--test-echo", "--ref", "--test-echo"});
     ASSERT_TRUE(result.unknown.empty());
     tool.parse(result.args);
-    auto runners = tool.groups().get<RunnerSelectArgs>()->make_runners();
+    auto runners = build_runners(tool.job());
     ASSERT_EQ(runners.size(), 3u);
     EXPECT_EQ(runners[0]->name().rfind("echo-runner", 0), 0u);
     EXPECT_EQ(runners[1]->name().rfind("ref-runner", 0), 0u);

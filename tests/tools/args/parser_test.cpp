@@ -1,4 +1,4 @@
-#include "polygraphy/tools/args/parser.h"
+#include "tools/args/parser.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 #include <cmath>
 

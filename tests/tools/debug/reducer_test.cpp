@@ -1,4 +1,4 @@
-#include "polygraphy/tools/debug/reducer.h"
+#include "tools/debug/reducer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,15 +4,17 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/run_results.h"
+#include "test_helpers.h"
 
 namespace polygraphy {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::run_polygraphy;
 using testing::TempDir;
 
@@ -25,8 +27,8 @@ void perturb(RunResults& results, const std::string& tensor) {
         }
 }
 
-TEST(RunFirstDivergence, NamesTheNodeWherePerturbedResultsStart) {
-    TempDir dir;
+// x -> Relu (a) -> Sigmoid (b) -> Neg (c) -> Abs (y), saved to `path`.
+void save_chain_model(const std::string& path) {
     ModelBuilder builder;
     builder.input("x", DataType::kFloat32, Shape{2, 3});
     builder.node("Relu", {"x"}, {"a"}, "relu");
@@ -34,16 +36,25 @@ TEST(RunFirstDivergence, NamesTheNodeWherePerturbedResultsStart) {
     builder.node("Neg", {"b"}, {"c"}, "neg");
     builder.node("Abs", {"c"}, {"y"}, "abs");
     builder.output("y", DataType::kFloat32, Shape{2, 3});
-    builder.save(dir.file("model.onnx"));
+    builder.save(path);
+}
 
-    auto saved = run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--onnx-outputs", "mark", "all",
-                                 "--save-outputs", dir.file("golden.json")});
+// Saves a layer-wise run of `model` on the built-in runtime to `path`, with `tensors` perturbed.
+void save_perturbed_run(TempDir& dir, const std::string& model, const std::string& path,
+                        const std::vector<std::string>& tensors) {
+    auto saved = run_polygraphy(
+        {"run", model, "--ref", "--onnx-outputs", "mark", "all", "--save-outputs", dir.file("golden.json")});
     ASSERT_EQ(saved.exit_code, 0) << saved.output;
-
     RunResults golden = RunResults::load(dir.file("golden.json"));
-    perturb(golden, "c");  // the Neg node's output and everything after it
-    perturb(golden, "y");
-    golden.save(dir.file("perturbed.json"));
+    for (const auto& tensor : tensors) perturb(golden, tensor);
+    golden.save(path);
+}
+
+TEST(RunFirstDivergence, NamesTheNodeWherePerturbedResultsStart) {
+    TempDir dir;
+    save_chain_model(dir.file("model.onnx"));
+    // The Neg node's output and everything after it.
+    ASSERT_NO_FATAL_FAILURE(save_perturbed_run(dir, dir.file("model.onnx"), dir.file("perturbed.json"), {"c", "y"}));
 
     auto compared = run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--onnx-outputs", "mark", "all",
                                     "--load-outputs", dir.file("perturbed.json"), "--report", dir.file("report.json")});
@@ -52,6 +63,22 @@ TEST(RunFirstDivergence, NamesTheNodeWherePerturbedResultsStart) {
     const std::string report = read_file(dir.file("report.json"));
     EXPECT_THAT(report, HasSubstr("\"node\": \"neg\""));
     EXPECT_THAT(report, HasSubstr("\"b\": {\n"));  // upstream tensors are in the report too
+}
+
+// The runners and the divergence search share the model the run loaded: shape inference, the output
+// marking and --save-onnx happen once, not once per runner and again for the search.
+TEST(RunFirstDivergence, UsesTheModelTheRunLoaded) {
+    TempDir dir;
+    save_chain_model(dir.file("model.onnx"));
+    ASSERT_NO_FATAL_FAILURE(save_perturbed_run(dir, dir.file("model.onnx"), dir.file("perturbed.json"), {"c", "y"}));
+    auto compared =
+        run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--ref", "--shape-inference", "--onnx-outputs", "mark",
+                        "all", "--save-onnx", dir.file("saved.onnx"), "--load-outputs", dir.file("perturbed.json")});
+    EXPECT_EQ(compared.exit_code, 1) << compared.output;
+    EXPECT_THAT(compared.output, HasSubstr("[E] First divergence: node 'neg' (Neg), output 'c'"));
+    EXPECT_EQ(testing::count_occurrences(compared.output, "[I] Loading model: "), 1u) << compared.output;
+    EXPECT_EQ(testing::count_occurrences(compared.output, "[I] Saving ONNX model to: "), 1u) << compared.output;
+    EXPECT_EQ(onnx_from_path(dir.file("saved.onnx"))->graph().output_size(), 4);
 }
 
 TEST(RunFirstDivergence, NothingReportedWhenRunsAgree) {

@@ -11,10 +11,11 @@
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/run_results.h"
+#include "polygraphy/job/script.h"
 #include "polygraphy/tools/args/arg_group.h"
-#include "polygraphy/tools/registry.h"
-#include "polygraphy/tools/run/run.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/parser.h"
+#include "tools/registry.h"
+#include "tools/run/run.h"
 #include "build_paths.h"
 
 namespace polygraphy::tools {
@@ -317,7 +318,7 @@ TEST_F(GenScript, StdoutIsRefused) {
     EXPECT_THAT(result.output, HasSubstr("[!] --gen-script -: this build writes the program to a file only"));
 }
 
-// ---- groups that cannot be scripted (extension modules that do not implement add_to_script) -----
+// ---- groups that cannot be scripted (extension modules: no add_to_job, or a runner step without print) --
 
 class PlainRunner : public BaseRunner {
 public:
@@ -331,18 +332,21 @@ protected:
 class UnscriptableRunnerArgs : public RunnerArgGroup {
 public:
     std::string title() const override { return "Unscriptable Runner"; }
-    std::string description() const override { return "A runner group without add_to_script."; }
+    std::string description() const override { return "A runner group whose step cannot be printed."; }
     std::vector<OptionSpec> options() const override { return {Option({"--unscriptable-opt"}).help("Unused")}; }
     void parse(const ParsedArgs&) override {}
     std::string runner_display_name() const override { return "Unscriptable"; }
     std::string runner_flag() const override { return "--test-unscriptable"; }
-    std::unique_ptr<BaseRunner> make_runner() override { return std::make_unique<PlainRunner>(); }
+    RunnerStep runner_step() const override {
+        return CustomRunnerStep{
+            [](const OnnxLoader&) -> std::unique_ptr<BaseRunner> { return std::make_unique<PlainRunner>(); }};
+    }
 };
 
 class UnscriptableArgs : public ArgGroup {
 public:
     std::string title() const override { return "Unscriptable Options"; }
-    std::string description() const override { return "A group without add_to_script."; }
+    std::string description() const override { return "A group without add_to_job."; }
     std::vector<OptionSpec> options() const override { return {Option({"--unscriptable-setting"}).help("Unused")}; }
     void parse(const ParsedArgs&) override {}
 };
@@ -362,7 +366,7 @@ TEST_F(GenScript, GroupsThatCannotBeScriptedAreRefusedOnlyWhenUsed) {
         register_extension_module(std::move(module));
         registered = true;
     }
-    EXPECT_FALSE(UnscriptableArgs().add_to_script(*std::make_unique<Script>()));
+    EXPECT_FALSE(UnscriptableArgs().add_to_job(*std::make_unique<RunJob>()));
     auto run_in_process = [&](std::vector<std::string> args) {
         RunTool tool;
         tool.setup("polygraphy run");

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -40,6 +43,27 @@ Loader<LoaderResult<L>> extend(L loader, Extension extension) {
             extension(result);
             return result;
         }
+    };
+}
+
+/// A loader that calls `loader` on its first call only and returns that same result to every later call,
+/// and to every copy of the returned loader: one model shared by several runners is loaded, converted
+/// and saved once. The result is kept as long as a copy of the returned loader lives. Thread-safe; a
+/// first call that throws is tried again by the next call.
+template <typename L>
+Loader<LoaderResult<L>> load_once(L loader) {
+    using T = LoaderResult<L>;
+    struct State {
+        explicit State(L inner) : loader(std::move(inner)) {}
+        std::mutex mutex;
+        L loader;
+        std::optional<T> result;
+    };
+    auto state = std::make_shared<State>(std::move(loader));
+    return [state]() -> T {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        if (!state->result) state->result = state->loader();
+        return *state->result;
     };
 }
 

@@ -8,6 +8,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "polygraphy/backend/onnx/evaluator.h"
+
 namespace polygraphy {
 
 /// A backend's answer for one node.
@@ -20,12 +22,11 @@ struct NodeVerdict {
 /// (NodeSubsetExtractor::extract). Never throws for an unsupported node: that is a verdict.
 using NodeChecker = std::function<NodeVerdict(const onnx::ModelProto& single_node_model, const onnx::NodeProto& node)>;
 
-/// The built-in runtime (`--ref`): the op registry has a kernel for the node's (domain, op, opset)
-/// and a session can be prepared for it (which validates attributes and constant inputs).
-NodeChecker ref_node_checker();
-/// ONNX-Runtime: a CPU session can be created for the node (quietly: no per-node log lines).
-/// Throws UnsupportedError / PolygraphyException when ONNX-Runtime itself is not available.
-NodeChecker onnxrt_node_checker();
+/// A runtime seen through its GraphEvaluator (which must outlive the checker): it has a kernel for
+/// the node's (domain, op, opset) and can prepare the one-node model (which validates attributes and
+/// constant inputs). The built-in runtime's checker is ref_node_checker() (in the ref backend's
+/// evaluator.h); ONNX-Runtime's, onnxrt_node_checker() (in the onnxrt backend's capability.h).
+NodeChecker evaluator_node_checker(const GraphEvaluator& evaluator);
 
 /// Which nodes of a model a backend supports (`polygraphy inspect capability`).
 struct CapabilityReport {

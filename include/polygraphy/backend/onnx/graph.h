@@ -1,8 +1,12 @@
-// Graph surgery on ONNX models: extract subgraphs, clean up, sort, fold constants, infer shapes.
+// Graph passes on ONNX models: extract and insert (extract.cpp), clean up and sort (cleanup.cpp),
+// infer shapes (shape_inference.cpp), fold constants (fold_constants.cpp), convert to float16
+// (fp16.cpp), save with external data (external_data.cpp).
 //
 // All functions work on the top-level graph of an onnx::ModelProto. Nodes with subgraphs
 // (If/Loop/Scan bodies) are kept whole: the outer-scope tensors their bodies read count as inputs
-// of the node that owns the body. Errors are PolygraphyException subclasses with one-line messages.
+// of the node that owns the body. Passes that compute values (folding, the shape-inference
+// fallback) run them on a GraphEvaluator (evaluator.h): the one given, else the default (the
+// built-in runtime). Errors are PolygraphyException subclasses with one-line messages.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +17,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "polygraphy/backend/onnx/evaluator.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/common/ordered_map.h"
 #include "polygraphy/common/tensor_metadata.h"
@@ -37,6 +42,16 @@ struct SubgraphTensor {
 /// dtype is "auto" and cannot be found even with shape inference.
 OnnxModel extract_subgraph(const onnx::ModelProto& model, const std::vector<SubgraphTensor>& inputs,
                            const std::vector<SubgraphTensor>& outputs);
+
+/// Inserts `node` (Polygraphy's `surgeon insert`): its inputs and outputs name tensors of the graph,
+/// and whatever computed those outputs from those inputs is replaced. An output that is not also an
+/// input loses its old producer (whose output is renamed "<name>_polygraphy_surgeon_insert_replaced");
+/// an output that is also an input becomes a new tensor "<name>_polygraphy_surgeon_insert_output"
+/// whose readers are rewired to it, except for a graph output, which keeps its name while the
+/// tensor read as input is renamed. The node goes after the producers of its inputs; then cleanup()
+/// and toposort() run. Throws PolygraphyException "Tensor: <name> does not exist in the model."
+/// (with a did-you-mean hint) for an unknown name, and what toposort() throws.
+void insert_node(onnx::ModelProto& model, onnx::NodeProto node);
 
 /// Options of cleanup().
 struct CleanupOptions {
@@ -80,6 +95,8 @@ struct FoldConstantsOptions {
     bool infer_shapes_before_first_pass = true;
     /// When a node fails to evaluate, warn and leave it (true) or rethrow (false).
     bool error_ok = true;
+    /// Evaluates the nodes (and infers shapes); nullptr: default_graph_evaluator().
+    const GraphEvaluator* evaluator = nullptr;
 };
 
 /// What constant folding did.
@@ -89,8 +106,9 @@ struct FoldConstantsStats {
 };
 
 /// Evaluates every node whose inputs are all constant (initializers that are not graph inputs,
-/// Constant nodes, earlier folded results) on the built-in runtime's kernels and replaces it by
-/// initializers holding its outputs; then removes what became unused (cleanup without touching
+/// Constant nodes, earlier folded results) on the evaluator, one node at a time (evaluate_node()),
+/// and replaces it by initializers holding its outputs; operators the evaluator does not support
+/// stay; then removes what became unused (cleanup without touching
 /// graph inputs). Random ops and nodes with subgraphs are never folded. Initializers whose data is
 /// external and not loaded count as non-constant.
 FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOptions& options = {});
@@ -99,17 +117,19 @@ FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOp
 enum class ShapeInferenceMethod {
     kNone,      ///< nothing could be inferred (a warning was logged)
     kOnnx,      ///< libonnx's shape inference (opset <= 17, IR version <= 8)
-    kRuntime,   ///< built-in runtime: executes the graph on generated inputs of the static input shapes
+    kRuntime,   ///< a GraphEvaluator executed the graph on generated inputs of the static input shapes
 };
 
 /// Fills graph.value_info (and the dtype/shape of graph outputs that lack them) with inferred types.
 /// Uses libonnx's inference where it knows the model's IR version and opset; otherwise (or when it
-/// fails) runs the graph on the built-in runtime with generated inputs of the declared static shapes
+/// fails) runs the graph on `evaluator` (nullptr: default_graph_evaluator(), the built-in runtime)
+/// with generated inputs of the declared static shapes
 /// (dims that differ between two runs with different input values are left dynamic). Never throws
 /// because an IR version or opset is unknown to libonnx: when nothing applies it logs a warning and
 /// returns kNone. Existing value_info entries for tensors that are inferred are replaced.
 /// `force_runtime` skips libonnx (Polygraphy's --force-fallback-shape-inference).
-ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime = false);
+ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime = false,
+                                  const GraphEvaluator* evaluator = nullptr);
 
 /// Sets the declared shapes of graph inputs, then drops stale value_info and output shapes and
 /// re-infers shapes. Throws PolygraphyException for a name that is not a graph input (or is an

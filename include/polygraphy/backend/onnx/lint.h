@@ -8,6 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "polygraphy/backend/onnx/evaluator.h"
 #include "polygraphy/common/tensor.h"
 #include "polygraphy/common/tensor_metadata.h"
 
@@ -20,8 +21,8 @@ const char* lint_level_name(LintLevel level);
 /// Sources of lint entries. Polygraphy's names where the check is Polygraphy's: "onnx_checker"
 /// (libonnx's checker), "onnx_loader" (the model could not be loaded), "onnx_graphsurgeon" (graph
 /// analysis: duplicate names, dangling tensors, opset imports, unknown and unused things). The test
-/// inference runs on the built-in runtime, whose entries say "ref_runtime" where Polygraphy's say
-/// "onnxruntime".
+/// inference runs on a GraphEvaluator (the built-in runtime by default), whose entries say
+/// "ref_runtime" where Polygraphy's say "onnxruntime".
 inline constexpr const char* kLintSourceChecker = "onnx_checker";
 inline constexpr const char* kLintSourceLoader = "onnx_loader";
 inline constexpr const char* kLintSourceGraph = "onnx_graphsurgeon";
@@ -73,7 +74,9 @@ struct LintOptions {
     /// Inputs for the test inference, given the graph's input metadata (generated or loaded).
     /// Empty: no test inference. Exceptions it throws become a warning entry.
     std::function<TensorMap(const TensorMetadata& input_metadata)> make_feed;
-    int num_threads = 0;  ///< for the built-in runtime; 0: every core
+    int num_threads = 0;  ///< for the test inference; 0: every core
+    /// Runs the test inference and says which operators have kernels; nullptr: default_graph_evaluator().
+    const GraphEvaluator* evaluator = nullptr;
 };
 
 /// Lints `model` and keeps going after each problem:
@@ -84,7 +87,7 @@ struct LintOptions {
 /// 4. graph analysis: tensors produced twice or shadowing an input/initializer, duplicate inputs
 ///    and initializers, node inputs and graph outputs nothing produces, nodes out of topological
 ///    order, and (when the checker did not run) missing opset imports and unknown operators;
-/// 5. a test inference on the built-in runtime: the whole model first; when that fails, node by
+/// 5. a test inference on the evaluator: the whole model first; when that fails, node by
 ///    node in graph order on the outputs of the nodes before, so that every independent failure is
 ///    reported with its node (nodes downstream of a failure are skipped). Operators the runtime
 ///    lacks are warnings (custom domains) or noted as unchecked; the node then counts as passing;

@@ -40,7 +40,9 @@ struct RunStats {
 class Session {
 public:
     /// Prepares `model` (see the class); ModelError/UnsupportedError for what cannot run.
-    explicit Session(const onnx::ModelProto& model, SessionOptions options = {});
+    /// `constants`: values the top-level graph reads without defining them, taken as initializers
+    /// that are already decoded (GraphEvaluator::prepare: constant folding hands its values so).
+    explicit Session(const onnx::ModelProto& model, SessionOptions options = {}, const TensorMap& constants = {});
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;

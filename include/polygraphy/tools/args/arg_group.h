@@ -11,8 +11,8 @@
 #include <typeinfo>
 #include <vector>
 
-#include "polygraphy/backend/base/runner.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/job/run_job.h"
 
 namespace polygraphy::tools {
 
@@ -148,7 +148,6 @@ private:
 };
 
 class ArgGroups;
-class Script;
 
 /// Base of every argument group. A tool creates its groups (logger group first), hands each the
 /// tool's ArgGroups (set_groups), then asks every group for options() — so a group may declare
@@ -177,12 +176,14 @@ public:
     /// Reads this group's values from `args`; throws PolygraphyException when invalid.
     virtual void parse(const ParsedArgs& args) = 0;
 
-    /// Writes what the parsed options do into `script` (`polygraphy run --gen-script`), after parse().
-    /// Returns false when the group cannot be scripted (the default): the tool then refuses
-    /// --gen-script if any of the group's options was given. A RunnerArgGroup adds one runner per call
-    /// (the runner-selection group calls it once per selection, in command-line order); groups whose
-    /// options only feed other groups (e.g. the model path) add nothing and return true.
-    virtual bool add_to_script(Script& /*script*/) const { return false; }
+    /// Fills this group's part of the job that `polygraphy run` executes, or prints with
+    /// `--gen-script` (polygraphy/job/run_job.h), after parse(). This is all a group of `run` does:
+    /// run_job() and job_program() do the work. Returns false when the group has no part in a job
+    /// (the default): running is unaffected (its options may still feed other groups), but
+    /// `--gen-script` is refused when any of its options was given. Runner groups are added by the
+    /// runner-selection group (runner_step(), once per selection); groups whose options only feed
+    /// other groups (e.g. the model path) add nothing and return true.
+    virtual bool add_to_job(RunJob& /*job*/) const { return false; }
 
     /// Called by ArgGroups::add().
     void set_groups(ArgGroups* groups) { groups_ = groups; }
@@ -255,9 +256,10 @@ public:
     /// Set for backends this build cannot run (TensorRT, TensorFlow): selecting the runner then
     /// fails while parsing with this message, e.g. "TensorRT is not available in this build".
     virtual std::optional<std::string> unavailable_reason() const { return std::nullopt; }
-    /// Creates a new runner from the parsed options (called once per occurrence of the flag,
-    /// after every group has been parsed).
-    virtual std::unique_ptr<BaseRunner> make_runner() = 0;
+    /// The runner the parsed options describe, as a step of the job: a built-in runner's settings, or
+    /// for an extension module a CustomRunnerStep (what it builds over the job's model, and how
+    /// `--gen-script` prints it). Called once per occurrence of the flag, after every group was parsed.
+    virtual RunnerStep runner_step() const = 0;
 };
 
 }  // namespace polygraphy::tools

@@ -8,17 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "polygraphy/backend/ref/kernel.h"
+#include "backend/ref/ops/kernel_util.h"
 
 namespace polygraphy::ref {
-
-namespace axis_detail {
-inline int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
-    int64_t result = 1;
-    for (std::size_t i = begin; i < end; ++i) result *= shape[i];
-    return result;
-}
-}  // namespace axis_detail
 
 /// `tensor` with `index` taken along `axis` (that axis removed). Caller validates axis and index.
 inline Tensor take_along_axis(const Tensor& tensor, int64_t axis, int64_t index) {
@@ -27,8 +19,8 @@ inline Tensor take_along_axis(const Tensor& tensor, int64_t axis, int64_t index)
     Shape out_shape(shape.begin(), shape.end());
     out_shape.erase(out_shape.begin() + axis);
     Tensor out(tensor.dtype(), out_shape);
-    const int64_t outer = axis_detail::product(shape, 0, a);
-    const int64_t inner = axis_detail::product(shape, a + 1, shape.size());
+    const int64_t outer = product(shape, 0, a);
+    const int64_t inner = product(shape, a + 1, shape.size());
     const int64_t count = shape[a];
     if (tensor.dtype() == DataType::kString) {
         for (int64_t o = 0; o < outer; ++o)
@@ -73,11 +65,11 @@ inline Tensor concat_along_axis(const NodeInfo& node, const std::vector<Tensor>&
         out_shape[a] += shape[a];
     }
     Tensor out(dtype, out_shape);
-    const int64_t outer = axis_detail::product(out_shape, 0, a);
-    const int64_t out_inner = axis_detail::product(out_shape, a, out_shape.size());
+    const int64_t outer = product(out_shape, 0, a);
+    const int64_t out_inner = product(out_shape, a, out_shape.size());
     int64_t offset = 0;  // elements, within one outer row of the output
     for (std::size_t p = 0; p < parts.size(); ++p) {
-        const int64_t inner = axis_detail::product(shapes[p], a, shapes[p].size());
+        const int64_t inner = product(shapes[p], a, shapes[p].size());
         if (dtype == DataType::kString) {
             for (int64_t o = 0; o < outer; ++o)
                 for (int64_t i = 0; i < inner; ++i)

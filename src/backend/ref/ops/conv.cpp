@@ -1,7 +1,8 @@
-// Conv and ConvTranspose. float32 (and float16/bfloat16, computed in float32) run on oneDNN with the
+// Conv, ConvTranspose and DeformConv. float32 (and float16/bfloat16, computed in float32) run on oneDNN with the
 // weights in the layout oneDNN prefers (constant weights are packed once per layout); src and dst
 // are reordered from/to the plain NCHW tensors when the chosen implementation wants another layout.
 // float64, more than 3 spatial dims and shapes oneDNN refuses take a plain reference loop.
+// DeformConv (2-D) samples X bilinearly per tap and sums directly in double.
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -17,7 +18,6 @@ namespace polygraphy::ref {
 namespace {
 
 using window::Geometry;
-using window::ints_to_string;
 using window::WindowAttrs;
 
 const char* const kConvTypes = "float32, float64, float16, bfloat16";
@@ -739,11 +739,134 @@ public:
     explicit ConvTransposeKernel(const NodeInfo& node) : ConvKernelBase(node, true) {}
 };
 
+// ---- DeformConv --------------------------------------------------------------------------------------
+
+// 2-D deformable convolution (opset 19): every kernel tap samples X bilinearly at its regular
+// position plus a learned offset, scaled by an optional mask. Samples outside the image are 0.
+class DeformConvKernel final : public Kernel {
+public:
+    explicit DeformConvKernel(const NodeInfo& node)
+        : group_(node.attr_int("group", 1)),
+          offset_group_(node.attr_int("offset_group", 1)),
+          dilations_(node.attr_ints("dilations", {1, 1})),
+          strides_(node.attr_ints("strides", {1, 1})),
+          pads_(node.attr_ints("pads", {0, 0, 0, 0})),
+          kernel_shape_(node.attr_ints("kernel_shape")) {
+        if (group_ <= 0 || offset_group_ <= 0)
+            node.fail(
+                fmt::format("attributes 'group' ({}) and 'offset_group' ({}) must be positive", group_, offset_group_));
+        if (dilations_.size() != 2 || strides_.size() != 2 || pads_.size() != 4)
+            node.fail("attributes 'dilations' and 'strides' need 2 values and 'pads' 4 (only 2-D is supported)");
+        for (int64_t v : dilations_)
+            if (v <= 0) node.fail(fmt::format("attribute 'dilations' values must be positive, but one is {}", v));
+        for (int64_t v : strides_)
+            if (v <= 0) node.fail(fmt::format("attribute 'strides' values must be positive, but one is {}", v));
+        for (int64_t v : pads_)
+            if (v < 0) node.fail(fmt::format("attribute 'pads' values must not be negative, but one is {}", v));
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x0 = context.required_input(0);
+        const Tensor& w0 = context.required_input(1);
+        const Tensor& offset0 = context.required_input(2);
+        if (!dtype_is_floating(x0.dtype())) unsupported_dtype(node, x0.dtype());
+        if (x0.rank() != 4 || w0.rank() != 4)
+            node.fail(fmt::format("X and W must have rank 4 (2-D convolution), but they have shapes {} and {}",
+                                  shape_to_string(x0.shape()), shape_to_string(w0.shape())));
+        const int64_t batch = x0.shape()[0], channels = x0.shape()[1], height = x0.shape()[2], width = x0.shape()[3];
+        const int64_t filters = w0.shape()[0], kh = w0.shape()[2], kw = w0.shape()[3];
+        if (!kernel_shape_.empty() && kernel_shape_ != std::vector<int64_t>{kh, kw})
+            node.fail(
+                fmt::format("attribute 'kernel_shape' does not match the weights {}", shape_to_string(w0.shape())));
+        if (channels % group_ != 0 || filters % group_ != 0 || w0.shape()[1] * group_ != channels ||
+            channels % offset_group_ != 0)
+            node.fail(fmt::format("groups ({}, offset {}) do not divide X {} and W {}", group_, offset_group_,
+                                  shape_to_string(x0.shape()), shape_to_string(w0.shape())));
+        const int64_t out_h = (height + pads_[0] + pads_[2] - (dilations_[0] * (kh - 1) + 1)) / strides_[0] + 1;
+        const int64_t out_w = (width + pads_[1] + pads_[3] - (dilations_[1] * (kw - 1) + 1)) / strides_[1] + 1;
+        if (out_h <= 0 || out_w <= 0) node.fail("the kernel does not fit the padded input");
+        const Shape offset_shape{batch, offset_group_ * 2 * kh * kw, out_h, out_w};
+        if (offset0.shape() != offset_shape)
+            node.fail(fmt::format("offset must have shape {}, but it has shape {}", shape_to_string(offset_shape),
+                                  shape_to_string(offset0.shape())));
+        const Tensor* bias0 = context.input(3);
+        if (bias0 && !bias0->defined()) bias0 = nullptr;
+        if (bias0 && bias0->numel() != filters)
+            node.fail(
+                fmt::format("B must have {} values, but it has shape {}", filters, shape_to_string(bias0->shape())));
+        const Tensor* mask0 = context.input(4);
+        if (mask0 && !mask0->defined()) mask0 = nullptr;
+        const Shape mask_shape{batch, offset_group_ * kh * kw, out_h, out_w};
+        if (mask0 && mask0->shape() != mask_shape)
+            node.fail(fmt::format("mask must have shape {}, but it has shape {}", shape_to_string(mask_shape),
+                                  shape_to_string(mask0->shape())));
+        const Tensor x = x0.cast(DataType::kFloat64), w = w0.cast(DataType::kFloat64);
+        const Tensor offset = offset0.cast(DataType::kFloat64);
+        const Tensor mask = mask0 ? mask0->cast(DataType::kFloat64) : Tensor();
+        const Tensor bias = bias0 ? bias0->cast(DataType::kFloat64) : Tensor();
+        Tensor y(DataType::kFloat64, {batch, filters, out_h, out_w});
+        const int64_t per_group = channels / group_, per_filter_group = filters / group_;
+        const int64_t per_offset_group = channels / offset_group_;
+        const int64_t points = out_h * out_w;
+        auto sample = [&](const double* plane, double py, double px) {
+            // Written so that NaN positions also read 0.
+            if (!(py > -1 && py < static_cast<double>(height) && px > -1 && px < static_cast<double>(width)))
+                return 0.0;
+            const auto y0 = static_cast<int64_t>(std::floor(py)), x0i = static_cast<int64_t>(std::floor(px));
+            const double ly = py - static_cast<double>(y0), lx = px - static_cast<double>(x0i);
+            auto at = [&](int64_t yy, int64_t xx) {
+                return yy >= 0 && yy < height && xx >= 0 && xx < width ? plane[yy * width + xx] : 0.0;
+            };
+            return (1 - ly) * (1 - lx) * at(y0, x0i) + (1 - ly) * lx * at(y0, x0i + 1) +
+                   ly * (1 - lx) * at(y0 + 1, x0i) + ly * lx * at(y0 + 1, x0i + 1);
+        };
+        for (int64_t n = 0; n < batch; ++n)
+            for (int64_t f = 0; f < filters; ++f) {
+                const int64_t g = f / per_filter_group;
+                for (int64_t oh = 0; oh < out_h; ++oh)
+                    for (int64_t ow = 0; ow < out_w; ++ow) {
+                        double sum = bias.defined() ? bias.data_as<double>()[f] : 0.0;
+                        for (int64_t c = 0; c < per_group; ++c) {
+                            const int64_t channel = g * per_group + c;
+                            const int64_t og = channel / per_offset_group;
+                            const double* plane = x.data_as<double>() + (n * channels + channel) * height * width;
+                            for (int64_t i = 0; i < kh; ++i)
+                                for (int64_t j = 0; j < kw; ++j) {
+                                    const int64_t tap = i * kw + j;
+                                    const int64_t o =
+                                        ((n * offset_group_ + og) * 2 * kh * kw + 2 * tap) * points + oh * out_w + ow;
+                                    const double dy = offset.data_as<double>()[o];
+                                    const double dx = offset.data_as<double>()[o + points];
+                                    const double py =
+                                        static_cast<double>(oh * strides_[0] - pads_[0] + i * dilations_[0]) + dy;
+                                    const double px =
+                                        static_cast<double>(ow * strides_[1] - pads_[1] + j * dilations_[1]) + dx;
+                                    double value = sample(plane, py, px);
+                                    if (mask.defined())
+                                        value *=
+                                            mask.data_as<double>()[((n * offset_group_ + og) * kh * kw + tap) * points +
+                                                                   oh * out_w + ow];
+                                    sum += value * w.data_as<double>()[((f * per_group + c) * kh + i) * kw + j];
+                                }
+                        }
+                        y.data_as<double>()[((n * filters + f) * out_h + oh) * out_w + ow] = sum;
+                    }
+            }
+        context.set_output(0, y.cast(x0.dtype()));
+    }
+
+private:
+    int64_t group_, offset_group_;
+    std::vector<int64_t> dilations_, strides_, pads_, kernel_shape_;
+};
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& registry) {
     registry.add("", "Conv", 1, kMaxOpset, make_factory<ConvKernel>());
     registry.add("", "ConvTranspose", 1, kMaxOpset, make_factory<ConvTransposeKernel>());
+    registry.add("", "DeformConv", 19, kMaxOpset, make_factory<DeformConvKernel>());
 }
 
 }  // namespace polygraphy::ref

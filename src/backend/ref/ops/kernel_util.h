@@ -1,8 +1,9 @@
-// Private helpers of the elementwise and tensor kernels: dtype dispatch, axes, integer inputs.
+// Private helpers of the kernels: dtype dispatch, axes, integer inputs, shape arithmetic.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -243,6 +244,68 @@ inline void require_1d(const NodeInfo& node, const Tensor& tensor, std::string_v
 /// float16/bfloat16 tensors widened to float32 (other dtypes returned as they are).
 inline Tensor widen_half(const Tensor& tensor) {
     return is_half(tensor.dtype()) ? tensor.cast(DataType::kFloat32) : tensor;
+}
+
+/// "[1, 2, 3]" (for messages).
+inline std::string ints_to_string(const std::vector<int64_t>& values) {
+    return fmt::format("[{}]", fmt::join(values, ", "));
+}
+
+/// Product of dims [begin, end) of `shape` (1 for an empty range).
+inline int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
+    int64_t result = 1;
+    for (std::size_t i = begin; i < end && i < shape.size(); ++i) result *= shape[i];
+    return result;
+}
+
+/// Index normalized into [0, size), or a failure naming the value and the axis.
+inline int64_t checked_index(const NodeInfo& node, int64_t index, int64_t size, int64_t axis) {
+    if (index < -size || index >= size)
+        node.fail(fmt::format("index {} is out of bounds for axis {} with size {}", index, axis, size));
+    return index < 0 ? index + size : index;
+}
+
+/// Reads an optional 1-D integer input; nullopt when omitted.
+inline std::optional<std::vector<int64_t>> optional_ints(const KernelContext& ctx, std::size_t index,
+                                                         std::string_view what) {
+    const Tensor* tensor = ctx.input(index);
+    if (!tensor || !tensor->defined()) return std::nullopt;
+    require_1d(ctx.node(), *tensor, what, /*allow_scalar=*/true);
+    return read_ints(ctx.node(), *tensor, what);
+}
+
+/// The data type named by attribute `attr_name` (an ONNX TensorProto type), or `fallback` when
+/// the node does not set it; fails for undefined and string types.
+inline DataType output_dtype_attr(const NodeInfo& node, const char* attr_name, DataType fallback) {
+    if (!node.has_attr(attr_name)) return fallback;
+    const int64_t onnx_type = node.attr_int(attr_name, 0);
+    const DataType dtype = dtype_from_onnx(static_cast<int32_t>(onnx_type));
+    if (dtype == DataType::kUndefined || dtype == DataType::kString)
+        node.fail(std::string("attribute '") + attr_name + "' has unsupported data type " + std::to_string(onnx_type));
+    return dtype;
+}
+
+/// Calls fn(flat_index, multi_index) for every element of `shape` in row-major order.
+template <typename Fn>
+void for_each_index(const Shape& shape, Fn&& fn) {
+    const int64_t total = shape_volume(shape);
+    std::vector<int64_t> index(shape.size(), 0);
+    for (int64_t flat = 0; flat < total; ++flat) {
+        fn(flat, index);
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            if (++index[d] < shape[d]) break;
+            index[d] = 0;
+        }
+    }
+}
+
+/// A shape given as a 1-D integer input; fails for negative dims.
+inline Shape read_shape(const NodeInfo& node, const Tensor& tensor, std::string_view what) {
+    require_1d(node, tensor, what);
+    const std::vector<int64_t> dims = read_ints(node, tensor, what);
+    for (int64_t dim : dims)
+        if (dim < 0) node.fail(fmt::format("{} {} has a negative dimension", what, ints_to_string(dims)));
+    return dims;
 }
 
 }  // namespace polygraphy::ref

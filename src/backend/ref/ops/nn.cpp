@@ -1,16 +1,21 @@
-// Softmax, LogSoftmax, Hardmax and the normalizations: BatchNormalization (inference),
-// LayerNormalization, InstanceNormalization, GroupNormalization, LRN. (MeanVarianceNormalization and
-// LpNormalization live with the elementwise family.)
-// float32 Softmax/LogSoftmax use oneDNN (vectorized exp); statistics accumulate in double.
+// Softmax, LogSoftmax, Hardmax, Dropout and the normalizations: BatchNormalization (inference),
+// LayerNormalization, InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
+// LpNormalization. float32 Softmax/LogSoftmax use oneDNN (vectorized exp); statistics accumulate in
+// double.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "backend/ref/ops/broadcast.h"
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/kernel_util.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -26,14 +31,8 @@ void require_float(const NodeInfo& node, const Tensor& tensor, const char* what)
     if (!is_float_type(tensor.dtype())) onednn::fail_dtype(node, what, tensor.dtype(), kFloatTypes);
 }
 
-int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
-    int64_t result = 1;
-    for (std::size_t i = begin; i < end; ++i) result *= shape[i];
-    return result;
-}
-
-/// Normalizes `axis` into [0, rank) (or [0, rank] when `allow_rank`); fails naming the attribute.
-int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank, const char* name = "axis") {
+/// Normalizes attribute `name` into [0, rank); fails naming the attribute and the allowed range.
+int64_t normalize_axis_attr(const NodeInfo& node, int64_t axis, int64_t rank, const char* name = "axis") {
     if (axis < -rank || axis >= rank) {
         node.fail(std::string("attribute '") + name + "' is out of range for an input of rank " + std::to_string(rank) +
                   "\nNote: " + name + " = " + std::to_string(axis) + ", allowed [" + std::to_string(-rank) + ", " +
@@ -114,7 +113,7 @@ public:
         const Shape& shape = x.shape();
         const int64_t rank = x.rank();
         if (rank == 0) node.fail("input must have rank >= 1");
-        const int64_t axis = normalize_axis(node, axis_, rank);
+        const int64_t axis = normalize_axis_attr(node, axis_, rank);
         SoftmaxView view;
         view.outer = product(shape, 0, static_cast<std::size_t>(axis));
         if (legacy_) {
@@ -386,7 +385,7 @@ public:
         require_float(node, x, "input X");
         const Shape& shape = x.shape();
         if (x.rank() == 0) node.fail("input X must have rank >= 1");
-        const int64_t axis = normalize_axis(node, axis_, x.rank());
+        const int64_t axis = normalize_axis_attr(node, axis_, x.rank());
         const Shape normalized(shape.begin() + axis, shape.end());
         const int64_t rows = product(shape, 0, static_cast<std::size_t>(axis));
         const int64_t length = shape_volume(normalized);
@@ -600,6 +599,155 @@ KernelFactory softmax_factory() {
     return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<SoftmaxKernel>(node, kKind); };
 }
 
+// ---- MeanVarianceNormalization / LpNormalization (float types) -----------------------------------------
+
+class MeanVarianceNormalizationKernel final : public Kernel {
+public:
+    explicit MeanVarianceNormalizationKernel(const NodeInfo& node) : axes_(node.attr_ints("axes", {0, 2, 3})) {}
+
+    void compute(KernelContext& ctx) const override {
+        const NodeInfo& node = ctx.node();
+        const Tensor& x0 = ctx.required_input(0);
+        if (!dtype_is_floating(x0.dtype())) unsupported_dtype(node, x0.dtype());
+        const Tensor x = x0.cast(DataType::kFloat64);
+        const std::vector<int64_t> axes = normalize_axes(node, axes_, x.rank());
+        Shape group_shape = x.shape();
+        for (int64_t axis : axes) group_shape[axis] = 1;
+        const int64_t groups = shape_volume(group_shape);
+        const int64_t per_group = groups > 0 ? x.numel() / groups : 0;
+        std::vector<double> mean(groups, 0.0), variance(groups, 0.0);
+        StridedLoop<1> loop(x.shape(), {broadcast_strides(group_shape, x.shape())});
+        const double* in = x.data_as<double>();
+        auto visit = [&](auto&& fn) {
+            loop.for_each_row([&](const auto& off, int64_t out_offset, int64_t count, const auto& st) {
+                for (int64_t i = 0; i < count; ++i) fn(out_offset + i, off[0] + i * st[0]);
+            });
+        };
+        visit([&](int64_t i, int64_t g) { mean[g] += in[i]; });
+        for (double& m : mean) m /= static_cast<double>(per_group);
+        visit([&](int64_t i, int64_t g) { variance[g] += (in[i] - mean[g]) * (in[i] - mean[g]); });
+        for (double& v : variance) v /= static_cast<double>(per_group);
+        Tensor y(DataType::kFloat64, x.shape());
+        double* out = y.data_as<double>();
+        // ONNX's function body: (X - mean) / (sqrt(variance) + 1e-9).
+        visit([&](int64_t i, int64_t g) { out[i] = (in[i] - mean[g]) / (std::sqrt(variance[g]) + 1e-9); });
+        ctx.set_output(0, y.cast(x0.dtype()));
+    }
+
+private:
+    std::vector<int64_t> axes_;
+};
+
+class LpNormalizationKernel final : public Kernel {
+public:
+    explicit LpNormalizationKernel(const NodeInfo& node) : axis_(node.attr_int("axis", -1)), p_(node.attr_int("p", 2)) {
+        if (p_ != 1 && p_ != 2) node.fail(fmt::format("attribute 'p' must be 1 or 2, got {}", p_));
+    }
+
+    void compute(KernelContext& ctx) const override {
+        const NodeInfo& node = ctx.node();
+        const Tensor& x0 = ctx.required_input(0);
+        if (!dtype_is_floating(x0.dtype())) unsupported_dtype(node, x0.dtype());
+        const Tensor x = x0.cast(DataType::kFloat64);
+        Tensor y(DataType::kFloat64, x.shape());
+        if (x.numel() > 0) {
+            const int64_t axis = normalize_axis(node, axis_, x.rank());
+            int64_t outer = 1, inner = 1;
+            for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+            for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+            const int64_t length = x.shape()[axis];
+            const double* in = x.data_as<double>();
+            double* out = y.data_as<double>();
+            for (int64_t o = 0; o < outer; ++o) {
+                for (int64_t i = 0; i < inner; ++i) {
+                    const int64_t base = o * length * inner + i;
+                    double norm = 0;
+                    for (int64_t k = 0; k < length; ++k) {
+                        const double v = in[base + k * inner];
+                        norm += p_ == 1 ? std::abs(v) : v * v;
+                    }
+                    if (p_ == 2) norm = std::sqrt(norm);
+                    for (int64_t k = 0; k < length; ++k)
+                        out[base + k * inner] = norm == 0.0 ? 0.0 : in[base + k * inner] / norm;
+                }
+            }
+        }
+        ctx.set_output(0, y.cast(x0.dtype()));
+    }
+
+private:
+    int64_t axis_, p_;
+};
+
+// ---- Dropout ------------------------------------------------------------------------------------------
+
+/// Inference-mode Dropout: the output is the input; the optional mask is all ones.
+class DropoutKernel final : public Kernel {
+public:
+    explicit DropoutKernel(const NodeInfo& node) {
+        if (node.opset() < 12) {
+            const float ratio = node.attr_float("ratio", 0.5f);
+            if (ratio < 0.0f || ratio >= 1.0f)
+                node.fail(fmt::format("attribute 'ratio' must be in [0, 1), got {}", ratio));
+        }
+    }
+
+    void compute(KernelContext& ctx) const override {
+        const NodeInfo& node = ctx.node();
+        const Tensor& x = ctx.required_input(0);
+        if (node.opset() >= 12) {
+            if (const Tensor* training = ctx.input(2); training && training->defined()) {
+                require_scalar(node, *training, "training_mode");
+                if (training->value_as_double(0) != 0.0) {
+                    const Tensor* ratio = ctx.input(1);
+                    const double value = ratio && ratio->defined() ? ratio->value_as_double(0) : 0.5;
+                    if (value < 0.0 || value >= 1.0) node.fail(fmt::format("ratio must be in [0, 1), got {}", value));
+                    if (value != 0.0) {
+                        train(ctx, x, value);
+                        return;
+                    }
+                }
+            }
+        }
+        ctx.set_output(0, x);
+        if (ctx.num_outputs() > 1) {
+            // The mask is bool from opset 10, the input's type before.
+            Tensor& mask = ctx.allocate_output(1, node.opset() >= 10 ? DataType::kBool : x.dtype(), x.shape());
+            if (mask.dtype() == DataType::kBool) {
+                std::fill_n(mask.data_as<bool>(), mask.numel(), true);
+            } else {
+                mask = Tensor::from_doubles(mask.dtype(), x.shape(), std::vector<double>(x.numel(), 1.0));
+            }
+        }
+    }
+
+private:
+    // Training mode: each element is kept with probability 1 - ratio and scaled by 1 / (1 - ratio).
+    // The 'seed' attribute makes runs repeat (std::mt19937_64); values cannot match other runtimes.
+    static void train(KernelContext& ctx, const Tensor& x, double ratio) {
+        const NodeInfo& node = ctx.node();
+        if (!dtype_is_floating(x.dtype())) unsupported_dtype(node, x.dtype());
+        std::mt19937_64 generator;
+        if (node.has_attr("seed")) {
+            generator.seed(static_cast<uint64_t>(node.attr_int("seed", 0)));
+        } else {
+            std::random_device device;
+            generator.seed((static_cast<uint64_t>(device()) << 32) ^ device());
+        }
+        std::uniform_real_distribution<double> uniform(0.0, 1.0);
+        Tensor y(DataType::kFloat64, x.shape());
+        Tensor mask(DataType::kBool, x.shape());
+        const double scale = 1.0 / (1.0 - ratio);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            const bool keep = uniform(generator) >= ratio;
+            mask.data_as<bool>()[i] = keep;
+            y.data_as<double>()[i] = keep ? x.value_as_double(i) * scale : 0.0;
+        }
+        ctx.set_output(0, y.cast(x.dtype()));
+        if (ctx.num_outputs() > 1) ctx.set_output(1, mask);
+    }
+};
+
 template <bool kInstance>
 KernelFactory group_norm_factory() {
     return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<GroupNormKernel>(node, kInstance); };
@@ -616,6 +764,9 @@ void register_nn_ops(OpRegistry& registry) {
     registry.add("", "InstanceNormalization", 1, kMaxOpset, group_norm_factory<true>());
     registry.add("", "GroupNormalization", 18, kMaxOpset, group_norm_factory<false>());
     registry.add("", "LRN", 1, kMaxOpset, make_factory<LrnKernel>());
+    registry.add("", "MeanVarianceNormalization", 9, kMaxOpset, make_factory<MeanVarianceNormalizationKernel>());
+    registry.add("", "LpNormalization", 1, kMaxOpset, make_factory<LpNormalizationKernel>());
+    registry.add("", "Dropout", 1, kMaxOpset, make_factory<DropoutKernel>());
 }
 
 }  // namespace polygraphy::ref

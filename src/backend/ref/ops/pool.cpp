@@ -1,8 +1,10 @@
-// MaxPool (with optional Indices), AveragePool, LpPool and their Global* forms. Pooling is
+// MaxPool (with optional Indices), AveragePool, LpPool, their Global* forms, and MaxUnpool (which
+// scatters pooled values back to the indices MaxPool gave). Pooling is
 // memory-bound: a direct loop over the plain NCHW planes (OpenMP over N*C planes, valid tap ranges
 // precomputed per output coordinate) needs no layout reorders and handles every attribute.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -300,15 +302,15 @@ public:
         if (rank > 3) {
             throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() +
                                    "): pooling over more than 3 spatial dims is not supported\nNote: kernel_shape = " +
-                                   window::ints_to_string(attrs_.kernel_shape));
+                                   ints_to_string(attrs_.kernel_shape));
         }
         for (std::size_t d = 0; d < attrs_.pads.size(); ++d) {
             const std::size_t axis = d % rank;
             const int64_t dilation = attrs_.dilations.empty() ? 1 : attrs_.dilations[axis];
             if (attrs_.pads[d] >= (attrs_.kernel_shape[axis] - 1) * dilation + 1) {
                 node.fail("attribute 'pads' must be smaller than the kernel\nNote: pads = " +
-                          window::ints_to_string(attrs_.pads) + ", kernel_shape = " +
-                          window::ints_to_string(attrs_.kernel_shape));
+                          ints_to_string(attrs_.pads) + ", kernel_shape = " +
+                          ints_to_string(attrs_.kernel_shape));
             }
         }
         if (kind == PoolKind::kMax) {
@@ -475,6 +477,75 @@ KernelFactory global_pool_factory() {
     return [](const NodeInfo& node) -> std::unique_ptr<Kernel> { return std::make_unique<GlobalPoolKernel>(node, kKind); };
 }
 
+class MaxUnpoolKernel final : public Kernel {
+public:
+    explicit MaxUnpoolKernel(const NodeInfo& node) : kernel_(node.attr_ints("kernel_shape")) {
+        if (kernel_.empty()) node.fail("attribute 'kernel_shape' is required");
+        for (int64_t k : kernel_)
+            if (k <= 0) node.fail(fmt::format("attribute 'kernel_shape' values must be positive, but one is {}", k));
+        strides_ = window::ints_or(node, "strides", kernel_.size(), 1, true);
+        pads_ = window::ints_or(node, "pads", 2 * kernel_.size(), 0, false);
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        const Tensor& indices = context.required_input(1);
+        const std::size_t rank = kernel_.size();
+        if (x.rank() != static_cast<int64_t>(rank) + 2)
+            node.fail(fmt::format("input X must have rank {} (kernel_shape has {} values), but it has shape {}",
+                                  rank + 2, rank, shape_to_string(x.shape())));
+        if (indices.shape() != x.shape())
+            node.fail(fmt::format("input I must have the shape of X {}, but it has shape {}",
+                                  shape_to_string(x.shape()), shape_to_string(indices.shape())));
+        Shape out_shape{x.shape()[0], x.shape()[1]};
+        for (std::size_t d = 0; d < rank; ++d)
+            out_shape.push_back((x.shape()[d + 2] - 1) * strides_[d] - (pads_[d] + pads_[rank + d]) + kernel_[d]);
+        // Indices address the default (inferred) output; a larger output_shape keeps their coordinates
+        // (the extra rows and columns stay zero), as ONNX Runtime and the test data do.
+        const Shape inferred = out_shape;
+        if (const Tensor* given = context.input(2); given && given->defined()) {
+            const std::vector<int64_t> shape = read_ints(node, *given, "output_shape");
+            if (shape.size() != out_shape.size())
+                node.fail(
+                    fmt::format("output_shape must have {} values, but it has {}", out_shape.size(), shape.size()));
+            for (std::size_t d = 0; d < shape.size(); ++d)
+                if (shape[d] < inferred[d])
+                    node.fail(fmt::format("output_shape {} is smaller than the unpooled shape {}",
+                                          shape_to_string(Shape(shape.begin(), shape.end())),
+                                          shape_to_string(inferred)));
+            out_shape.assign(shape.begin(), shape.end());
+        }
+        Tensor& y = context.allocate_output(0, x.dtype(), out_shape);
+        std::vector<int64_t> where = read_ints(node, indices, "I");
+        const int64_t inferred_count = shape_volume(inferred);
+        if (out_shape != inferred) {
+            for (int64_t& flat : where) {
+                if (flat < 0 || flat >= inferred_count) continue;  // reported below
+                int64_t rest = flat, mapped = 0, stride = 1;
+                for (std::size_t d = inferred.size(); d-- > 0;) {
+                    mapped += (rest % inferred[d]) * stride;
+                    rest /= inferred[d];
+                    stride *= out_shape[d];
+                }
+                flat = mapped;
+            }
+        }
+        const std::size_t element = dtype_size(x.dtype());
+        if (element == 0) unsupported_dtype(node, x.dtype());
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            if (where[i] < 0 || where[i] >= y.numel())
+                node.fail(
+                    fmt::format("index {} in I is out of range for an output of {} elements", where[i], y.numel()));
+            std::memcpy(static_cast<unsigned char*>(y.data()) + where[i] * element,
+                        static_cast<const unsigned char*>(x.data()) + i * element, element);
+        }
+    }
+
+private:
+    std::vector<int64_t> kernel_, strides_, pads_;
+};
+
 }  // namespace
 
 void register_pool_ops(OpRegistry& registry) {
@@ -484,6 +555,7 @@ void register_pool_ops(OpRegistry& registry) {
     registry.add("", "GlobalMaxPool", 1, kMaxOpset, global_pool_factory<PoolKind::kMax>());
     registry.add("", "GlobalAveragePool", 1, kMaxOpset, global_pool_factory<PoolKind::kAverage>());
     registry.add("", "GlobalLpPool", 1, kMaxOpset, global_pool_factory<PoolKind::kLp>());
+    registry.add("", "MaxUnpool", 9, kMaxOpset, make_factory<MaxUnpoolKernel>());
 }
 
 }  // namespace polygraphy::ref

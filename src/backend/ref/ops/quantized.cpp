@@ -1,8 +1,9 @@
-// Integer and quantized linear algebra: QLinearMatMul, QLinearConv, ConvInteger and
-// DynamicQuantizeLinear. Products accumulate exactly in int64 (values fit int32 for real models);
-// requantization multiplies by a_scale * b_scale / y_scale computed in the scales' own type (as
-// the ONNX reference does), rounds half to even and saturates to the output type, as the spec says
-// (the 1.17 test data of int8 QLinearMatMul wraps instead: see the conformance expected failures).
+// Quantization and quantized linear algebra: QuantizeLinear and DequantizeLinear (per-tensor, per-axis from opset 13,
+// blocked from opset 21; int4/int8/int16/int32 and float8), QLinearMatMul, QLinearConv, ConvInteger and
+// DynamicQuantizeLinear. Products accumulate exactly in int64 (values fit int32 for real models); requantization
+// multiplies by a_scale * b_scale / y_scale computed in the scales' own type (as the ONNX reference does), rounds half
+// to even and saturates to the output type, as the spec says (the 1.17 test data of int8 QLinearMatMul wraps instead:
+// see the conformance expected failures).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -10,8 +11,10 @@
 
 #include <fmt/format.h>
 
+#include "backend/ref/ops/elementwise.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/ops/small_types.h"
 #include "backend/ref/ops/window_util.h"
 
 namespace polygraphy::ref {
@@ -74,6 +77,192 @@ Tensor to_quant(const std::vector<double>& values, DataType dtype, const Shape& 
     }
     return out;
 }
+
+// ---- QuantizeLinear / DequantizeLinear ---------------------------------------------------------------
+
+/// Where each element of x finds its scale: x viewed as (outer, channels, inner).
+struct QuantLayout {
+    enum class Kind { kTensor, kAxis, kBlocked } kind = Kind::kTensor;
+    int64_t outer = 1, channels = 1, inner = 1, block = 1, scale_channels = 1;
+
+    int64_t scale_index(int64_t o, int64_t c, int64_t i) const {
+        switch (kind) {
+            case Kind::kTensor:
+                return 0;
+            case Kind::kAxis:
+                return c;
+            default:
+                return (o * scale_channels + c / block) * inner + i;
+        }
+    }
+};
+
+QuantLayout quant_layout(const NodeInfo& node, const Tensor& x, const Tensor& scale, const Tensor* zero_point,
+                         int64_t axis_attr, int64_t block_size) {
+    QuantLayout layout;
+    // A one-element zero point goes with a one-element scale whatever their ranks.
+    if (zero_point && zero_point->shape() != scale.shape() &&
+        !(zero_point->numel() == 1 && scale.numel() == 1 && zero_point->rank() <= 1 && scale.rank() <= 1))
+        node.fail(fmt::format("zero point of shape {} must have the shape of the scale {}",
+                              shape_to_string(zero_point->shape()), shape_to_string(scale.shape())));
+    const bool scalar = scale.rank() == 0 || (scale.rank() == 1 && scale.numel() == 1 && block_size == 0);
+    layout.outer = x.numel();
+    if (scalar) return layout;
+    if (node.opset() < 13) node.fail("scale must be a scalar before opset 13");
+    const int64_t axis = normalize_axis(node, axis_attr, x.rank());
+    layout.outer = 1;
+    for (int64_t d = 0; d < axis; ++d) layout.outer *= x.shape()[d];
+    layout.channels = x.shape()[axis];
+    for (int64_t d = axis + 1; d < x.rank(); ++d) layout.inner *= x.shape()[d];
+    if (block_size > 0) {
+        layout.kind = QuantLayout::Kind::kBlocked;
+        layout.block = block_size;
+        layout.scale_channels = layout.channels > 0 ? (layout.channels - 1) / block_size + 1 : 0;
+        Shape expected = x.shape();
+        expected[axis] = layout.scale_channels;
+        if (scale.shape() != expected)
+            node.fail(fmt::format("blocked scale must have shape {} for input {} and block_size {}, got {}",
+                                  shape_to_string(expected), shape_to_string(x.shape()), block_size,
+                                  shape_to_string(scale.shape())));
+        return layout;
+    }
+    if (scale.rank() != 1 || scale.numel() != layout.channels)
+        node.fail(fmt::format("per-axis scale must be 1-D with {} elements (axis {} of input {}), got shape {}",
+                              layout.channels, axis, shape_to_string(x.shape()), shape_to_string(scale.shape())));
+    layout.kind = QuantLayout::Kind::kAxis;
+    return layout;
+}
+
+template <typename Fn>
+void for_each_quant_element(const QuantLayout& layout, Fn&& fn) {
+    int64_t index = 0;
+    for (int64_t o = 0; o < layout.outer; ++o)
+        for (int64_t c = 0; c < layout.channels; ++c)
+            for (int64_t i = 0; i < layout.inner; ++i, ++index) fn(index, layout.scale_index(o, c, i));
+}
+
+std::pair<double, double> quant_range(DataType dtype) {
+    switch (dtype) {
+        case DataType::kUInt8:
+            return {0, 255};
+        case DataType::kInt8:
+            return {-128, 127};
+        case DataType::kUInt16:
+            return {0, 65535};
+        case DataType::kInt16:
+            return {-32768, 32767};
+        case DataType::kUInt4:
+            return {0, 15};
+        case DataType::kInt4:
+            return {-8, 7};
+        case DataType::kInt32:
+            return {-2147483648.0, 2147483647.0};
+        default:
+            return {0, -1};
+    }
+}
+
+class QuantizeLinearKernel final : public Kernel {
+public:
+    explicit QuantizeLinearKernel(const NodeInfo& node)
+        : axis_(node.opset() >= 13 ? node.attr_int("axis", 1) : 1),
+          block_size_(node.opset() >= 21 ? node.attr_int("block_size", 0) : 0),
+          output_dtype_(node.opset() >= 21 ? static_cast<int32_t>(node.attr_int("output_dtype", 0)) : 0),
+          saturate_(saturate_attr(node)) {
+        if (block_size_ < 0) node.fail(fmt::format("attribute 'block_size' must be >= 0, got {}", block_size_));
+    }
+
+    void compute(KernelContext& ctx) const override {
+        const NodeInfo& node = ctx.node();
+        const Tensor& x0 = ctx.required_input(0);
+        const Tensor& scale0 = ctx.required_input(1);
+        const Tensor* zp = ctx.input(2);
+        if (zp && !zp->defined()) zp = nullptr;
+        DataType out_dtype = DataType::kUInt8;
+        if (zp)
+            out_dtype = zp->dtype();
+        else if (output_dtype_ != 0)
+            out_dtype = dtype_from_onnx(output_dtype_);
+        if (is_float8(out_dtype)) {
+            ctx.set_output(0, quantize_float8(node, x0, scale0, zp, out_dtype));
+            return;
+        }
+        // Not a structured binding: clang before 16 cannot capture those in the lambda below.
+        const auto range = quant_range(out_dtype);
+        const double lo = range.first, hi = range.second;
+        if (lo > hi) unsupported_dtype(node, out_dtype, "quantized output");
+        const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
+        const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);
+        const Tensor zero = zp ? zp->cast(DataType::kFloat64) : Tensor();
+        Tensor q(DataType::kFloat64, x.shape());
+        const float* in = x.data_as<float>();
+        const float* s = scale.data_as<float>();
+        double* out = q.data_as<double>();
+        for_each_quant_element(layout, [&](int64_t index, int64_t scale_index) {
+            double value = std::nearbyint(static_cast<double>(in[index] / s[scale_index]));
+            if (zp) value += zero.data_as<double>()[scale_index];
+            out[index] = std::isnan(value) ? 0.0 : std::min(hi, std::max(lo, value));
+        });
+        ctx.set_output(0, is_int4(out_dtype) ? cast_to_small_type(q, out_dtype, true) : q.cast(out_dtype));
+    }
+
+private:
+    // Float8 outputs: x / scale (+ zero point) rounded to the float8 type, saturating per the attribute.
+    Tensor quantize_float8(const NodeInfo& node, const Tensor& x0, const Tensor& scale0, const Tensor* zp,
+                           DataType out_dtype) const {
+        const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
+        const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);
+        const Tensor zero = zp ? zp->cast(DataType::kFloat32) : Tensor();
+        Tensor q(out_dtype, x.shape());
+        const float* in = x.data_as<float>();
+        const float* s = scale.data_as<float>();
+        auto* out = static_cast<uint8_t*>(q.data());
+        for_each_quant_element(layout, [&](int64_t index, int64_t scale_index) {
+            float value = in[index] / s[scale_index];
+            if (zp) value += zero.data_as<float>()[scale_index];
+            out[index] = double_to_float8(value, out_dtype, saturate_);
+        });
+        return q;
+    }
+
+    int64_t axis_, block_size_;
+    int32_t output_dtype_;
+    bool saturate_;
+};
+
+class DequantizeLinearKernel final : public Kernel {
+public:
+    explicit DequantizeLinearKernel(const NodeInfo& node)
+        : axis_(node.opset() >= 13 ? node.attr_int("axis", 1) : 1),
+          block_size_(node.opset() >= 21 ? node.attr_int("block_size", 0) : 0) {
+        if (block_size_ < 0) node.fail(fmt::format("attribute 'block_size' must be >= 0, got {}", block_size_));
+    }
+
+    void compute(KernelContext& ctx) const override {
+        const NodeInfo& node = ctx.node();
+        const Tensor& x0 = ctx.required_input(0);
+        const Tensor& scale0 = ctx.required_input(1);
+        const Tensor* zp = ctx.input(2);
+        if (zp && !zp->defined()) zp = nullptr;
+        const auto [lo, hi] = quant_range(x0.dtype());
+        if (lo > hi && !is_float8(x0.dtype())) unsupported_dtype(node, x0.dtype(), "quantized input");
+        if (zp) require_same_dtype(node, x0, *zp, "x and x_zero_point");
+        const QuantLayout layout = quant_layout(node, x0, scale0, zp, axis_, block_size_);
+        const Tensor x = x0.cast(DataType::kFloat32), scale = scale0.cast(DataType::kFloat32);
+        const Tensor zero = zp ? zp->cast(DataType::kFloat32) : Tensor();
+        Tensor y(DataType::kFloat32, x.shape());
+        const float* in = x.data_as<float>();
+        const float* s = scale.data_as<float>();
+        float* out = y.data_as<float>();
+        for_each_quant_element(layout, [&](int64_t index, int64_t scale_index) {
+            out[index] = (in[index] - (zp ? zero.data_as<float>()[scale_index] : 0.0f)) * s[scale_index];
+        });
+        ctx.set_output(0, y.cast(scale0.dtype()));
+    }
+
+private:
+    int64_t axis_, block_size_;
+};
 
 // ---- QLinearMatMul -----------------------------------------------------------------------------------
 
@@ -364,6 +553,8 @@ public:
 }  // namespace
 
 void register_quantized_ops(OpRegistry& registry) {
+    registry.add("", "QuantizeLinear", 10, kMaxOpset, make_factory<QuantizeLinearKernel>());
+    registry.add("", "DequantizeLinear", 10, kMaxOpset, make_factory<DequantizeLinearKernel>());
     registry.add("", "QLinearMatMul", 10, kMaxOpset, make_factory<QLinearMatMulKernel>());
     registry.add("", "QLinearConv", 10, kMaxOpset, make_factory<QLinearConvKernel>());
     registry.add("", "ConvInteger", 10, kMaxOpset, make_factory<ConvIntegerKernel>());

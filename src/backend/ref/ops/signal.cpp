@@ -1,5 +1,5 @@
-// Signal processing: DFT (opset 17: axis attribute; opset 20: axis input), STFT and
-// MelWeightMatrix. Transforms are direct O(n^2) sums in double with exact twiddle angles
+// Signal processing: DFT (opset 17: axis attribute; opset 20: axis input), STFT, MelWeightMatrix and the windows
+// HannWindow, HammingWindow, BlackmanWindow. Transforms are direct O(n^2) sums in double with exact twiddle angles
 // (2*pi*(k*n mod N)/N), rounded to the input's type at the end.
 #include <cmath>
 #include <string>
@@ -223,12 +223,50 @@ private:
     DataType output_;
 };
 
+// ---- Windows ------------------------------------------------------------------------------------------
+
+enum class WindowKind { kHann, kHamming, kBlackman };
+
+template <WindowKind Kind>
+class WindowKernel final : public Kernel {
+public:
+    explicit WindowKernel(const NodeInfo& node)
+        : dtype_(output_dtype_attr(node, "output_datatype", DataType::kFloat32)),
+          periodic_(node.attr_int("periodic", 1) != 0) {}
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& size_tensor = context.required_input(0);
+        require_scalar(node, size_tensor, "size");
+        const int64_t size = read_ints(node, size_tensor, "size")[0];
+        if (size < 0) node.fail("size must be non-negative, but it is " + std::to_string(size));
+        const double denominator = periodic_ ? static_cast<double>(size) : static_cast<double>(size - 1);
+        std::vector<double> values(static_cast<std::size_t>(size));
+        for (int64_t n = 0; n < size; ++n) {
+            const double phase = denominator > 0 ? 2 * kPi * static_cast<double>(n) / denominator : 0.0;
+            double v = 0.0;
+            if constexpr (Kind == WindowKind::kHann) v = 0.5 - 0.5 * std::cos(phase);
+            else if constexpr (Kind == WindowKind::kHamming) v = 25.0 / 46.0 - 21.0 / 46.0 * std::cos(phase);
+            else v = 0.42 - 0.5 * std::cos(phase) + 0.08 * std::cos(2 * phase);
+            values[static_cast<std::size_t>(n)] = v;
+        }
+        context.set_output(0, Tensor::from_doubles(dtype_, {size}, values));
+    }
+
+private:
+    DataType dtype_;
+    bool periodic_;
+};
+
 }  // namespace
 
 void register_signal_ops(OpRegistry& registry) {
     registry.add("", "DFT", 17, kMaxOpset, make_factory<DftKernel>());
     registry.add("", "STFT", 17, kMaxOpset, make_factory<StftKernel>());
     registry.add("", "MelWeightMatrix", 17, kMaxOpset, make_factory<MelWeightMatrixKernel>());
+    registry.add("", "HannWindow", 17, kMaxOpset, make_factory<WindowKernel<WindowKind::kHann>>());
+    registry.add("", "HammingWindow", 17, kMaxOpset, make_factory<WindowKernel<WindowKind::kHamming>>());
+    registry.add("", "BlackmanWindow", 17, kMaxOpset, make_factory<WindowKernel<WindowKind::kBlackman>>());
 }
 
 }  // namespace polygraphy::ref

@@ -1,5 +1,4 @@
-// Sorting and scanning operators: TopK, Unique, CumSum, plus Shrink (a thresholding activation
-// with attributes that fits no other family). float16/bfloat16 are computed in float32.
+// Sorting and scanning operators: TopK, Unique, CumSum. float16/bfloat16 are computed in float32.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -247,46 +246,12 @@ private:
     bool reverse_;
 };
 
-// ---- Shrink -----------------------------------------------------------------------------------------
-
-class ShrinkKernel final : public Kernel {
-public:
-    explicit ShrinkKernel(const NodeInfo& node) : lambd_(node.attr_float("lambd", 0.5f)), bias_(node.attr_float("bias", 0.0f)) {
-        if (lambd_ < 0) node.fail("attribute 'lambd' must be non-negative, but it is " + std::to_string(lambd_));
-    }
-
-    void compute(KernelContext& context) const override {
-        const NodeInfo& node = context.node();
-        const Tensor& x = context.required_input(0);
-        with_widened(node, x, [&](auto tag, const Tensor& wide) {
-            using T = typename decltype(tag)::type;
-            if constexpr (std::is_same_v<T, bool>) {
-                unsupported_dtype(node, x.dtype());
-            } else {
-                Tensor y(wide.dtype(), x.shape());
-                const T* in = wide.data_as<T>();
-                T* out = y.data_as<T>();
-                for (int64_t i = 0; i < x.numel(); ++i) {
-                    const double v = static_cast<double>(in[i]);
-                    out[i] = v < -lambd_ ? static_cast<T>(v + bias_) : v > lambd_ ? static_cast<T>(v - bias_) : T(0);
-                }
-                context.set_output(0, narrow_to(y, x.dtype()));
-            }
-        });
-    }
-
-private:
-    double lambd_;
-    double bias_;
-};
-
 }  // namespace
 
 void register_sort_ops(OpRegistry& registry) {
     registry.add("", "TopK", 1, kMaxOpset, make_factory<TopKKernel>());
     registry.add("", "Unique", 11, kMaxOpset, make_factory<UniqueKernel>());
     registry.add("", "CumSum", 11, kMaxOpset, make_factory<CumSumKernel>());
-    registry.add("", "Shrink", 9, kMaxOpset, make_factory<ShrinkKernel>());
 }
 
 }  // namespace polygraphy::ref

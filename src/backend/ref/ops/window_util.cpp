@@ -4,15 +4,6 @@
 
 namespace polygraphy::ref::window {
 
-std::string ints_to_string(const std::vector<int64_t>& values) {
-    std::string text = "[";
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        if (i > 0) text += ", ";
-        text += std::to_string(values[i]);
-    }
-    return text + "]";
-}
-
 int64_t WindowAttrs::spatial_rank() const {
     if (!kernel_shape.empty()) return static_cast<int64_t>(kernel_shape.size());
     if (!strides.empty()) return static_cast<int64_t>(strides.size());

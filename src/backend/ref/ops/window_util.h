@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "polygraphy/backend/ref/kernel.h"
+#include <fmt/format.h>
+
+#include "backend/ref/ops/kernel_util.h"
 
 namespace polygraphy::ref::window {
 
@@ -54,12 +56,24 @@ struct Geometry {
 Geometry resolve_geometry(const NodeInfo& node, const WindowAttrs& attrs, const std::vector<int64_t>& input_spatial,
                           const std::vector<int64_t>& kernel);
 
-/// "[1, 2, 3]" for messages.
-std::string ints_to_string(const std::vector<int64_t>& values);
-
 /// Python-style floor division (b > 0).
 inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 /// Ceil division (b > 0).
 inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+/// Attribute `name` with `count` values, or `count` times `fallback` when absent; fails for another
+/// count or a value that is not positive (`positive`) or negative.
+inline std::vector<int64_t> ints_or(const NodeInfo& node, std::string_view name, std::size_t count, int64_t fallback,
+                             bool positive) {
+    std::vector<int64_t> values = node.attr_ints(name);
+    if (values.empty()) return std::vector<int64_t>(count, fallback);
+    if (values.size() != count)
+        node.fail(fmt::format("attribute '{}' must have {} values, but it has {}", name, count, values.size()));
+    for (int64_t value : values)
+        if (positive ? value <= 0 : value < 0)
+            node.fail(fmt::format("attribute '{}' values must be {}, but one is {}", name,
+                                  positive ? "positive" : "non-negative", value));
+    return values;
+}
 
 }  // namespace polygraphy::ref::window

@@ -1,12 +1,9 @@
-// OnnxrtRunnerArgs: parses the ONNX-Runtime session options and creates OnnxrtRunners.
-#include "polygraphy/tools/args/backend/onnxrt_args.h"
-#include "polygraphy/tools/script.h"
+// OnnxrtRunnerArgs: parses the ONNX-Runtime session options into the job's OnnxrtRunnerSteps.
+#include "tools/args/backend/onnxrt_args.h"
 
 #include <charconv>
 
-#include "polygraphy/backend/onnxrt/runner.h"
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -98,58 +95,16 @@ std::optional<std::string> OnnxrtRunnerArgs::unavailable_reason() const {
     return reason;
 }
 
-std::unique_ptr<BaseRunner> OnnxrtRunnerArgs::make_runner() {
-    onnxrt::load_library();  // report a missing ONNX-Runtime before any runner starts
-    if (!model_loader_hook_) {
-        if (auto path = required_group<OnnxLoadArgs>().unmodified_model_path())
-            return std::make_unique<onnxrt::OnnxrtRunner>(onnxrt::SessionFromOnnx::from_path(*path, session_options_));
-    }
-    // Without a hook, the model comes from the tool's ONNX loading group, like every ONNX runner's.
-    OnnxLoader model = model_loader_hook_ ? model_loader_hook_() : required_group<OnnxLoadArgs>().onnx_loader();
-    if (!model) throw InternalError("OnnxrtRunnerArgs: the model loader hook returned an empty loader");
-    return std::make_unique<onnxrt::OnnxrtRunner>(onnxrt::SessionFromOnnx(std::move(model), session_options_));
+RunnerStep OnnxrtRunnerArgs::runner_step() const {
+    return OnnxrtRunnerStep{session_options_};
 }
 
-std::unique_ptr<RunnerArgGroup> make_onnxrt_runner_args(OnnxrtRunnerArgs::ModelLoaderHook model_loader_hook) {
-    return std::make_unique<OnnxrtRunnerArgs>(std::move(model_loader_hook));
-}
-
-bool OnnxrtRunnerArgs::add_to_script(Script& script) const {
-    if (model_loader_hook_) return false;  // the hook is code this process holds, not a script line
-    script.add_include("polygraphy/backend/onnxrt/runner.h");
-    // Only settings that differ from the defaults are written, as designated initializers.
-    static const char* kLevels[] = {"kDisableAll", "kBasic", "kExtended", "kAll"};
-    static const char* kModes[] = {"kSequential", "kParallel"};
-    const onnxrt::SessionOptions defaults;
-    const auto& o = session_options_;
-    std::vector<std::string> fields;
-    if (o.providers != defaults.providers) fields.push_back(".providers = " + Script::string_vector(o.providers));
-    if (o.intra_op_num_threads != defaults.intra_op_num_threads)
-        fields.push_back(".intra_op_num_threads = " + std::to_string(o.intra_op_num_threads));
-    if (o.inter_op_num_threads != defaults.inter_op_num_threads)
-        fields.push_back(".inter_op_num_threads = " + std::to_string(o.inter_op_num_threads));
-    if (o.graph_optimization_level != defaults.graph_optimization_level)
-        fields.push_back(std::string(".graph_optimization_level = onnxrt::GraphOptimizationLevel::") +
-                         kLevels[static_cast<int>(o.graph_optimization_level)]);
-    if (o.execution_mode != defaults.execution_mode)
-        fields.push_back(std::string(".execution_mode = onnxrt::ExecutionMode::") +
-                         kModes[static_cast<int>(o.execution_mode)]);
-    std::string options;
-    if (!fields.empty()) {
-        options = ", onnxrt::SessionOptions{";
-        for (std::size_t i = 0; i < fields.size(); ++i) options += (i ? ", " : "") + fields[i];
-        options += "}";
-    }
-    std::string session;
-    if (auto path = required_group<OnnxLoadArgs>().unmodified_model_path()) {
-        session = script.add_loader("onnxrt::SessionFromOnnx::from_path(" + Script::quote(*path) + options + ")",
-                                    "build_onnxrt_session");
-    } else {
-        const std::string model = required_group<OnnxLoadArgs>().add_onnx_loader(script);
-        session = script.add_loader("onnxrt::SessionFromOnnx(" + model + options + ")", "build_onnxrt_session");
-    }
-    script.add_runner("std::make_unique<onnxrt::OnnxrtRunner>(" + session + ")");
+bool OnnxrtRunnerArgs::add_to_job(RunJob& /*job*/) const {
     return true;
+}
+
+std::unique_ptr<RunnerArgGroup> make_onnxrt_runner_args() {
+    return std::make_unique<OnnxrtRunnerArgs>();
 }
 
 }  // namespace polygraphy::tools

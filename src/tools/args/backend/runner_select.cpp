@@ -1,5 +1,4 @@
-#include "polygraphy/tools/args/backend/runner_select.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/backend/runner_select.h"
 
 #include <algorithm>
 
@@ -53,21 +52,8 @@ void RunnerSelectArgs::parse(const ParsedArgs& args) {
     }
 }
 
-std::vector<std::unique_ptr<BaseRunner>> RunnerSelectArgs::make_runners() const {
-    std::vector<std::unique_ptr<BaseRunner>> runners;
-    for (auto* group : selected_) {
-        auto runner = group->make_runner();
-        if (!runner) throw InternalError("runner group '" + group->title() + "' made no runner");
-        runners.push_back(std::move(runner));
-    }
-    return runners;
-}
-
-bool RunnerSelectArgs::add_to_script(Script& script) const {
-    for (const RunnerArgGroup* group : selected_)
-        if (!group->add_to_script(script))
-            throw UnsupportedError("--gen-script cannot write a " + group->runner_display_name() + " runner (" +
-                                   group->runner_flag() + ") to a script");
+bool RunnerSelectArgs::add_to_job(RunJob& job) const {
+    for (const RunnerArgGroup* group : selected_) job.runners.push_back(group->runner_step());
     return true;
 }
 

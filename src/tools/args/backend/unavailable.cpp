@@ -1,4 +1,4 @@
-#include "polygraphy/tools/args/backend/unavailable.h"
+#include "tools/args/backend/unavailable.h"
 
 #include "polygraphy/common/exception.h"
 
@@ -44,7 +44,7 @@ void UnavailableOptions::check(const ParsedArgs& args) const {
     if (auto given = first_given(options, args)) throw UnsupportedError(reason + " (option: " + *given + ")");
 }
 
-std::unique_ptr<BaseRunner> UnavailableRunnerArgGroup::make_runner() {
+RunnerStep UnavailableRunnerArgGroup::runner_step() const {
     throw UnsupportedError(spec_.reason + " (option: " + flag_ + ")");
 }
 

@@ -1,14 +1,10 @@
-#include "polygraphy/tools/args/comparator/comparator.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/comparator/comparator.h"
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/comparator/compare.h"
-#include "polygraphy/tools/args/comparator/data_loader.h"
-#include "polygraphy/tools/args/comparator/postprocess.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/comparator/compare.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 
@@ -43,7 +39,7 @@ void ComparatorRunArgs::parse(const ParsedArgs& args) {
     if (auto text = args.value("warm_up")) {
         const auto value = args_util::parse_int(*text);
         if (!value || *value < 0 || *value > 1000000)
-            throw UsageError("Invalid value for --warm-up: " + args_util::python_repr(*text) +
+            throw UsageError("Invalid value for --warm-up: " + python_repr(*text) +
                              ". Expected a number of runs between 0 and 1000000");
         warm_up_ = static_cast<int>(*value);
     }
@@ -112,101 +108,34 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     }
 }
 
-CompareFunc ComparatorCompareArgs::compare_func() const {
-    if (compare_func_ == "indices")
-        return compare_func::indices(required_group<CompareFuncIndicesArgs>().index_tolerance(), fail_fast_);
-    SimpleCompareOptions options = required_group<CompareFuncSimpleArgs>().compare_options();
-    options.fail_fast = fail_fast_;
-    return compare_func::simple(std::move(options));
+CompareJob ComparatorCompareArgs::compare_job() const {
+    CompareJob compare;
+    compare.fail_fast = fail_fast_;
+    compare.report_path = report_path_;
+    if (compare_func_ == "indices") {
+        compare.function = CompareJob::Function::kIndices;
+        compare.index_tolerance = required_group<CompareFuncIndicesArgs>().index_tolerance();
+    } else {
+        compare.simple = required_group<CompareFuncSimpleArgs>().compare_options();
+        compare.simple.fail_fast = fail_fast_;
+    }
+    return compare;
 }
 
-bool ComparatorRunArgs::add_to_script(Script& script) const {
-    script.add_include("polygraphy/comparator/comparator.h");
-    script.add_include("polygraphy/common/run_results.h");
-    std::string code = "RunResults results;\n";
-    if (script.runner_count() > 0) {
-        code +=
-            "std::vector<BaseRunner*> runner_ptrs;\n"
-            "for (const auto& runner : runners) runner_ptrs.push_back(runner.get());\n"
-            "Comparator::RunOptions run_options;\n";
-        if (warm_up_) code += "run_options.warm_up = " + std::to_string(warm_up_) + ";\n";
-        if (save_inputs_path_) code += "run_options.save_inputs_path = " + Script::quote(*save_inputs_path_) + ";\n";
-        code += "results = Comparator::run(runner_ptrs, data_loader, run_options);\n";
-    }
-    if (save_outputs_path_) code += "results.save(" + Script::quote(*save_outputs_path_) + ");\n";
-    script.append_suffix(code);
+CompareFunc ComparatorCompareArgs::compare_func() const {
+    return build_compare_func(compare_job());
+}
+
+bool ComparatorRunArgs::add_to_job(RunJob& job) const {
+    job.inference = run_options();
+    job.save_outputs_path = save_outputs_path_;
     return true;
 }
 
-bool ComparatorCompareArgs::add_to_script(Script& script) const {
-    script.add_include("polygraphy/comparator/comparator.h");
-    std::string code;
-    for (const auto& path : load_outputs_paths_)
-        code += "results.extend(RunResults::load(" + Script::quote(path) + "));\n";
-    // As Polygraphy: loaded results are post-processed too, saved outputs are not.
-    if (const auto* postprocess = group<ComparatorPostprocessArgs>(); postprocess && postprocess->enabled()) {
-        if (!code.empty()) script.append_suffix(code);
-        code.clear();
-        postprocess->add_postprocess_to_script(script, "results");
-    }
-    if (script.runner_count() > 1 || !load_outputs_paths_.empty()) {
-        std::string compare_func;
-        if (compare_func_ == "indices") {
-            code += "PerOutput<int64_t> index_tolerance;\n";
-            for (const auto& [name, value] : required_group<CompareFuncIndicesArgs>().index_tolerance())
-                code += "index_tolerance.set(" + Script::quote(name) + ", " + std::to_string(value) + ");\n";
-            compare_func = std::string("compare_func::indices(index_tolerance") + (fail_fast_ ? ", true" : "") + ")";
-        } else {
-            const SimpleCompareOptions& options = required_group<CompareFuncSimpleArgs>().compare_options();
-            static const char* kStats[] = {"kElemwise", "kMax", "kMean", "kMedian", "kQuantile"};
-            code += "SimpleCompareOptions compare_options;\n";
-            if (!options.check_shapes) code += "compare_options.check_shapes = false;\n";
-            for (const auto& [name, value] : options.rtol)
-                code += "compare_options.rtol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
-            for (const auto& [name, value] : options.atol)
-                code += "compare_options.atol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
-            for (const auto& [name, value] : options.check_error_stat)
-                code += "compare_options.check_error_stat.set(" + Script::quote(name) +
-                        ", ErrorStat::" + kStats[static_cast<int>(value)] + ");\n";
-            for (const auto& [name, value] : options.error_quantile)
-                code += "compare_options.error_quantile.set(" + Script::quote(name) + ", " + Script::number(value) +
-                        ");\n";
-            if (options.infinities_compare_equal) code += "compare_options.infinities_compare_equal = true;\n";
-            if (fail_fast_) code += "compare_options.fail_fast = true;\n";
-            compare_func = "compare_func::simple(compare_options)";
-        }
-        code += "const AccuracyResult accuracy = Comparator::compare_accuracy(results, " + compare_func +
-                (fail_fast_ ? ", true" : "") + ");\n";
-        code += "success = static_cast<bool>(accuracy) && success;\n";
-        // As `run` does: name the node where the runners started to disagree.
-        const auto* model = group<ModelArgs>();
-        const auto* onnx = group<OnnxLoadArgs>();
-        if (model && model->path() && onnx) {
-            script.add_include("polygraphy/comparator/divergence.h");
-            const std::string loader = onnx->add_onnx_loader(script);
-            code +=
-                "std::optional<Divergence> divergence;\n"
-                "if (!accuracy) {\n"
-                "    divergence = find_first_divergence(" +
-                loader +
-                "()->graph(), accuracy);\n"
-                "    if (divergence) logger().error(describe_divergence(*divergence));\n"
-                "}\n";
-            if (report_path_)
-                code += "save_accuracy_report(accuracy, divergence, " + Script::quote(*report_path_) +
-                        ");\n"
-                        "logger().info(" +
-                        Script::quote("Saving accuracy report to " + *report_path_) + ");\n";
-        } else if (report_path_) {
-            script.add_include("polygraphy/comparator/divergence.h");
-            code += "save_accuracy_report(accuracy, std::nullopt, " + Script::quote(*report_path_) +
-                    ");\n"
-                    "logger().info(" +
-                    Script::quote("Saving accuracy report to " + *report_path_) + ");\n";
-        }
-    }
-    if (validate_) code += "success = Comparator::validate(results, true, true) && success;\n";
-    if (!code.empty()) script.append_suffix(code);
+bool ComparatorCompareArgs::add_to_job(RunJob& job) const {
+    job.load_outputs_paths = load_outputs_paths_;
+    job.compare = compare_job();
+    job.validate = validate_;
     return true;
 }
 

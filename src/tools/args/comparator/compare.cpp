@@ -1,10 +1,9 @@
-#include "polygraphy/tools/args/comparator/compare.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/comparator/compare.h"
 
 #include <algorithm>
 
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -89,7 +88,7 @@ void CompareFuncSimpleArgs::parse(const ParsedArgs& args) {
             const auto stat = error_stat_from_name(stat_name);
             if (!stat || std::find(kErrorStats.begin(), kErrorStats.end(), stat_name) == kErrorStats.end())
                 throw UsageError("Invalid choice for check_error_stat: " + stat_name +
-                                 ".\nNote: Valid choices are: " + args_util::python_list_repr(kErrorStats));
+                                 ".\nNote: Valid choices are: " + python_list_repr(kErrorStats));
             options_.check_error_stat.set(name, *stat);
         }
     }
@@ -112,12 +111,12 @@ void CompareFuncIndicesArgs::parse(const ParsedArgs& args) {
         index_tolerance_ = args_util::parse_per_key_ints("--index-tolerance", args.values("index_tolerance"), 0);
 }
 
-bool CompareFuncSimpleArgs::add_to_script(Script& /*script*/) const {
+bool CompareFuncSimpleArgs::add_to_job(RunJob& /*job*/) const {
     return true;
 }
 
-bool CompareFuncIndicesArgs::add_to_script(Script& /*script*/) const {
-    return true;  // ComparatorCompareArgs writes compare_func::indices with the tolerances
+bool CompareFuncIndicesArgs::add_to_job(RunJob& /*job*/) const {
+    return true;
 }
 
 }  // namespace polygraphy::tools

@@ -1,12 +1,10 @@
-#include "polygraphy/tools/args/comparator/postprocess.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/comparator/postprocess.h"
 
 #include <cstdint>
-#include <limits>
 #include <string_view>
 
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -17,27 +15,26 @@ constexpr const char* kFormat = "[<out_name>:]top-<K>[,axis=<axis>]";
 // `top-<K>[,axis=<axis>]` (the part after the key). Throws UsageError naming the whole argument.
 TopK parse_top_k(const std::string& arg, std::string_view value) {
     const auto fail = [&](const std::string& why) {
-        throw UsageError("Invalid value in " + std::string(kFlag) + ": " + args_util::python_repr(arg) +
-                         ". Expected " + kFormat + ", but " + why);
+        throw UsageError("Invalid value in " + std::string(kFlag) + ": " + python_repr(arg) + ". Expected " + kFormat +
+                         ", but " + why);
     };
     constexpr std::string_view kPrefix = "top-";
     if (value.substr(0, kPrefix.size()) != kPrefix)
-        fail(args_util::python_repr(value) + " is not a post-processing function (valid choices are: ['top-<K>'])");
+        fail(python_repr(value) + " is not a post-processing function (valid choices are: ['top-<K>'])");
     value.remove_prefix(kPrefix.size());
     const std::size_t comma = value.find(',');
     const std::string_view k_text = value.substr(0, comma);
     TopK setting;
     const auto k = args_util::parse_int(k_text);
-    if (!k || *k <= 0) fail("K " + args_util::python_repr(k_text) + " is not a positive integer");
+    if (!k || *k <= 0) fail("K " + python_repr(k_text) + " is not a positive integer");
     setting.k = *k;
     if (comma != std::string_view::npos) {
         std::string_view option = value.substr(comma + 1);
         constexpr std::string_view kAxis = "axis=";
-        if (option.substr(0, kAxis.size()) != kAxis)
-            fail(args_util::python_repr(option) + " is not axis=<axis>");
+        if (option.substr(0, kAxis.size()) != kAxis) fail(python_repr(option) + " is not axis=<axis>");
         option.remove_prefix(kAxis.size());
         const auto axis = args_util::parse_int(option);
-        if (!axis) fail("the axis " + args_util::python_repr(option) + " is not an integer");
+        if (!axis) fail("the axis " + python_repr(option) + " is not an integer");
         setting.axis = *axis;
     }
     return setting;
@@ -73,24 +70,9 @@ PostprocessFunc ComparatorPostprocessArgs::postprocess_func() const {
     return postprocess_func::top_k(top_k_);
 }
 
-bool ComparatorPostprocessArgs::add_to_script(Script& /*script*/) const {
+bool ComparatorPostprocessArgs::add_to_job(RunJob& job) const {
+    job.postprocess = top_k_;
     return true;
-}
-
-void ComparatorPostprocessArgs::add_postprocess_to_script(Script& script, const std::string& results_name) const {
-    if (!enabled()) return;
-    script.add_include("polygraphy/comparator/comparator.h");
-    // INT64_MIN has no literal of its own (`-9223372036854775808` is unary minus on an out-of-range literal).
-    const auto int_literal = [](int64_t value) {
-        return value == std::numeric_limits<int64_t>::min() ? std::string("std::numeric_limits<int64_t>::min()")
-                                                            : std::to_string(value);
-    };
-    std::string code = "PerOutput<TopK> top_k_settings;\n";
-    for (const auto& [name, setting] : top_k_)
-        code += "top_k_settings.set(" + Script::quote(name) + ", TopK{" + int_literal(setting.k) + ", " +
-                int_literal(setting.axis) + "});\n";
-    code += "Comparator::postprocess(" + results_name + ", postprocess_func::top_k(top_k_settings));\n";
-    script.append_suffix(code);
 }
 
 }  // namespace polygraphy::tools

@@ -1,4 +1,4 @@
-#include "polygraphy/tools/args/debug/debug_args.h"
+#include "tools/args/debug/debug_args.h"
 
 #include <chrono>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 namespace fs = std::filesystem;
 
@@ -30,7 +30,7 @@ std::optional<std::vector<int64_t>> int_values(const ParsedArgs& args, const std
     std::vector<int64_t> values;
     for (const auto& text : args.values(dest)) {
         const auto value = args_util::parse_int(text);
-        if (!value) throw UsageError("Invalid value for " + flag + ": " + args_util::python_repr(text) + " is not an integer");
+        if (!value) throw UsageError("Invalid value for " + flag + ": " + python_repr(text) + " is not an integer");
         values.push_back(*value);
     }
     return values;
@@ -144,7 +144,7 @@ void CheckCmdArgs::parse(const ParsedArgs& args) {
         try {
             fail_regexes_.emplace_back(pattern, std::regex::ECMAScript);
         } catch (const std::regex_error& error) {
-            throw UsageError("Invalid regular expression for --fail-regex: " + args_util::python_repr(pattern) + " (" +
+            throw UsageError("Invalid regular expression for --fail-regex: " + python_repr(pattern) + " (" +
                              error.what() + ")");
         }
     }
@@ -154,7 +154,7 @@ void CheckCmdArgs::parse(const ParsedArgs& args) {
     if (const auto text = args.value("check_timeout")) {
         const auto seconds = args_util::parse_float(*text);
         if (!seconds || !(*seconds > 0.0) || !std::isfinite(*seconds))
-            throw UsageError("Invalid value for --check-timeout: " + args_util::python_repr(*text) +
+            throw UsageError("Invalid value for --check-timeout: " + python_repr(*text) +
                              "\nNote: It must be a positive number of seconds");
         timeout_ = *seconds;
     }
@@ -477,9 +477,9 @@ IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbac
         summary.iterations = index + 1;
         if (success) {
             ++summary.passed;
-            logger().finish("PASSED | Iteration " + std::to_string(index + 1) + " | Duration " + json::format_float(seconds) + "s");
+            logger().finish("PASSED | Iteration " + std::to_string(index + 1) + " | Duration " + python_float_repr(seconds) + "s");
         } else {
-            logger().error("FAILED | Iteration " + std::to_string(index + 1) + " | Duration " + json::format_float(seconds) + "s");
+            logger().error("FAILED | Iteration " + std::to_string(index + 1) + " | Duration " + python_float_repr(seconds) + "s");
         }
 
         bool keep_going;
@@ -502,7 +502,7 @@ IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbac
     const double rate = summary.iterations ? 100.0 * static_cast<double>(summary.passed) / static_cast<double>(summary.iterations) : 0.0;
     logger().finish("Finished " + std::to_string(summary.iterations) + " iteration(s) | Passed: " +
                     std::to_string(summary.passed) + "/" + std::to_string(summary.iterations) +
-                    " | Pass Rate: " + json::format_float(rate) + "%");
+                    " | Pass Rate: " + python_float_repr(rate) + "%");
     return summary;
 }
 

@@ -1,11 +1,10 @@
-#include "polygraphy/tools/args/logger/logger.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/logger/logger.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 
@@ -68,7 +67,7 @@ void LoggerArgs::parse(const ParsedArgs& args) {
         const auto kv = args_util::split_key_value(entry);
         Severity parsed;
         if (!severity_from_name(kv.value, parsed))
-            throw UsageError("Invalid value in --verbosity: " + args_util::python_repr(entry) +
+            throw UsageError("Invalid value in --verbosity: " + python_repr(entry) +
                              ".\nNote: Valid verbosities are: ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, "
                              "INFO, START, FINISH, WARNING, ERROR, CRITICAL (case-insensitive)");
         if (kv.key.empty())
@@ -96,25 +95,11 @@ void LoggerArgs::parse(const ParsedArgs& args) {
     }
     if (!ignored_paths.empty())
         log.warning("Per-path verbosities are not supported in this build and are ignored: " +
-                    args_util::python_list_repr(ignored_paths));
+                    python_list_repr(ignored_paths));
 }
 
-bool LoggerArgs::add_to_script(Script& script) const {
-    static const std::pair<Severity, const char*> kNames[] = {{Severity::kUltraVerbose, "kUltraVerbose"},
-                                                              {Severity::kSuperVerbose, "kSuperVerbose"},
-                                                              {Severity::kExtraVerbose, "kExtraVerbose"},
-                                                              {Severity::kVerbose, "kVerbose"},
-                                                              {Severity::kInfo, "kInfo"},
-                                                              {Severity::kStart, "kStart"},
-                                                              {Severity::kFinish, "kFinish"},
-                                                              {Severity::kWarning, "kWarning"},
-                                                              {Severity::kError, "kError"},
-                                                              {Severity::kCritical, "kCritical"},
-                                                              {Severity::kSilent, "kSilent"}};
-    // Always written: the library is silent until a program enables logging, the command is not.
-    for (const auto& [severity, name] : kNames)
-        if (severity == severity_) script.append_prefix(std::string("logger().set_severity(Severity::") + name + ");");
-    if (log_file_) script.append_prefix("logger().set_log_file(" + Script::quote(*log_file_) + ");");
+bool LoggerArgs::add_to_job(RunJob& job) const {
+    job.logging = LoggingJob{severity_, log_file_};
     return true;
 }
 

@@ -2,7 +2,7 @@
 // values and scan outputs, and the errors for malformed bodies.
 #include <gtest/gtest.h>
 
-#include "../ref_test_util.h"
+#include "op_test_util.h"
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
 

@@ -5,7 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_harness.h"
+#include "backend/ref/ops/families.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -433,6 +434,38 @@ TEST(ConvTransposeOp, ZeroBatchGivesEmptyOutput) {
     set_attr(h.node(), "strides", std::vector<int64_t>{2, 2});
     h.input(Tensor(DataType::kFloat32, {0, 3, 4, 4})).input(random_tensor({3, 5, 3, 3}, 1), true);
     EXPECT_EQ(h.run()[0].shape(), (Shape{0, 5, 9, 9}));
+}
+
+TEST(DeformConvOp, ZeroOffsetsAreAPlainConvolutionAndOffsetsShiftTaps) {
+    // 1x1 kernel of weight 2 over a 2x2 image; zero offsets: y = 2x. An offset of +1 column makes
+    // every output read its right neighbour (0 beyond the edge); the mask halves the first point.
+    KernelHarness h("DeformConv", 19);
+    h.input(f32({1, 1, 2, 2}, {1, 2, 3, 4}))
+        .input(f32({1, 1, 1, 1}, {2}))
+        .input(f32({1, 2, 2, 2}, std::vector<double>(8, 0)));
+    expect_close(h.run()[0], {1, 1, 2, 2}, {2, 4, 6, 8});
+    KernelHarness shifted("DeformConv", 19);
+    shifted.input(f32({1, 1, 2, 2}, {1, 2, 3, 4}))
+        .input(f32({1, 1, 1, 1}, {2}))
+        .input(f32({1, 2, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1}))
+        .omitted_input()
+        .input(f32({1, 1, 2, 2}, {0.5, 1, 1, 1}));
+    expect_close(shifted.run()[0], {1, 1, 2, 2}, {2, 0, 8, 0});
+}
+
+TEST(DeformConvOp, NaNOffsetsReadZero) {
+    KernelHarness h("DeformConv", 19);
+    h.input(f32({1, 1, 1, 1}, {3})).input(f32({1, 1, 1, 1}, {2})).input(f32({1, 2, 1, 1}, {std::nan(""), 0}));
+    expect_close(h.run()[0], {1, 1, 1, 1}, {0});
+}
+
+TEST(DeformConvOp, RejectsAnOffsetOfTheWrongShape) {
+    KernelHarness h("DeformConv", 19);
+    h.input(f32({1, 1, 2, 2}, {1, 2, 3, 4})).input(f32({1, 1, 1, 1}, {2})).input(f32({1, 1, 2, 2}, {0, 0, 0, 0}));
+    expect_error([&] { h.run(); }, "offset must have shape (1, 2, 2, 2), but it has shape (1, 1, 2, 2)");
+    KernelHarness g("DeformConv", 19);
+    set_attr(g.node(), "offset_group", int64_t{0});
+    expect_error([&] { g.create(); }, "attributes 'group' (1) and 'offset_group' (0) must be positive");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // NonMaxSuppression and RoiAlign.
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -9,10 +9,10 @@ TEST(NonMaxSuppressionOp, KeepsTheBestBoxOfEachOverlappingGroup) {
     const Tensor boxes = f32({1, 3, 4}, {0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3});
     const Tensor scores = f32({1, 1, 3}, {0.9, 0.95, 0.5});
     KernelHarness h("NonMaxSuppression", 11);
-    h.input(boxes).input(scores).input(i64s({1}, {3})).input(f32({1}, {0.5}));
+    h.input(boxes).input(scores).input(i64({1}, {3})).input(f32({1}, {0.5}));
     EXPECT_EQ(values_of(h.run()[0]), (std::vector<double>{0, 0, 1, 0, 0, 2}));
     KernelHarness t("NonMaxSuppression", 11);
-    t.input(boxes).input(scores).input(i64s({1}, {3})).input(f32({1}, {0.5})).input(f32({1}, {0.6}));
+    t.input(boxes).input(scores).input(i64({1}, {3})).input(f32({1}, {0.5})).input(f32({1}, {0.6}));
     const Tensor selected = t.run()[0];
     EXPECT_EQ(selected.shape(), (Shape{1, 3}));
     EXPECT_EQ(values_of(selected), (std::vector<double>{0, 0, 1}));
@@ -23,7 +23,7 @@ TEST(NonMaxSuppressionOp, CenterPointBoxesAndZeroLimit) {
     const Tensor boxes = f32({1, 3, 4}, {0.5, 0.5, 1, 1, 0.6, 0.5, 1, 1, 2.5, 0.5, 1, 1});
     KernelHarness h("NonMaxSuppression", 11);
     set_attr(h.node(), "center_point_box", int64_t{1});
-    h.input(boxes).input(f32({1, 1, 3}, {0.9, 0.95, 0.5})).input(i64s({1}, {2})).input(f32({1}, {0.5}));
+    h.input(boxes).input(f32({1, 1, 3}, {0.9, 0.95, 0.5})).input(i64({1}, {2})).input(f32({1}, {0.5}));
     EXPECT_EQ(values_of(h.run()[0]), (std::vector<double>{0, 0, 1, 0, 0, 2}));
     KernelHarness none("NonMaxSuppression", 11);
     none.input(boxes).input(f32({1, 1, 3}, {0.9, 0.95, 0.5}));
@@ -48,7 +48,7 @@ TEST(RoiAlignOp, AverageOfBilinearSamples) {
         KernelHarness h("RoiAlign", 16);
         set_attr(h.node(), "coordinate_transformation_mode", std::string(mode));
         set_attr(h.node(), "sampling_ratio", int64_t{1});
-        h.input(f32({1, 1, 4, 4}, arange(16))).input(f32({1, 4}, {0, 0, 3, 3})).input(i64s({1}, {0}));
+        h.input(f32({1, 1, 4, 4}, arange(16))).input(f32({1, 4}, {0, 0, 3, 3})).input(i64({1}, {0}));
         // half_pixel: the roi shifts by -0.5, its center is pixel (1, 1) = 5; otherwise (1.5, 1.5) = 7.5.
         expect_close(h.run()[0], {1, 1, 1, 1}, {std::string(mode) == "half_pixel" ? 5.0 : 7.5});
     }
@@ -59,13 +59,13 @@ TEST(RoiAlignOp, RejectsBadModesAndBatchIndices) {
     set_attr(mode.node(), "mode", std::string("median"));
     expect_error([&] { mode.create(); }, "attribute 'mode' must be avg or max, but it is 'median'");
     KernelHarness index("RoiAlign", 16);
-    index.input(f32({1, 1, 2, 2}, arange(4))).input(f32({1, 4}, {0, 0, 1, 1})).input(i64s({1}, {3}));
+    index.input(f32({1, 1, 2, 2}, arange(4))).input(f32({1, 4}, {0, 0, 1, 1})).input(i64({1}, {3}));
     expect_error([&] { index.run(); }, "batch_indices value 3 is out of range for a batch of 1");
     KernelHarness nan("RoiAlign", 16);
-    nan.input(f32({1, 1, 2, 2}, arange(4))).input(f32({1, 4}, {0, std::nan(""), 1, 1})).input(i64s({1}, {0}));
+    nan.input(f32({1, 1, 2, 2}, arange(4))).input(f32({1, 4}, {0, std::nan(""), 1, 1})).input(i64({1}, {0}));
     expect_error([&] { nan.run(); }, "rois[0] holds a non-finite coordinate");
     KernelHarness rank("RoiAlign", 16);
-    rank.input(f32({2, 2}, arange(4))).input(f32({1, 4}, {0, 0, 1, 1})).input(i64s({1}, {0}));
+    rank.input(f32({2, 2}, arange(4))).input(f32({1, 4}, {0, 0, 1, 1})).input(i64({1}, {0}));
     expect_error([&] { rank.run(); }, "X must have rank 4, but it has shape (2, 2)");
 }
 

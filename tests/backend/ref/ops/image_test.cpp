@@ -1,5 +1,5 @@
 // Image operators (src/backend/ref/ops/image.cpp). x = np.array([[1, 2], [3, 4]], np.float32)[None, None].
-#include "../ref_test_util.h"
+#include "op_test_util.h"
 
 namespace polygraphy::ref {
 namespace {

@@ -1,5 +1,5 @@
 // Einsum and Det.
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {

@@ -3,7 +3,7 @@
 //   t = np.array([[2, 0], [1, 1]]); w = np.array([0.5, 2.0, 1.5])
 //   g = -np.take_along_axis(x, t[:, None, :], 1)[:, 0, :]
 //   lp = x - np.log(np.exp(x).sum(1, keepdims=True)); gl = -np.take_along_axis(lp, t[:, None, :], 1)[:, 0, :]
-#include "../ref_test_util.h"
+#include "op_test_util.h"
 
 namespace polygraphy::ref {
 namespace {

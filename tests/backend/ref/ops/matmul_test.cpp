@@ -5,7 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_harness.h"
+#include "backend/ref/ops/families.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {

@@ -1,5 +1,5 @@
 // ai.onnx.ml: LabelEncoder, Binarizer, ArrayFeatureExtractor, TreeEnsemble.
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -15,7 +15,7 @@ TEST(LabelEncoderOp, MapsStringsToIntsWithADefault) {
     set_strings(h.node(), "keys_strings", {"a", "b"});
     set_attr(h.node(), "values_int64s", std::vector<int64_t>{7, 8});
     set_attr(h.node(), "default_int64", int64_t{-5});
-    h.input(text({3}, {"b", "z", "a"}));
+    h.input(strings({3}, {"b", "z", "a"}));
     const Tensor y = h.run()[0];
     EXPECT_EQ(y.dtype(), DataType::kInt64);
     EXPECT_EQ(values_of(y), (std::vector<double>{8, -5, 7}));

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -187,6 +187,49 @@ TEST(NormalizationOps, RejectIntegerInput) {
     KernelHarness h("InstanceNormalization", 6);
     h.input(Tensor(DataType::kInt32, {1, 2, 3})).input(f32({2}, {1, 1})).input(f32({2}, {0, 0}));
     expect_error([&] { h.run(); }, "input X has unsupported data type int32");
+}
+
+TEST(DropoutOp, IdentityAndDropout) {
+    const Tensor x = f32({2}, {1, 2});
+    EXPECT_TRUE(tensors_near(unary("Identity", x), x));
+    // Inference-mode Dropout is the identity; the mask is all true (bool from opset 10)
+    const auto out = OpTester("Dropout", 13).input(x).outputs(2).run_all();
+    EXPECT_TRUE(tensors_near(out[0], x));
+    EXPECT_TRUE(tensors_near(out[1], boolean({2}, {1, 1})));
+    const auto old = OpTester("Dropout", 7).input(x).attr("ratio", 0.3).outputs(2).run_all();
+    EXPECT_TRUE(tensors_near(old[1], f32({2}, {1, 1})));
+    EXPECT_THROW_MESSAGE(OpTester("Dropout", 13).input(x).constant(f32({}, {1.5})).constant(boolean({}, {1})).run(),
+                         ModelError, "ratio must be in [0, 1), got 1.5");
+    EXPECT_THROW_MESSAGE(OpTester("Dropout", 7).input(x).attr("ratio", 1.5).run(), ModelError,
+                         "attribute 'ratio' must be in [0, 1), got 1.5");
+}
+
+TEST(DropoutOp, TrainingDropoutKeepsAndScalesWhatTheMaskKeeps) {
+    const Tensor x = f32({1000}, std::vector<double>(1000, 2.0));
+    const auto out = OpTester("Dropout", 13).input(x).constant(f32({}, {0.75})).constant(boolean({}, {1})).outputs(2).run_all();
+    ASSERT_EQ(out[1].dtype(), DataType::kBool);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < 1000; ++i) {
+        const bool keep = out[1].data_as<bool>()[i];
+        kept += keep;
+        EXPECT_EQ(out[0].value_as_double(i), keep ? 8.0 : 0.0);  // 2 / (1 - 0.75)
+    }
+    EXPECT_NEAR(static_cast<double>(kept), 250.0, 60.0);  // binomial(1000, 0.25): sd 13.7
+}
+
+TEST(NormalizationOps, MeanVarianceAndLpNormalization) {
+    // (x - x.mean()) / (x.std() + 1e-9) over axes [0, 2, 3] of (1, 1, 1, 4)
+    const Tensor x = f32({1, 1, 1, 4}, {1, 2, 3, 4});
+    const double sd = std::sqrt(1.25);
+    EXPECT_TRUE(tensors_near(unary("MeanVarianceNormalization", x, 13),
+                             f32({1, 1, 1, 4}, {-1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd}), 1e-5));
+    // x / np.linalg.norm(x, axis=-1, keepdims=True); zero rows stay zero
+    EXPECT_TRUE(tensors_near(unary("LpNormalization", f32({2, 2}, {3, 4, 0, 0})), f32({2, 2}, {0.6, 0.8, 0, 0})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("LpNormalization").input(f32({2, 2}, {1, 3, -1, 1})).attr("axis", 0).attr("p", 1).run(),
+                     f32({2, 2}, {0.5, 0.75, -0.5, 0.25})));
+    EXPECT_THROW_MESSAGE(OpTester("LpNormalization").input(x).attr("p", 3).run(), ModelError,
+                         "attribute 'p' must be 1 or 2, got 3");
 }
 
 }  // namespace

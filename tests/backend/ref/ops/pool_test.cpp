@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -306,6 +306,30 @@ TEST(PoolOps, RejectsBadAttributes) {
     set_attr(input_rank.node(), "kernel_shape", std::vector<int64_t>{2, 2});
     input_rank.input(random_tensor({1, 1, 4, 4, 4}, 1));
     expect_error([&] { input_rank.run(); }, "attributes describe 2 spatial dims but the input has 3");
+}
+
+TEST(MaxUnpoolOp, ScattersToTheFlatIndices) {
+    KernelHarness h("MaxUnpool", 11);
+    set_attr(h.node(), "kernel_shape", std::vector<int64_t>{2, 2});
+    set_attr(h.node(), "strides", std::vector<int64_t>{2, 2});
+    h.input(f32({1, 1, 1, 2}, {5, 6})).input(i64({1, 1, 1, 2}, {1, 6}));
+    expect_close(h.run()[0], {1, 1, 2, 4}, {0, 5, 0, 0, 0, 0, 6, 0});
+    KernelHarness shaped("MaxUnpool", 11);
+    set_attr(shaped.node(), "kernel_shape", std::vector<int64_t>{2, 2});
+    set_attr(shaped.node(), "strides", std::vector<int64_t>{2, 2});
+    // Index 6 is (row 1, column 2) of the unpooled 2x4 output and keeps those coordinates in 2x5.
+    shaped.input(f32({1, 1, 1, 2}, {5, 6})).input(i64({1, 1, 1, 2}, {1, 6})).input(i64({4}, {1, 1, 2, 5}));
+    expect_close(shaped.run()[0], {1, 1, 2, 5}, {0, 5, 0, 0, 0, 0, 0, 6, 0, 0});
+}
+
+TEST(MaxUnpoolOp, RejectsIndicesOutOfRangeAndMissingKernel) {
+    KernelHarness h("MaxUnpool", 11);
+    set_attr(h.node(), "kernel_shape", std::vector<int64_t>{2, 2});
+    set_attr(h.node(), "strides", std::vector<int64_t>{2, 2});
+    h.input(f32({1, 1, 1, 2}, {5, 6})).input(i64({1, 1, 1, 2}, {1, 8}));
+    expect_error([&] { h.run(); }, "index 8 in I is out of range for an output of 8 elements");
+    KernelHarness kernel("MaxUnpool", 11);
+    expect_error([&] { kernel.create(); }, "attribute 'kernel_shape' is required");
 }
 
 }  // namespace

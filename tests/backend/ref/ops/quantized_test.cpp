@@ -1,5 +1,5 @@
-// QLinearMatMul, QLinearConv, ConvInteger and DynamicQuantizeLinear.
-#include "kernel_harness.h"
+// QuantizeLinear, DequantizeLinear, QLinearMatMul, QLinearConv, ConvInteger and DynamicQuantizeLinear.
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -112,6 +112,47 @@ TEST(DynamicQuantizeLinearOp, RangeIncludesZero) {
     KernelHarness bad("DynamicQuantizeLinear", 11, 3);
     bad.input(Tensor::from_doubles(DataType::kInt32, {1}, {1}));
     expect_error([&] { bad.run(); }, "int32");
+}
+
+TEST(QuantizeLinearOp, QuantizeAndDequantize) {
+    // np.clip(np.round(x / 2) + 128, 0, 255).astype(np.uint8); np.round is half-to-even
+    const Tensor x = f32({5}, {0, 1.5, -3, 300, 5});
+    EXPECT_TRUE(tensors_near(OpTester("QuantizeLinear", 13)
+                                 .input(x)
+                                 .constant(f32({}, {2}))
+                                 .constant(make(DataType::kUInt8, {}, {128}))
+                                 .run(),
+                             make(DataType::kUInt8, {5}, {128, 129, 126, 255, 130})));
+    // no zero point: uint8
+    EXPECT_EQ(OpTester("QuantizeLinear", 13).input(x).constant(f32({}, {2})).run().dtype(), DataType::kUInt8);
+    // per-axis int8 on axis 1: scales [1, 0.5]
+    EXPECT_TRUE(tensors_near(OpTester("QuantizeLinear", 13)
+                                 .input(f32({2, 2}, {1, 1, -200, -1}))
+                                 .constant(f32({2}, {1, 0.5}))
+                                 .constant(make(DataType::kInt8, {2}, {0, 0}))
+                                 .run(),
+                             make(DataType::kInt8, {2, 2}, {1, 2, -128, -2})));
+    // (x - zp) * scale
+    EXPECT_TRUE(tensors_near(OpTester("DequantizeLinear", 13)
+                                 .input(make(DataType::kInt8, {3}, {-128, 0, 127}))
+                                 .constant(f32({}, {0.5}))
+                                 .constant(make(DataType::kInt8, {}, {-1}))
+                                 .run(),
+                             f32({3}, {-63.5, 0.5, 64})));
+    // blocked (opset 21): block_size 2 along axis 0 of a (4,) tensor: scales [1, 10]
+    EXPECT_TRUE(tensors_near(OpTester("DequantizeLinear", 21)
+                                 .input(make(DataType::kUInt8, {4}, {1, 2, 3, 4}))
+                                 .constant(f32({2}, {1, 10}))
+                                 .attr("axis", 0)
+                                 .attr("block_size", 2)
+                                 .run(),
+                             f32({4}, {1, 2, 30, 40})));
+    EXPECT_THROW_MESSAGE(OpTester("DequantizeLinear", 13)
+                             .input(make(DataType::kInt8, {2, 3}, {1, 2, 3, 4, 5, 6}))
+                             .constant(f32({2}, {1, 2}))
+                             .run(),
+                         ModelError,
+                         "per-axis scale must be 1-D with 3 elements (axis 1 of input (2, 3)), got shape (2,)");
 }
 
 }  // namespace

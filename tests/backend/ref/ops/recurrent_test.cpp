@@ -1,6 +1,6 @@
 // RNN, GRU and LSTM: one-unit layers whose values are worked out by hand (python math), directions,
 // layouts, sequence lengths, and the attribute/shape errors.
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {

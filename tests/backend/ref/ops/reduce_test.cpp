@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {

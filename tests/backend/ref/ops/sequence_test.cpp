@@ -1,7 +1,7 @@
 // Sequence and optional operators, and sequence/optional values through Session::run_values.
 #include <gtest/gtest.h>
 
-#include "../ref_test_util.h"
+#include "op_test_util.h"
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
 

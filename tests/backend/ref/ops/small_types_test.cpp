@@ -1,6 +1,6 @@
 // Casts and quantization to float8 and int4/uint4 (src/backend/ref/ops/small_types.h).
 #include "backend/ref/ops/small_types.h"
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {

@@ -1,5 +1,5 @@
 // Sorting and scanning operators (src/backend/ref/ops/sort.cpp), with the numpy expressions.
-#include "../ref_test_util.h"
+#include "op_test_util.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -45,18 +45,6 @@ TEST(SortOps, CumSumModes) {
                              i64({2, 3}, {0, 1, 3, 3, 7, 12})));
     EXPECT_THROW_MESSAGE(OpTester("CumSum", 14).input(x).constant(i64({}, {1})).run(), ModelError,
                          "axis 1 is out of range for a tensor of rank 1");
-}
-
-TEST(SortOps, Shrink) {
-    // np.where(x < -1.5, x + 1.5, np.where(x > 1.5, x - 1.5, 0)) for x = [-2, -1, 0, 1, 2]
-    EXPECT_TRUE(tensors_near(OpTester("Shrink", 9)
-                                 .input(f32({5}, {-2, -1, 0, 1, 2}))
-                                 .attr("lambd", 1.5)
-                                 .attr("bias", 1.5)
-                                 .run(),
-                             f32({5}, {-0.5, 0, 0, 0, 0.5})));
-    EXPECT_THROW_MESSAGE(OpTester("Shrink", 9).input(f32({1}, {0})).attr("lambd", -1.0).run(), ModelError,
-                         "attribute 'lambd' must be non-negative");
 }
 
 TEST(SortOps, UniqueSortedAndUnsorted) {

@@ -1,6 +1,6 @@
 // String and text operators: StringNormalizer, StringConcat, StringSplit, RegexFullMatch,
 // TfIdfVectorizer.
-#include "kernel_harness.h"
+#include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -9,7 +9,7 @@ TEST(StringNormalizerOp, RemovesStopwordsCaseInsensitivelyAndChangesCase) {
     KernelHarness h("StringNormalizer", 10);
     set_attr(h.node(), "case_change_action", std::string("UPPER"));
     set_strings(h.node(), "stopwords", {"monday"});
-    h.input(text({1, 4}, {"Monday", "tuesday", "Straße", "ÉtÉ ñ"}));
+    h.input(strings({1, 4}, {"Monday", "tuesday", "Straße", "ÉtÉ ñ"}));
     const Tensor y = h.run()[0];
     EXPECT_EQ(y.shape(), (Shape{1, 3}));
     // Latin-1 letters map through the built-in table (no locale needed); ß has no one-letter capital.
@@ -21,13 +21,13 @@ TEST(StringNormalizerOp, CaseSensitiveStopwordsAndEmptyResult) {
     set_attr(h.node(), "case_change_action", std::string("LOWER"));
     set_attr(h.node(), "is_case_sensitive", int64_t{1});
     set_strings(h.node(), "stopwords", {"Monday"});
-    h.input(text({2}, {"Monday", "Monday"}));
+    h.input(strings({2}, {"Monday", "Monday"}));
     const Tensor y = h.run()[0];
     EXPECT_EQ(y.shape(), (Shape{1}));
     EXPECT_EQ(y.strings(), (std::vector<std::string>{""}));
     KernelHarness g("StringNormalizer", 10);
     set_attr(g.node(), "case_change_action", std::string("LOWER"));
-    g.input(text({2}, {"ΑΒΓ", "ДОМ"}));
+    g.input(strings({2}, {"ΑΒΓ", "ДОМ"}));
     EXPECT_EQ(g.run()[0].strings(), (std::vector<std::string>{"αβγ", "дом"}));
 }
 
@@ -36,32 +36,32 @@ TEST(StringNormalizerOp, RejectsBadAttributesAndShapes) {
     set_attr(h.node(), "case_change_action", std::string("TITLE"));
     expect_error([&] { h.create(); }, "attribute 'case_change_action' must be LOWER, UPPER or NONE, but it is 'TITLE'");
     KernelHarness g("StringNormalizer", 10);
-    g.input(text({2, 2}, {"a", "b", "c", "d"}));
+    g.input(strings({2, 2}, {"a", "b", "c", "d"}));
     expect_error([&] { g.run(); }, "input must have shape [C] or [1, C], but it has shape (2, 2)");
 }
 
 TEST(StringConcatOp, BroadcastsAndKeepsUtf8) {
     KernelHarness h("StringConcat", 20);
-    h.input(text({2, 1}, {"a", "的"})).input(text({2}, {"x", "中"}));
+    h.input(strings({2, 1}, {"a", "的"})).input(strings({2}, {"x", "中"}));
     const Tensor y = h.run()[0];
     EXPECT_EQ(y.shape(), (Shape{2, 2}));
     EXPECT_EQ(y.strings(), (std::vector<std::string>{"ax", "a中", "的x", "的中"}));
     KernelHarness bad("StringConcat", 20);
-    bad.input(text({2}, {"a", "b"})).input(f32({2}, {1, 2}));
+    bad.input(strings({2}, {"a", "b"})).input(f32({2}, {1, 2}));
     expect_error([&] { bad.run(); }, "input 1 must be a string tensor, but it is float32");
 }
 
 TEST(StringSplitOp, SplitsOnDelimiterOrWhitespaceWithMaxsplit) {
     KernelHarness h("StringSplit", 20, 2);
     set_attr(h.node(), "delimiter", std::string("-"));
-    h.input(text({2}, {"a--b", "c"}));
+    h.input(strings({2}, {"a--b", "c"}));
     auto out = h.run();
     EXPECT_EQ(out[0].shape(), (Shape{2, 3}));
     EXPECT_EQ(out[0].strings(), (std::vector<std::string>{"a", "", "b", "c", "", ""}));
     EXPECT_EQ(values_of(out[1]), (std::vector<double>{3, 1}));
     KernelHarness w("StringSplit", 20, 2);
     set_attr(w.node(), "maxsplit", int64_t{1});
-    w.input(text({1}, {"  the quick  fox "}));
+    w.input(strings({1}, {"  the quick  fox "}));
     out = w.run();
     EXPECT_EQ(out[0].strings(), (std::vector<std::string>{"the", "quick  fox "}));  // Python's str.split(None, 1)
     EXPECT_EQ(values_of(out[1]), (std::vector<double>{2}));
@@ -73,7 +73,7 @@ TEST(StringSplitOp, SplitsOnDelimiterOrWhitespaceWithMaxsplit) {
 TEST(RegexFullMatchOp, MatchesWholeStringsOnly) {
     KernelHarness h("RegexFullMatch", 20);
     set_attr(h.node(), "pattern", std::string("[a-z]+@(gmail|yahoo)\\.com"));
-    h.input(text({3}, {"me@gmail.com", "me@gmail.com.au", "you@yahoo.com"}));
+    h.input(strings({3}, {"me@gmail.com", "me@gmail.com.au", "you@yahoo.com"}));
     EXPECT_EQ(values_of(h.run()[0]), (std::vector<double>{1, 0, 1}));
     KernelHarness bad("RegexFullMatch", 20);
     set_attr(bad.node(), "pattern", std::string("(unclosed"));
@@ -105,7 +105,7 @@ TEST(TfIdfVectorizerOp, IdfModeWeightsPresenceAndRejectsBadPools) {
     set_attr(h.node(), "ngram_indexes", std::vector<int64_t>{1, 0});
     set_attr(h.node(), "weights", std::vector<float>{0.5f, 4.0f});
     set_strings(h.node(), "pool_strings", {"a", "b"});
-    h.input(text({2, 3}, {"a", "a", "c", "b", "c", "c"}));
+    h.input(strings({2, 3}, {"a", "a", "c", "b", "c", "c"}));
     expect_close(h.run()[0], {2, 2}, {0, 0.5, 4, 0});
     KernelHarness bad("TfIdfVectorizer", 9);
     set_attr(bad.node(), "mode", std::string("TF"));

@@ -1,4 +1,4 @@
-// OnnxrtRunnerArgs: option declarations, parsing, and runners built through the model-loader hook.
+// OnnxrtRunnerArgs: option declarations, parsing, and the runners of its step (build_runner).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include "model_builder.h"
 #include "polygraphy/backend/onnxrt/runner.h"
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/backend/onnxrt_args.h"
+#include "tools/args/backend/onnxrt_args.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -106,48 +106,48 @@ TEST(OnnxrtRunnerArgs, BadValuesAreUsageErrorsNamingTheOption) {
               "--providers: an execution provider name cannot be empty");
 }
 
-TEST(OnnxrtRunnerArgs, WithoutHookNeedsTheToolsOnnxLoadingGroup) {
-    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();  // without the library, make_runner() reports that first
-    OnnxrtRunnerArgs group;
-    group.parse(ParsedArgs{});
-    EXPECT_THROW(group.make_runner(), InternalError);
+// The model every runner of these tests is built over (what a job's model loader yields).
+OnnxModel relu_model() {
+    polygraphy::testing::ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{3});
+    builder.node("Relu", {"x"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{3});
+    return builder.build();
 }
 
-TEST(OnnxrtRunnerArgs, MakesRunnersFromTheHookedModelLoader) {
+TEST(OnnxrtRunnerArgs, WithoutAModelNoRunnerIsBuilt) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();  // without the library, build_runner() reports that first
+    OnnxrtRunnerArgs group;
+    group.parse(ParsedArgs{});
+    EXPECT_THROW(build_runner(group.runner_step(), nullptr), InternalError);
+}
+
+TEST(OnnxrtRunnerArgs, MakesRunnersOverTheModelLoader) {
     POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
-    int hook_calls = 0;
+    int loads = 0;
+    const OnnxLoader model = [&loads]() -> OnnxModel {
+        ++loads;
+        return relu_model();
+    };
     auto group = std::make_unique<OnnxrtRunnerArgs>();
-    group->set_model_loader_hook([&hook_calls]() -> OnnxLoader {
-        ++hook_calls;
-        polygraphy::testing::ModelBuilder builder(17);
-        builder.input("x", DataType::kFloat32, Shape{3});
-        builder.node("Relu", {"x"}, {"y"});
-        builder.output("y", DataType::kFloat32, Shape{3});
-        return loader_from_value(builder.build());
-    });
     group->parse(parsed({{"providers", {"cpu"}}, {"onnxrt_intra_op_threads", {"1"}}}));
-    auto first = group->make_runner();
-    auto second = group->make_runner();
-    EXPECT_EQ(hook_calls, 2);
+    auto first = build_runner(group->runner_step(), model);
+    auto second = build_runner(group->runner_step(), model);
+    EXPECT_EQ(loads, 0);  // loaders are lazy: the model is loaded when a runner is activated
     EXPECT_THAT(first->name(), StartsWith("onnxrt-runner-N"));
     EXPECT_NE(first->name(), second->name());
     EXPECT_NE(dynamic_cast<onnxrt::OnnxrtRunner*>(first.get()), nullptr);
     RunnerActivation active(*first);
+    EXPECT_EQ(loads, 1);
     const TensorMap outputs = first->infer({{"x", Tensor::from_doubles(DataType::kFloat32, {3}, {-1, 0, 2})}});
     EXPECT_TRUE(outputs.at("y").equals(Tensor::from_doubles(DataType::kFloat32, {3}, {0, 0, 2})));
 }
 
 TEST(OnnxrtRunnerArgs, UnknownProviderFailsWhenTheRunnerActivates) {
     POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
-    OnnxrtRunnerArgs group([] {
-        polygraphy::testing::ModelBuilder builder(17);
-        builder.input("x", DataType::kFloat32, Shape{3});
-        builder.node("Relu", {"x"}, {"y"});
-        builder.output("y", DataType::kFloat32, Shape{3});
-        return loader_from_value(builder.build());
-    });
+    OnnxrtRunnerArgs group;
     group.parse(parsed({{"providers", {"nosuch"}}}));
-    auto runner = group.make_runner();
+    auto runner = build_runner(group.runner_step(), loader_from_value(relu_model()));
     try {
         runner->activate();
         FAIL() << "expected an exception";
@@ -172,10 +172,10 @@ TEST(OnnxrtRunnerArgs, MissingLibraryIsReportedWhenTheRunnerIsMade) {
     onnxrt::testing::ScopedEnv env("POLYGRAPHY_ONNXRUNTIME_LIB", "/nonexistent");
     // ctest runs each test in its own process; in a whole-binary run another test may have loaded it.
     if (onnxrt::is_available()) GTEST_SKIP() << "ONNX-Runtime is already loaded in this process";
-    OnnxrtRunnerArgs group([] { return OnnxLoader([]() -> OnnxModel { throw InternalError("never loaded"); }); });
+    OnnxrtRunnerArgs group;
     group.parse(ParsedArgs{});
     try {
-        group.make_runner();
+        build_runner(group.runner_step(), []() -> OnnxModel { throw InternalError("never loaded"); });
         FAIL() << "expected an exception";
     } catch (const PolygraphyException& error) {
         EXPECT_THAT(error.what(), HasSubstr("/nonexistent: cannot open shared object file"));

@@ -2,11 +2,10 @@
 //
 // Argument groups implement polygraphy::tools::ArgGroup (polygraphy/tools/args/arg_group.h): a
 // title and description (the section of `polygraphy run -h`), the options, and parse(), which reads
-// and validates them. Groups may use any group that `polygraphy run` has (src/tools/run/run.cpp
-// lists them); this one builds on OnnxLoadArgs, which loads the ONNX model for us.
+// and validates them. A group of `polygraphy run` describes its part of the job that `run` executes
+// (polygraphy/job/run_job.h); this one only holds an option that our runner group reads.
 #pragma once
 
-#include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/tools/args/arg_group.h"
 
 namespace polygraphy_reshape_destroyer {
@@ -17,8 +16,6 @@ public:
     std::string description() const override {
         return "Options related to replacing no-op Reshape nodes with Identity in ONNX models.";
     }
-    /// Checked when the tool is set up: `polygraphy run` must have an OnnxLoadArgs group.
-    std::vector<std::type_index> depends_on() const override;
 
     /// `--res-des-rename-nodes`. Every option starts with `--res-des` (REShape DEStroyer) so that
     /// it cannot collide with Polygraphy's options or other modules' (a collision would make
@@ -28,9 +25,6 @@ public:
 
     /// Whether replaced nodes are renamed (parsed from `--res-des-rename-nodes`).
     bool rename_nodes() const { return rename_nodes_; }
-    /// ReplaceReshapes over the ONNX loader chain that OnnxLoadArgs built from the command line, so
-    /// options such as `--onnx-outputs` are respected.
-    polygraphy::OnnxLoader loader() const;
 
 private:
     bool rename_nodes_ = false;

@@ -1,6 +1,7 @@
 #include "args/runner.h"
 
 #include "args/loader.h"
+#include "backend/loader.h"
 
 namespace polygraphy_reshape_destroyer {
 
@@ -24,8 +25,20 @@ void IdentityOnlyRunnerArgs::parse(const ParsedArgs& args) {
     speed_ = speed_from_name(args.value("res_des_speed").value_or("fast"));
 }
 
-std::unique_ptr<polygraphy::BaseRunner> IdentityOnlyRunnerArgs::make_runner() {
-    return std::make_unique<IdentityOnlyRunner>(required_group<ReplaceReshapeArgs>().loader(), speed_);
+polygraphy::RunnerStep IdentityOnlyRunnerArgs::runner_step() const {
+    // required_group<>() finds a sibling group of `polygraphy run` by type. The step keeps copies of
+    // the settings, not pointers to the groups.
+    const bool rename_nodes = required_group<ReplaceReshapeArgs>().rename_nodes();
+    const Speed speed = speed_;
+    polygraphy::CustomRunnerStep step;
+    // `model` loads the job's model (with `--onnx-outputs` and the other loading options applied)
+    // and hands this runner a copy of its own, which ReplaceReshapes may change.
+    step.build = [rename_nodes, speed](const polygraphy::OnnxLoader& model) -> std::unique_ptr<polygraphy::BaseRunner> {
+        return std::make_unique<IdentityOnlyRunner>(ReplaceReshapes(model, rename_nodes), speed);
+    };
+    // No step.print: `--gen-script` refuses `--res-des` (a generated program could not include this
+    // module's headers). A step that sets it writes its runner as C++ into the program.
+    return step;
 }
 
 }  // namespace polygraphy_reshape_destroyer

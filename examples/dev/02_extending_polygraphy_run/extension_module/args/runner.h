@@ -2,7 +2,8 @@
 //
 // Runner groups implement polygraphy::tools::RunnerArgGroup: besides the ArgGroup interface they
 // name the runner and the flag that selects it (`--res-des`, listed under "Runners" in
-// `polygraphy run -h`), and make a runner for each time that flag is given.
+// `polygraphy run -h`), and describe the runner as a step of the job `polygraphy run` executes, once
+// for each time that flag is given.
 #pragma once
 
 #include "backend/runner.h"
@@ -16,7 +17,7 @@ public:
     std::string description() const override {
         return "Options related to running inference with the identity-only runner.";
     }
-    /// Like loader groups, runner groups may depend on other groups: ours gets its model from ReplaceReshapeArgs.
+    /// Groups may depend on other groups (checked when the tool is set up): ours reads ReplaceReshapeArgs.
     std::vector<std::type_index> depends_on() const override;
 
     /// `--res-des-speed {slow,medium,fast}`; a value outside the choices is a usage error.
@@ -28,8 +29,8 @@ public:
     std::string runner_extra_help() const override {
         return "Replaces no-op Reshape nodes with Identity first (see --res-des-rename-nodes)";
     }
-    /// IdentityOnlyRunner(ReplaceReshapes(<the command line's ONNX loader>), speed).
-    std::unique_ptr<polygraphy::BaseRunner> make_runner() override;
+    /// A CustomRunnerStep building IdentityOnlyRunner(ReplaceReshapes(<the job's model>), speed).
+    polygraphy::RunnerStep runner_step() const override;
 
     Speed speed() const { return speed_; }
 

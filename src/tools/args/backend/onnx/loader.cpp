@@ -1,13 +1,10 @@
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/script.h"
-
-#include <filesystem>
+#include "tools/args/backend/onnx/loader.h"
 
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/model.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 
@@ -47,9 +44,17 @@ void OnnxInferShapesArgs::parse(const ParsedArgs& args) {
     force_fallback_ = config_.allow_force_fallback && args.flag("force_fallback_shape_inference");
 }
 
+std::optional<InferShapesStep> OnnxInferShapesArgs::step() const {
+    if (!do_shape_inference_ && !force_fallback_) return std::nullopt;
+    return InferShapesStep{force_fallback_};
+}
+
 void OnnxInferShapesArgs::infer_shapes(onnx::ModelProto& model) const {
-    if (!do_shape_inference_ && !force_fallback_) return;
-    polygraphy::infer_shapes(model, force_fallback_);
+    if (const auto infer = step()) polygraphy::infer_shapes(model, infer->force_fallback);
+}
+
+bool OnnxInferShapesArgs::add_to_job(RunJob& /*job*/) const {
+    return true;
 }
 
 // ---- OnnxSaveArgs --------------------------------------------------------------------------------
@@ -97,13 +102,22 @@ void OnnxSaveArgs::parse(const ParsedArgs& args) {
         logger().warning("--no-save-all-tensors-to-one-file is not supported: all tensors are saved to one file");
 }
 
-void OnnxSaveArgs::save(const onnx::ModelProto& model) const {
-    if (!path_) throw InternalError("OnnxSaveArgs::save called without an output path");
-    // A missing output folder is created (by the atomic writer), as Polygraphy and the JSON outputs do.
+std::optional<SaveOnnxStep> OnnxSaveArgs::step() const {
+    if (!path_) return std::nullopt;
+    SaveOnnxStep step{*path_, std::nullopt};
     if (external_data_path_)
-        save_onnx_with_external_data(model, *path_, ExternalDataOptions{*external_data_path_, external_data_size_threshold_});
-    else
-        save_onnx(model, *path_);
+        step.external_data = ExternalDataOptions{*external_data_path_, external_data_size_threshold_};
+    return step;
+}
+
+void OnnxSaveArgs::save(const onnx::ModelProto& model) const {
+    const auto save_step = step();
+    if (!save_step) throw InternalError("OnnxSaveArgs::save called without an output path");
+    save_model(model, *save_step);
+}
+
+bool OnnxSaveArgs::add_to_job(RunJob& /*job*/) const {
+    return true;
 }
 
 // ---- OnnxLoadArgs --------------------------------------------------------------------------------
@@ -130,11 +144,12 @@ std::vector<OptionSpec> OnnxLoadArgs::options() const {
     };
     if (config_.outputs_opt_prefix) {
         const std::string prefix = *config_.outputs_opt_prefix;
-        options.push_back(Option({"--" + prefix + "outputs"})
-                              .dest("onnx_outputs")
-                              .kind(OptionKind::kValues)
-                              .help("Name(s) of ONNX tensor(s) to mark as output(s). Using the special value 'mark all' "
-                                    "indicates that all tensors should be used as outputs"));
+        options.push_back(
+            Option({"--" + prefix + "outputs"})
+                .dest("onnx_outputs")
+                .kind(OptionKind::kValues)
+                .help("Name(s) of ONNX tensor(s) to mark as output(s). Using the special value 'mark all' "
+                      "indicates that all tensors should be used as outputs"));
         options.push_back(Option({"--" + prefix + "exclude-outputs"})
                               .dest("onnx_exclude_outputs")
                               .kind(OptionKind::kValues)
@@ -155,91 +170,27 @@ void OnnxLoadArgs::parse(const ParsedArgs& args) {
     fp_to_fp16_ = args.flag("fp_to_fp16");
 }
 
-OnnxLoader OnnxLoadArgs::onnx_loader() const {
+ModelJob OnnxLoadArgs::model_job() const {
     const auto& model = required_group<ModelArgs>();
     if (!model.path()) throw UsageError("An ONNX model is required, but no model file was provided");
-    OnnxLoader loader = OnnxFromPath(*model.path(), external_data_dir_, ignore_external_data_);
-    if (const auto* infer = group<OnnxInferShapesArgs>();
-        infer && (infer->do_shape_inference() || infer->force_fallback()))
-        loader = extend(std::move(loader), [infer](OnnxModel& onnx_model) { infer->infer_shapes(*onnx_model); });
+    ModelJob job{*model.path(), external_data_dir_, ignore_external_data_, {}};
+    if (const auto* infer = group<OnnxInferShapesArgs>())
+        if (auto step = infer->step()) job.steps.push_back(*step);
     if (outputs_ || !exclude_outputs_.empty())
-        loader = ModifyOutputs(std::move(loader), outputs_.value_or(std::vector<std::string>{}), exclude_outputs_);
-    if (fp_to_fp16_) loader = extend(std::move(loader), [](OnnxModel& onnx_model) { convert_to_fp16(*onnx_model); });
-    if (const auto* save = group<OnnxSaveArgs>(); config_.allow_saving && save && save->path())
-        loader = extend(std::move(loader), [save](OnnxModel& onnx_model) { save->save(*onnx_model); });
-    return loader;
+        job.steps.push_back(ModifyOutputsStep{outputs_.value_or(std::vector<std::string>{}), exclude_outputs_});
+    if (fp_to_fp16_) job.steps.push_back(ConvertToFp16Step{});
+    if (const auto* save = group<OnnxSaveArgs>(); config_.allow_saving && save)
+        if (auto step = save->step()) job.steps.push_back(*step);
+    return job;
 }
 
-std::optional<std::string> OnnxLoadArgs::unmodified_model_path() const {
-    const auto& model = required_group<ModelArgs>();
-    if (!model.path() || outputs_ || !exclude_outputs_.empty() || external_data_dir_ || ignore_external_data_ ||
-        fp_to_fp16_)
-        return std::nullopt;
-    if (const auto* infer = group<OnnxInferShapesArgs>();
-        infer && (infer->do_shape_inference() || infer->force_fallback()))
-        return std::nullopt;
-    if (const auto* save = group<OnnxSaveArgs>(); config_.allow_saving && save && save->path()) return std::nullopt;
-    // External data goes through OnnxFromPath, whose checks keep its locations inside the folder.
-    if (onnx_file_may_use_external_data(*model.path())) return std::nullopt;
-    return model.path();
+OnnxLoader OnnxLoadArgs::onnx_loader() const {
+    return build_model_loader(model_job());
 }
 
-bool OnnxInferShapesArgs::add_to_script(Script& /*script*/) const {
-    return true;  // part of OnnxLoadArgs' loader chain (add_onnx_loader)
-}
-
-bool OnnxSaveArgs::add_to_script(Script& /*script*/) const {
-    return true;  // part of OnnxLoadArgs' loader chain
-}
-
-bool OnnxLoadArgs::add_to_script(Script& /*script*/) const {
-    return true;  // the loader chain is added by the runners that use it (add_onnx_loader)
-}
-
-std::string OnnxLoadArgs::add_onnx_loader(Script& script) const {
-    // The same chain as onnx_loader(), step for step.
-    const auto& model = required_group<ModelArgs>();
-    if (!model.path()) throw UsageError("An ONNX model is required, but no model file was provided");
-    script.add_include("polygraphy/backend/onnx/loader.h");
-    std::string expression = "OnnxLoader(OnnxFromPath(" + Script::quote(*model.path());
-    if (external_data_dir_ || ignore_external_data_)
-        expression += ", " + (external_data_dir_ ? Script::quote(*external_data_dir_) : std::string("std::nullopt"));
-    if (ignore_external_data_) expression += ", true";
-    expression += "))";
-    std::string name = script.add_loader(expression, "load_onnx");
-    if (const auto* infer = group<OnnxInferShapesArgs>();
-        infer && (infer->do_shape_inference() || infer->force_fallback())) {
-        script.add_include("polygraphy/backend/onnx/graph.h");
-        name = script.add_loader("extend(" + name + ", [](OnnxModel& model) { infer_shapes(*model" +
-                                     (infer->force_fallback() ? ", true" : "") + "); })",
-                                 "shape_inferred_onnx");
-    }
-    if (outputs_ || !exclude_outputs_.empty()) {
-        const std::string outputs = !outputs_               ? "std::vector<std::string>{}"
-                                    : *outputs_ == kMarkAll ? "kMarkAll"
-                                                            : Script::string_vector(*outputs_);
-        std::string modify = "OnnxLoader(ModifyOutputs(" + name + ", " + outputs;
-        if (!exclude_outputs_.empty()) modify += ", " + Script::string_vector(exclude_outputs_);
-        name = script.add_loader(modify + "))", "modified_onnx");
-    }
-    if (fp_to_fp16_) {
-        script.add_include("polygraphy/backend/onnx/graph.h");
-        name = script.add_loader("extend(" + name + ", [](OnnxModel& model) { convert_to_fp16(*model); })", "fp16_onnx");
-    }
-    if (const auto* save = group<OnnxSaveArgs>(); config_.allow_saving && save && save->path()) {
-        if (save->external_data_path()) {
-            script.add_include("polygraphy/backend/onnx/graph.h");
-            name = script.add_loader(
-                "extend(" + name + ", [](OnnxModel& model) { save_onnx_with_external_data(*model, " +
-                    Script::quote(*save->path()) + ", ExternalDataOptions{" + Script::quote(*save->external_data_path()) +
-                    ", " + std::to_string(save->external_data_size_threshold()) + "}); })",
-                "saved_onnx");
-        } else {
-            name = script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(*save->path()) + "))",
-                                     "saved_onnx");
-        }
-    }
-    return name;
+bool OnnxLoadArgs::add_to_job(RunJob& job) const {
+    if (required_group<ModelArgs>().path()) job.model = model_job();
+    return true;
 }
 
 }  // namespace polygraphy::tools

@@ -1,11 +1,9 @@
-#include "polygraphy/tools/args/backend/ref/runner.h"
-#include "polygraphy/tools/script.h"
+#include "tools/args/backend/ref/runner.h"
 
-#include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
-#include "polygraphy/tools/args/backend/onnx/loader.h"
-#include "polygraphy/tools/args/model.h"
-#include "polygraphy/tools/args/util.h"
+#include "tools/args/backend/onnx/loader.h"
+#include "tools/args/model.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 
@@ -33,30 +31,21 @@ void RefRunnerArgs::parse(const ParsedArgs& args) {
     if (auto text = args.value("ref_threads")) {
         const auto value = args_util::parse_int(*text);
         if (!value || *value < 0 || *value > 4096)
-            throw UsageError("Invalid value for --ref-threads: " + args_util::python_repr(*text) +
+            throw UsageError("Invalid value for --ref-threads: " + python_repr(*text) +
                              ". Expected a number of threads between 0 (the cores available) and 4096");
         threads_ = static_cast<int>(*value);
     }
     fuse_activations_ = !args.flag("ref_no_fusion");
 }
 
-std::unique_ptr<BaseRunner> RefRunnerArgs::make_runner() {
+RunnerStep RefRunnerArgs::runner_step() const {
     ref::SessionOptions options;
     options.num_threads = threads_;
     options.fuse_activations = fuse_activations_;
-    return std::make_unique<ref::RefRunner>(
-        ref::SessionFromOnnx(required_group<OnnxLoadArgs>().onnx_loader(), options));
+    return RefRunnerStep{options};
 }
 
-bool RefRunnerArgs::add_to_script(Script& script) const {
-    script.add_include("polygraphy/backend/ref/runner.h");
-    const std::string model = required_group<OnnxLoadArgs>().add_onnx_loader(script);
-    std::string fields;
-    if (threads_) fields = ".num_threads = " + std::to_string(threads_);
-    if (!fuse_activations_) fields += std::string(fields.empty() ? "" : ", ") + ".fuse_activations = false";
-    const std::string options = fields.empty() ? "" : ", ref::SessionOptions{" + fields + "}";
-    const std::string session = script.add_loader("ref::SessionFromOnnx(" + model + options + ")", "build_ref_session");
-    script.add_runner("std::make_unique<ref::RefRunner>(" + session + ")");
+bool RefRunnerArgs::add_to_job(RunJob& /*job*/) const {
     return true;
 }
 

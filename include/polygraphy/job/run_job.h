@@ -1,0 +1,205 @@
+// RunJob: one plain description of what `polygraphy run` does. The argument groups of `run` fill one
+// in, run_job() executes it, and job_program() (polygraphy/job/script.h) prints it as a C++ program.
+//
+//     RunJob job;
+//     job.model = ModelJob{"model.onnx"};
+//     job.model->steps.push_back(ModifyOutputsStep{kMarkAll});
+//     job.runners = {RefRunnerStep{}, OnnxrtRunnerStep{}};
+//     job.compare.simple.atol.set("", 1e-4);
+//     const RunJobResult result = run_job(job);   // result.passed, result.accuracy, result.divergence
+//
+// Built-in steps are data (structs in a std::variant), so a job can be inspected, stored or handed to
+// another process; the executor and the printer each visit every alternative, so a step kind one of
+// them forgets does not compile. An extension module's runner is a CustomRunnerStep: code that builds
+// the runner, plus optional code that prints it.
+//
+// Adding to `run`: a field (or a step alternative) here, its branch in run_job() (src/job/run_job.cpp)
+// and in job_program() (src/job/program.cpp), and the argument group that fills it. Where the
+// features still to come fit: a report (HTML or other) reads a RunJobResult, which keeps the results,
+// the comparison and the divergence; runners in child processes can ship their RunnerStep and the
+// ModelJob, which are plain data (a CustomRunnerStep cannot cross a process boundary); language
+// bindings map these structs one to one; a bounded-memory layer-wise comparison is another way of
+// executing the same description (how the model is held is decided in one place, see run_job()).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "polygraphy/backend/base/runner.h"
+#include "polygraphy/backend/onnx/graph.h"
+#include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/onnxrt/loader.h"
+#include "polygraphy/backend/ref/runner.h"
+#include "polygraphy/common/logger.h"
+#include "polygraphy/comparator/comparator.h"
+#include "polygraphy/comparator/divergence.h"
+
+namespace polygraphy {
+
+class Script;
+
+// ---- the model -----------------------------------------------------------------------------------
+
+/// infer_shapes() (`--shape-inference`; `--force-fallback-shape-inference` sets force_fallback).
+struct InferShapesStep {
+    bool force_fallback = false;  ///< infer with the built-in runtime instead of ONNX shape inference
+};
+
+/// ModifyOutputs (`--onnx-outputs`, `--onnx-exclude-outputs`).
+struct ModifyOutputsStep {
+    std::vector<std::string> outputs = {};          ///< empty: keep the model's; kMarkAll: every tensor
+    std::vector<std::string> exclude_outputs = {};  ///< then unmarked
+};
+
+/// convert_to_fp16() (`--fp-to-fp16`).
+struct ConvertToFp16Step {};
+
+/// Saves the model and passes it on (`--save-onnx`, `--save-external-data`).
+struct SaveOnnxStep {
+    std::string path = {};  ///< its folder must exist
+    /// Weights go to an external file (save_onnx_with_external_data) when set.
+    std::optional<ExternalDataOptions> external_data = std::nullopt;
+};
+
+/// One step of a model's loader chain.
+using ModelStep = std::variant<InferShapesStep, ModifyOutputsStep, ConvertToFp16Step, SaveOnnxStep>;
+
+/// An ONNX model: the file, where its external data is, and the steps applied to it after loading.
+struct ModelJob {
+    std::string path = {};  ///< the model file
+    std::optional<std::string> external_data_dir =
+        std::nullopt;                   ///< `--external-data-dir`; default: the model's folder
+    bool ignore_external_data = false;  ///< `--ignore-external-data`
+    std::vector<ModelStep> steps = {};  ///< applied in order
+};
+
+/// The loader chain of `model`: OnnxFromPath, then each step. Lazy; every call loads the model again.
+OnnxLoader build_model_loader(const ModelJob& model);
+
+/// Applies one step to a loaded model, as build_model_loader() does (ModifyOutputs may replace it).
+void apply_model_step(OnnxModel& model, const ModelStep& step);
+
+/// SaveOnnxStep on its own: writes `model` atomically, creating missing folders. PolygraphyException
+/// when the model is over 2 GiB without external data.
+void save_model(const onnx::ModelProto& model, const SaveOnnxStep& step);
+
+/// The model file itself when the job uses it unchanged: no steps, no external-data options, and a
+/// file that refers to no external data (read to find out). A runtime that reads ONNX files itself
+/// (ONNX-Runtime) then takes the file, as Polygraphy's ORT runner does. Else nullopt.
+std::optional<std::string> unmodified_model_path(const ModelJob& model);
+
+// ---- the runners ---------------------------------------------------------------------------------
+
+/// ref::RefRunner over ref::SessionFromOnnx (`--ref`, `--ref-threads`, `--ref-no-fusion`).
+struct RefRunnerStep {
+    ref::SessionOptions options = {};  ///< the built-in runtime's settings
+};
+
+/// onnxrt::OnnxrtRunner over onnxrt::SessionFromOnnx (`--onnxrt` and its session options). Takes the
+/// model file itself when unmodified_model_path() gives one.
+struct OnnxrtRunnerStep {
+    onnxrt::SessionOptions options = {};  ///< the session's settings
+};
+
+/// A runner an extension module adds (RunnerArgGroup::runner_step()): what it builds, and how it is
+/// printed.
+struct CustomRunnerStep {
+    /// Builds a new runner. `model` loads the job's model and gives this runner its own copy, which it
+    /// may modify; calling it without a model in the job is a UsageError. Required.
+    std::function<std::unique_ptr<BaseRunner>(const OnnxLoader& model)> build = {};
+    /// Writes what the runner needs into `script` (includes, loaders) and returns a C++ expression
+    /// yielding a std::unique_ptr<BaseRunner>. `model` names the program's variable holding the job's
+    /// model loader ("" when the job has no model); the program shares that model, so printed code
+    /// must not modify it. Empty (the default): the runner cannot be printed, and `--gen-script`
+    /// refuses command lines that select it.
+    std::function<std::string(Script& script, const std::string& model)> print = {};
+};
+
+/// One runner of a job.
+using RunnerStep = std::variant<RefRunnerStep, OnnxrtRunnerStep, CustomRunnerStep>;
+
+/// Builds the runner of `step` over `model` (which may be empty for a CustomRunnerStep that needs
+/// none). `model_file`, when set, is handed to ONNX-Runtime instead of the loaded model. ONNX-Runtime
+/// is loaded here, so a missing library is reported before any runner starts.
+std::unique_ptr<BaseRunner> build_runner(const RunnerStep& step, const OnnxLoader& model,
+                                         const std::optional<std::string>& model_file = std::nullopt);
+
+// ---- data, inference, comparison -----------------------------------------------------------------
+
+/// Where the inputs come from.
+struct DataLoaderJob {
+    /// The seeded generator's settings (`--seed`, `--iterations`, `--val-range`, `--input-shapes`,
+    /// `--int-min/--int-max/--float-min/--float-max`).
+    DataLoader::Options generator = {};
+    /// `--load-inputs`: when not empty, these files' feeds, concatenated in order, instead of generated data.
+    std::vector<std::string> load_inputs_paths = {};
+};
+
+/// The data loader `data` describes. Input files are read now (PolygraphyException when unreadable).
+DataLoaderFn build_data_loader(const DataLoaderJob& data);
+
+/// How results are compared.
+struct CompareJob {
+    /// The comparison function (`--compare`).
+    enum class Function { kSimple, kIndices };
+    Function function = Function::kSimple;    ///< which function compares
+    SimpleCompareOptions simple = {};         ///< kSimple's options; its fail_fast is taken from `fail_fast`
+    PerOutput<int64_t> index_tolerance = {};  ///< kIndices' tolerances (`--index-tolerance`)
+    bool fail_fast = false;                   ///< stop at the first failure (`--fail-fast`)
+    std::optional<std::string> report_path = std::nullopt;  ///< `--report`: per-tensor figures and the first divergence
+};
+
+/// compare_func::simple or compare_func::indices with `compare`'s settings.
+CompareFunc build_compare_func(const CompareJob& compare);
+
+/// Logging that a printed program sets up; run_job() leaves the process's logger as its caller set it.
+struct LoggingJob {
+    Severity severity = Severity::kInfo;                 ///< `-v`, `-q`, `--verbosity`, `--silent`
+    std::optional<std::string> log_file = std::nullopt;  ///< `--log-file`
+};
+
+/// Everything `polygraphy run` does, as data.
+struct RunJob {
+    std::optional<ModelJob> model = std::nullopt;                 ///< nullopt: no model (saved results are compared)
+    std::vector<RunnerStep> runners = {};                         ///< run in this order (command-line order)
+    DataLoaderJob data_loader = {};                               ///< the runners' inputs
+    Comparator::RunOptions inference = {};                        ///< `--warm-up`, `--save-inputs`
+    std::optional<std::string> save_outputs_path = std::nullopt;  ///< `--save-outputs`: the runners' raw results
+    std::vector<std::string> load_outputs_paths = {};  ///< `--load-outputs`: appended after the runners' results
+    PerOutput<TopK> postprocess =
+        {};                   ///< `--postprocess`; empty: none. Applied to every result after saving and loading
+    CompareJob compare = {};  ///< comparison settings
+    bool validate = false;    ///< `--validate`: check every output for NaN and Inf
+    LoggingJob logging = {};  ///< for printed programs
+};
+
+/// What run_job() found.
+struct RunJobResult {
+    bool passed = true;       ///< every comparison and validation passed (`run` exits with 0 exactly then)
+    RunResults results = {};  ///< the runners' results, then the loaded ones, post-processed
+    std::optional<AccuracyResult> accuracy = std::nullopt;  ///< set when results were compared
+    std::optional<Divergence> divergence = std::nullopt;    ///< the first node whose output diverged, when one failed
+};
+
+/// Whether `job` compares results: two or more runners, or loaded results.
+bool job_compares(const RunJob& job);
+
+/// Executes `job`: builds the runners (all before any runs), runs them over the data loader with
+/// Comparator::run (when there are runners), saves their results, appends the loaded ones,
+/// post-processes everything, compares consecutive results when job_compares(), looks for the first
+/// divergence in the job's model when a comparison failed, writes the report, validates.
+///
+/// The model is loaded once and shared by the runners and the divergence search whenever more than
+/// one of them uses it (so shape inference, fp16 conversion and `--save-onnx` happen once); it is then
+/// kept in memory until the job ends. Throws PolygraphyException for anything that fails to run
+/// (a failed comparison is not an exception: see RunJobResult::passed).
+RunJobResult run_job(const RunJob& job);
+
+/// The runners of `job`, in order, as run_job() builds them (sharing one loaded model).
+std::vector<std::unique_ptr<BaseRunner>> build_runners(const RunJob& job);
+
+}  // namespace polygraphy

@@ -1,0 +1,247 @@
+// Converting float32 weights and activations to float16: convert_to_fp16() (see graph.h).
+#include "polygraphy/backend/onnx/graph.h"
+
+#include "backend/onnx/domain.h"
+#include "backend/onnx/graph_internal.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "polygraphy/backend/onnx/partition.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/common/logger.h"
+
+namespace polygraphy {
+
+const std::vector<std::string> kFp16DefaultBlockList = {"ArrayFeatureExtractor",
+                                                        "Binarizer",
+                                                        "CastMap",
+                                                        "CategoryMapper",
+                                                        "DictVectorizer",
+                                                        "FeatureVectorizer",
+                                                        "Imputer",
+                                                        "LabelEncoder",
+                                                        "LinearClassifier",
+                                                        "LinearRegressor",
+                                                        "Normalizer",
+                                                        "OneHotEncoder",
+                                                        "SVMClassifier",
+                                                        "SVMRegressor",
+                                                        "Scaler",
+                                                        "TreeEnsembleClassifier",
+                                                        "TreeEnsembleRegressor",
+                                                        "ZipMap",
+                                                        "NonMaxSuppression",
+                                                        "TopK",
+                                                        "RoiAlign",
+                                                        "Resize",
+                                                        "Upsample",
+                                                        "Range",
+                                                        "CumSum",
+                                                        "Min",
+                                                        "Max",
+                                                        "RandomNormal",
+                                                        "RandomNormalLike",
+                                                        "RandomUniform",
+                                                        "RandomUniformLike",
+                                                        "Multinomial",
+                                                        "Bernoulli",
+                                                        "QuantizeLinear",
+                                                        "DequantizeLinear",
+                                                        "DynamicQuantizeLinear",
+                                                        "EyeLike"};
+
+namespace {
+
+constexpr int32_t kOnnxFloat = onnx::TensorProto::FLOAT;
+constexpr int32_t kOnnxHalf = onnx::TensorProto::FLOAT16;
+
+void tensor_proto_to_fp16(onnx::TensorProto& proto) {
+    if (proto.data_type() != kOnnxFloat) return;
+    Tensor half = tensor_from_proto(proto).cast(DataType::kFloat16);
+    onnx::TensorProto converted = tensor_to_proto(half, proto.name());
+    converted.set_doc_string(proto.doc_string());
+    proto.Swap(&converted);
+}
+
+}  // namespace
+
+Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
+    infer_shapes(model);
+    onnx::GraphProto& graph = *model.mutable_graph();
+    const auto types = known_types(graph);
+    auto is_float32 = [&](const std::string& name) {
+        auto found = types.find(name);
+        return found != types.end() && found->second.dtype == DataType::kFloat32;
+    };
+    std::unordered_set<std::string> blocked_ops(kFp16DefaultBlockList.begin(), kFp16DefaultBlockList.end());
+    blocked_ops.insert(options.op_block_list.begin(), options.op_block_list.end());
+    auto blocked = [&](const onnx::NodeProto& node) {
+        if (!is_default_domain(node.domain()) || has_subgraph(node) || blocked_ops.contains(node.op_type()))
+            return true;
+        // value_float(s) Constants produce float32 whatever happens: compute them in float32.
+        if (node.op_type() == "Constant")
+            for (const auto& attribute : node.attribute())
+                if (attribute.name() != "value") return true;
+        return false;
+    };
+
+    Fp16Stats stats;
+    enum class Home { kFp32, kFp16 };
+    std::unordered_map<std::string, Home> home;  // precision each float32 tensor has after conversion
+
+    // Graph inputs and initializers.
+    std::unordered_set<std::string> graph_inputs;
+    for (auto& input : *graph.mutable_input()) {
+        graph_inputs.insert(input.name());
+        if (!is_float32(input.name())) continue;
+        if (options.keep_io_types) {
+            home[input.name()] = Home::kFp32;
+        } else {
+            input.mutable_type()->mutable_tensor_type()->set_elem_type(kOnnxHalf);
+            home[input.name()] = Home::kFp16;
+        }
+    }
+    std::unordered_map<std::string, std::size_t> fp16_consumers;
+    for (const auto& node : graph.node())
+        if (!blocked(node))
+            for (const auto& input : node.input()) ++fp16_consumers[input];
+    for (auto& initializer : *graph.mutable_initializer()) {
+        if (initializer.data_type() != kOnnxFloat || graph_inputs.contains(initializer.name())) continue;
+        if (fp16_consumers[initializer.name()] == 0) {
+            home[initializer.name()] = Home::kFp32;
+            continue;
+        }
+        if (initializer.data_location() == onnx::TensorProto::EXTERNAL) {
+            home[initializer.name()] = Home::kFp32;  // data not loaded: leave it, cast at run time
+            continue;
+        }
+        tensor_proto_to_fp16(initializer);
+        home[initializer.name()] = Home::kFp16;
+        ++stats.initializers_converted;
+    }
+
+    // Tensors that must keep their name in float32: graph outputs (when I/O types are kept) and
+    // outer-scope reads of subgraph bodies. Their fp16 producer writes "<name>_fp16" and a Cast
+    // restores the original name.
+    std::unordered_set<std::string> pinned;
+    if (options.keep_io_types)
+        for (const auto& output : graph.output()) pinned.insert(output.name());
+    for (const auto& node : graph.node()) {
+        if (!has_subgraph(node)) continue;
+        const std::vector<std::string> refs = outer_scope_inputs(node);
+        pinned.insert(refs.begin(), refs.end());
+    }
+
+    const std::vector<std::string> names = onnx_tensor_names(graph);
+    std::unordered_set<std::string> taken(names.begin(), names.end());
+    auto fresh_name = [&](const std::string& base) {
+        std::string name = base;
+        for (int i = 1; taken.contains(name); ++i) name = fmt::format("{}_{}", base, i);
+        taken.insert(name);
+        return name;
+    };
+    auto make_cast = [&](const std::string& from, const std::string& to, int32_t type) {
+        onnx::NodeProto cast;
+        cast.set_op_type("Cast");
+        cast.set_name(fresh_name(to + "_cast"));
+        cast.add_input(from);
+        cast.add_output(to);
+        auto* attribute = cast.add_attribute();
+        attribute->set_name("to");
+        attribute->set_type(onnx::AttributeProto::INT);
+        attribute->set_i(type);
+        ++stats.casts_inserted;
+        return cast;
+    };
+
+    std::unordered_map<std::string, std::string> renamed;     // pinned fp16 tensor -> its fp16 name
+    std::unordered_map<std::string, std::string> cast_of[2];  // tensor -> its cast to fp32 [0] / fp16 [1]
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> old_nodes;
+    old_nodes.Swap(graph.mutable_node());
+    for (auto& node : old_nodes) {
+        const bool keep_fp32 = blocked(node);
+        if (keep_fp32) ++stats.nodes_in_fp32;
+        const Home want = keep_fp32 ? Home::kFp32 : Home::kFp16;
+        for (auto& input : *node.mutable_input()) {
+            if (input.empty()) continue;
+            auto alias = renamed.find(input);
+            const std::string source = alias != renamed.end() && want == Home::kFp16 ? alias->second : input;
+            if (source != input) {
+                input = source;
+                continue;
+            }
+            auto found = home.find(input);
+            if (found == home.end() || found->second == want) continue;
+            auto& casts = cast_of[want == Home::kFp16 ? 1 : 0];
+            auto existing = casts.find(input);
+            if (existing == casts.end()) {
+                const std::string name = fresh_name(input + (want == Home::kFp16 ? "_to_fp16" : "_to_fp32"));
+                *graph.add_node() = make_cast(input, name, want == Home::kFp16 ? kOnnxHalf : kOnnxFloat);
+                existing = casts.emplace(input, name).first;
+            }
+            input = existing->second;
+        }
+        if (!keep_fp32) {
+            const bool is_default = is_default_domain(node.domain());
+            for (auto& attribute : *node.mutable_attribute()) {
+                if (is_default && node.op_type() == "Cast" && attribute.name() == "to" && attribute.i() == kOnnxFloat)
+                    attribute.set_i(kOnnxHalf);
+                if (is_default && (node.op_type() == "Constant" || node.op_type() == "ConstantOfShape") &&
+                    attribute.has_t())
+                    tensor_proto_to_fp16(*attribute.mutable_t());
+            }
+        }
+        std::vector<std::pair<std::string, std::string>> restore;  // fp16 name -> pinned name
+        for (auto& output : *node.mutable_output()) {
+            if (output.empty() || !is_float32(output)) continue;
+            home[output] = want;
+            if (want == Home::kFp16 && pinned.contains(output)) {
+                const std::string half = fresh_name(output + "_fp16");
+                renamed[output] = half;
+                restore.emplace_back(half, output);
+                home[half] = Home::kFp16;
+                home[output] = Home::kFp32;
+                output = half;
+            }
+        }
+        graph.mutable_node()->Add(std::move(node));
+        for (const auto& [half, name] : restore) *graph.add_node() = make_cast(half, name, kOnnxFloat);
+    }
+    // Graph outputs that are graph inputs or initializers converted to fp16 (no producer node).
+    if (options.keep_io_types) {
+        for (auto& output : *graph.mutable_output()) {
+            auto found = home.find(output.name());
+            if (found == home.end() || found->second != Home::kFp16 || renamed.contains(output.name())) continue;
+            for (auto& initializer : *graph.mutable_initializer()) {
+                if (initializer.name() != output.name()) continue;
+                const std::string half = fresh_name(output.name() + "_fp16");
+                initializer.set_name(half);
+                *graph.add_node() = make_cast(half, output.name(), kOnnxFloat);
+                for (auto& node : *graph.mutable_node())
+                    for (auto& input : *node.mutable_input())
+                        if (input == output.name() && node.op_type() != "Cast") input = half;
+            }
+        }
+    } else {
+        for (auto& output : *graph.mutable_output()) {
+            auto found = home.find(output.name());
+            if (found != home.end() && found->second == Home::kFp16)
+                output.mutable_type()->mutable_tensor_type()->set_elem_type(kOnnxHalf);
+        }
+    }
+    for (auto& info : *graph.mutable_value_info()) {
+        auto found = home.find(info.name());
+        if (found != home.end() && found->second == Home::kFp16 && info.type().tensor_type().elem_type() == kOnnxFloat)
+            info.mutable_type()->mutable_tensor_type()->set_elem_type(kOnnxHalf);
+    }
+    toposort(model);
+    logger().info(
+        fmt::format("Converted to float16: {} initializer(s), {} node(s) kept in float32, {} Cast(s) inserted",
+                    stats.initializers_converted, stats.nodes_in_fp32, stats.casts_inserted));
+    return stats;
+}
+
+}  // namespace polygraphy

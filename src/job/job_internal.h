@@ -1,0 +1,32 @@
+// Internal to the job layer: what the executor (run_job.cpp) and the printer (program.cpp) decide alike.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "polygraphy/job/run_job.h"
+
+namespace polygraphy::job_detail {
+
+/// A visitor made of lambdas, one per alternative of a step variant: std::visit rejects a visitor
+/// that misses one, so the executor and the printer cannot drift apart on the kinds of steps.
+template <class... Ts>
+struct Overloaded : Ts... {
+    using Ts::operator()...;
+};
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
+
+/// How a job's model reaches its users: the runners that take the loaded model and the divergence
+/// search. Decided once, the same way, for running the job and for printing it.
+struct ModelUse {
+    /// unmodified_model_path() when an ONNX-Runtime runner may take the file itself.
+    std::optional<std::string> onnxrt_file;
+    /// Two or more users: the model is loaded once and shared.
+    bool shared = false;
+    /// At least one user (the printer writes the loader chain only then).
+    bool needed = false;
+};
+ModelUse plan_model_use(const RunJob& job);
+
+}  // namespace polygraphy::job_detail

@@ -1,0 +1,299 @@
+// The printer of a RunJob: the steps of run_job() (run_job.cpp), in the same order, as C++ text.
+#include <utility>
+
+#include "job/job_internal.h"
+#include "polygraphy/common/exception.h"
+#include "polygraphy/job/script.h"
+
+namespace polygraphy {
+namespace {
+
+using job_detail::ModelUse;
+using job_detail::Overloaded;
+
+void print_logging(Script& script, const LoggingJob& logging) {
+    static const std::pair<Severity, const char*> kNames[] = {{Severity::kUltraVerbose, "kUltraVerbose"},
+                                                              {Severity::kSuperVerbose, "kSuperVerbose"},
+                                                              {Severity::kExtraVerbose, "kExtraVerbose"},
+                                                              {Severity::kVerbose, "kVerbose"},
+                                                              {Severity::kInfo, "kInfo"},
+                                                              {Severity::kStart, "kStart"},
+                                                              {Severity::kFinish, "kFinish"},
+                                                              {Severity::kWarning, "kWarning"},
+                                                              {Severity::kError, "kError"},
+                                                              {Severity::kCritical, "kCritical"},
+                                                              {Severity::kSilent, "kSilent"}};
+    // Always written: the library is silent until a program enables logging, the command is not.
+    for (const auto& [severity, name] : kNames)
+        if (severity == logging.severity)
+            script.append_prefix(std::string("logger().set_severity(Severity::") + name + ");");
+    if (logging.log_file) script.append_prefix("logger().set_log_file(" + Script::quote(*logging.log_file) + ");");
+}
+
+// The loader chain of build_model_loader(); returns the variable holding its last link.
+std::string print_model_loader(Script& script, const ModelJob& model) {
+    script.add_include("polygraphy/backend/onnx/loader.h");
+    std::string expression = "OnnxLoader(OnnxFromPath(" + Script::quote(model.path);
+    if (model.external_data_dir || model.ignore_external_data)
+        expression +=
+            ", " + (model.external_data_dir ? Script::quote(*model.external_data_dir) : std::string("std::nullopt"));
+    if (model.ignore_external_data) expression += ", true";
+    std::string name = script.add_loader(expression + "))", "load_onnx");
+    const auto extend_with = [&](const std::string& statement, const std::string& base_name) {
+        script.add_include("polygraphy/backend/onnx/graph.h");
+        name = script.add_loader("extend(" + name + ", [](OnnxModel& model) { " + statement + "; })", base_name);
+    };
+    for (const ModelStep& step : model.steps) {
+        std::visit(
+            Overloaded{
+                [&](const InferShapesStep& infer) {
+                    extend_with(std::string("infer_shapes(*model") + (infer.force_fallback ? ", true" : "") + ")",
+                                "shape_inferred_onnx");
+                },
+                [&](const ModifyOutputsStep& modify) {
+                    const std::string outputs = modify.outputs.empty()       ? "std::vector<std::string>{}"
+                                                : modify.outputs == kMarkAll ? "kMarkAll"
+                                                                             : Script::string_vector(modify.outputs);
+                    std::string code = "OnnxLoader(ModifyOutputs(" + name + ", " + outputs;
+                    if (!modify.exclude_outputs.empty()) code += ", " + Script::string_vector(modify.exclude_outputs);
+                    name = script.add_loader(code + "))", "modified_onnx");
+                },
+                [&](const ConvertToFp16Step&) { extend_with("convert_to_fp16(*model)", "fp16_onnx"); },
+                [&](const SaveOnnxStep& save) {
+                    if (save.external_data)
+                        extend_with("save_onnx_with_external_data(*model, " + Script::quote(save.path) +
+                                        ", ExternalDataOptions{" + Script::quote(save.external_data->location) + ", " +
+                                        std::to_string(save.external_data->size_threshold) + "})",
+                                    "saved_onnx");
+                    else
+                        name = script.add_loader("OnnxLoader(SaveOnnx(" + name + ", " + Script::quote(save.path) + "))",
+                                                 "saved_onnx");
+                },
+            },
+            step);
+    }
+    return name;
+}
+
+std::string print_session_options(const ref::SessionOptions& options) {
+    const ref::SessionOptions defaults;
+    std::string fields;
+    if (options.num_threads != defaults.num_threads) fields = ".num_threads = " + std::to_string(options.num_threads);
+    if (options.fuse_activations != defaults.fuse_activations)
+        fields += std::string(fields.empty() ? "" : ", ") + ".fuse_activations = false";
+    return fields.empty() ? "" : ", ref::SessionOptions{" + fields + "}";
+}
+
+// Only settings that differ from the defaults are written, as designated initializers.
+std::string print_session_options(const onnxrt::SessionOptions& options) {
+    static const char* kLevels[] = {"kDisableAll", "kBasic", "kExtended", "kAll"};
+    static const char* kModes[] = {"kSequential", "kParallel"};
+    const onnxrt::SessionOptions defaults;
+    std::vector<std::string> fields;
+    if (options.providers != defaults.providers)
+        fields.push_back(".providers = " + Script::string_vector(options.providers));
+    if (options.intra_op_num_threads != defaults.intra_op_num_threads)
+        fields.push_back(".intra_op_num_threads = " + std::to_string(options.intra_op_num_threads));
+    if (options.inter_op_num_threads != defaults.inter_op_num_threads)
+        fields.push_back(".inter_op_num_threads = " + std::to_string(options.inter_op_num_threads));
+    if (options.graph_optimization_level != defaults.graph_optimization_level)
+        fields.push_back(std::string(".graph_optimization_level = onnxrt::GraphOptimizationLevel::") +
+                         kLevels[static_cast<int>(options.graph_optimization_level)]);
+    if (options.execution_mode != defaults.execution_mode)
+        fields.push_back(std::string(".execution_mode = onnxrt::ExecutionMode::") +
+                         kModes[static_cast<int>(options.execution_mode)]);
+    if (fields.empty()) return "";
+    std::string text = ", onnxrt::SessionOptions{";
+    for (std::size_t i = 0; i < fields.size(); ++i) text += (i ? ", " : "") + fields[i];
+    return text + "}";
+}
+
+// The expression of one runner, as build_runner() makes it.
+std::string print_runner(Script& script, const RunnerStep& step, const std::string& model, const ModelUse& use) {
+    const auto needs_model = [&] {
+        if (model.empty()) throw UsageError("An ONNX model is required, but no model file was provided");
+    };
+    return std::visit(
+        Overloaded{
+            [&](const RefRunnerStep& ref) {
+                needs_model();
+                script.add_include("polygraphy/backend/ref/runner.h");
+                const std::string session = script.add_loader(
+                    "ref::SessionFromOnnx(" + model + print_session_options(ref.options) + ")", "build_ref_session");
+                return "std::make_unique<ref::RefRunner>(" + session + ")";
+            },
+            [&](const OnnxrtRunnerStep& onnxrt) {
+                script.add_include("polygraphy/backend/onnxrt/runner.h");
+                const std::string options = print_session_options(onnxrt.options);
+                if (!use.onnxrt_file) needs_model();
+                const std::string session = script.add_loader(
+                    use.onnxrt_file
+                        ? "onnxrt::SessionFromOnnx::from_path(" + Script::quote(*use.onnxrt_file) + options + ")"
+                        : "onnxrt::SessionFromOnnx(" + model + options + ")",
+                    "build_onnxrt_session");
+                return "std::make_unique<onnxrt::OnnxrtRunner>(" + session + ")";
+            },
+            [&](const CustomRunnerStep& custom) {
+                if (!custom.print) throw UnsupportedError("an extension module's runner cannot be printed as C++");
+                return custom.print(script, model);
+            },
+        },
+        step);
+}
+
+std::string print_shape(const DynShape& shape) {
+    std::string code = "DynShape{";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        const Dim& dim = shape[i];
+        code += i ? ", " : "";
+        code += !dim.is_dynamic()    ? "Dim::fixed(" + std::to_string(dim.value) + ")"
+                : !dim.param.empty() ? "Dim::named(" + Script::quote(dim.param) + ")"
+                                     : std::string("Dim::unknown()");
+    }
+    return code + "}";
+}
+
+std::string print_range(const ValRange& range) {
+    return "ValRange{" + Script::number(range.min) + ", " + Script::number(range.max) + "}";
+}
+
+// build_data_loader().
+void print_data_loader(Script& script, const DataLoaderJob& data) {
+    if (!data.load_inputs_paths.empty()) {
+        script.add_include("polygraphy/common/run_results.h");
+        std::string setup = "InputList feeds;\n";
+        for (const auto& path : data.load_inputs_paths)
+            setup +=
+                "for (TensorMap& feed : load_inputs(" + Script::quote(path) + ")) feeds.push_back(std::move(feed));\n";
+        script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
+        return;
+    }
+    const DataLoader::Options defaults;
+    const DataLoader::Options& options = data.generator;
+    std::string setup = "DataLoader::Options data_loader_options;\n";
+    if (options.seed != defaults.seed) setup += "data_loader_options.seed = " + std::to_string(options.seed) + ";\n";
+    if (options.iterations != defaults.iterations)
+        setup += "data_loader_options.iterations = " + std::to_string(options.iterations) + ";\n";
+    for (const auto& [name, range] : options.val_range)
+        setup += "data_loader_options.val_range.set(" + Script::quote(name) + ", " + print_range(range) + ");\n";
+    for (const auto& [name, entry] : options.input_metadata) {
+        const std::string dtype =
+            entry.dtype ? "dtype_from_name(" + Script::quote(dtype_name(*entry.dtype)) + ")" : "std::nullopt";
+        setup += "data_loader_options.input_metadata.add(" + Script::quote(name) + ", " + dtype + ", " +
+                 (entry.shape ? print_shape(*entry.shape) : std::string("std::nullopt")) + ");\n";
+    }
+    if (options.int_range) setup += "data_loader_options.int_range = " + print_range(*options.int_range) + ";\n";
+    if (options.float_range) setup += "data_loader_options.float_range = " + print_range(*options.float_range) + ";\n";
+    script.set_data_loader(setup, "DataLoader(data_loader_options).as_function()");
+}
+
+// Comparator::run, then --save-outputs.
+void print_inference(Script& script, const RunJob& job) {
+    script.add_include("polygraphy/comparator/comparator.h");
+    script.add_include("polygraphy/common/run_results.h");
+    std::string code = "RunResults results;\n";
+    if (!job.runners.empty()) {
+        code +=
+            "std::vector<BaseRunner*> runner_ptrs;\n"
+            "for (const auto& runner : runners) runner_ptrs.push_back(runner.get());\n"
+            "Comparator::RunOptions run_options;\n";
+        if (job.inference.warm_up) code += "run_options.warm_up = " + std::to_string(job.inference.warm_up) + ";\n";
+        if (job.inference.save_inputs_path)
+            code += "run_options.save_inputs_path = " + Script::quote(*job.inference.save_inputs_path) + ";\n";
+        code += "results = Comparator::run(runner_ptrs, data_loader, run_options);\n";
+    }
+    if (job.save_outputs_path) code += "results.save(" + Script::quote(*job.save_outputs_path) + ");\n";
+    script.append_suffix(code);
+}
+
+// build_compare_func(): statements setting up its options, then the call.
+std::string print_compare_func(const CompareJob& compare, std::string& code) {
+    if (compare.function == CompareJob::Function::kIndices) {
+        code += "PerOutput<int64_t> index_tolerance;\n";
+        for (const auto& [name, value] : compare.index_tolerance)
+            code += "index_tolerance.set(" + Script::quote(name) + ", " + std::to_string(value) + ");\n";
+        return std::string("compare_func::indices(index_tolerance") + (compare.fail_fast ? ", true" : "") + ")";
+    }
+    static const char* kStats[] = {"kElemwise", "kMax", "kMean", "kMedian", "kQuantile"};
+    const SimpleCompareOptions& options = compare.simple;
+    code += "SimpleCompareOptions compare_options;\n";
+    if (!options.check_shapes) code += "compare_options.check_shapes = false;\n";
+    for (const auto& [name, value] : options.rtol)
+        code += "compare_options.rtol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
+    for (const auto& [name, value] : options.atol)
+        code += "compare_options.atol.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
+    for (const auto& [name, value] : options.check_error_stat)
+        code += "compare_options.check_error_stat.set(" + Script::quote(name) +
+                ", ErrorStat::" + kStats[static_cast<int>(value)] + ");\n";
+    for (const auto& [name, value] : options.error_quantile)
+        code += "compare_options.error_quantile.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
+    if (options.infinities_compare_equal) code += "compare_options.infinities_compare_equal = true;\n";
+    if (compare.fail_fast) code += "compare_options.fail_fast = true;\n";
+    return "compare_func::simple(compare_options)";
+}
+
+// --load-outputs, --postprocess, the comparison with the divergence search and the report, --validate.
+void print_comparison(Script& script, const RunJob& job, const std::string& model) {
+    script.add_include("polygraphy/comparator/comparator.h");
+    std::string code;
+    for (const auto& path : job.load_outputs_paths)
+        code += "results.extend(RunResults::load(" + Script::quote(path) + "));\n";
+    if (!job.postprocess.empty()) {
+        if (!code.empty()) script.append_suffix(code);
+        code = "PerOutput<TopK> top_k_settings;\n";
+        for (const auto& [name, setting] : job.postprocess)
+            code += "top_k_settings.set(" + Script::quote(name) + ", TopK{" + Script::integer(setting.k) + ", " +
+                    Script::integer(setting.axis) + "});\n";
+        script.append_suffix(code + "Comparator::postprocess(results, postprocess_func::top_k(top_k_settings));\n");
+        code.clear();
+    }
+    if (job_compares(job)) {
+        const std::string compare_func = print_compare_func(job.compare, code);
+        code += "const AccuracyResult accuracy = Comparator::compare_accuracy(results, " + compare_func +
+                (job.compare.fail_fast ? ", true" : "") + ");\n";
+        code += "success = static_cast<bool>(accuracy) && success;\n";
+        std::string divergence = "std::nullopt";
+        if (job.model) {
+            script.add_include("polygraphy/comparator/divergence.h");
+            code +=
+                "std::optional<Divergence> divergence;\n"
+                "if (!accuracy) {\n"
+                "    divergence = find_first_divergence(" +
+                model +
+                "()->graph(), accuracy);\n"
+                "    if (divergence) logger().error(describe_divergence(*divergence));\n"
+                "}\n";
+            divergence = "divergence";
+        }
+        if (job.compare.report_path) {
+            script.add_include("polygraphy/comparator/divergence.h");
+            code += "save_accuracy_report(accuracy, " + divergence + ", " + Script::quote(*job.compare.report_path) +
+                    ");\nlogger().info(" + Script::quote("Saving accuracy report to " + *job.compare.report_path) +
+                    ");\n";
+        }
+    }
+    if (job.validate) code += "success = Comparator::validate(results, true, true) && success;\n";
+    if (!code.empty()) script.append_suffix(code);
+}
+
+}  // namespace
+
+std::string job_program(const RunJob& job, const std::vector<std::string>& header_comment) {
+    Script script;
+    print_logging(script, job.logging);
+    const ModelUse use = job_detail::plan_model_use(job);
+    std::string model;
+    if (job.model && use.needed) {
+        model = print_model_loader(script, *job.model);
+        if (use.shared)
+            script.append_loader_statement(model + " = load_once(" + model +
+                                           ");  // loaded once, shared by the runners and the divergence search");
+    }
+    for (const RunnerStep& step : job.runners) script.add_runner(print_runner(script, step, model, use));
+    print_data_loader(script, job.data_loader);
+    print_inference(script, job);
+    print_comparison(script, job, model);
+    return script.to_string(header_comment);
+}
+
+}  // namespace polygraphy

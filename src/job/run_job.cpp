@@ -1,0 +1,191 @@
+// The executor of a RunJob: the one place where `polygraphy run` does its work.
+#include "polygraphy/job/run_job.h"
+
+#include <iterator>
+
+#include "job/job_internal.h"
+#include "polygraphy/backend/onnxrt/runner.h"
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/logger.h"
+
+namespace polygraphy {
+
+using job_detail::ModelUse;
+using job_detail::Overloaded;
+
+// ---- the model -----------------------------------------------------------------------------------
+
+void save_model(const onnx::ModelProto& model, const SaveOnnxStep& step) {
+    // A missing output folder is created (by the atomic writer), as Polygraphy and the JSON outputs do.
+    if (step.external_data)
+        save_onnx_with_external_data(model, step.path, *step.external_data);
+    else
+        save_onnx(model, step.path);
+}
+
+void apply_model_step(OnnxModel& model, const ModelStep& step) {
+    std::visit(Overloaded{
+                   [&](const InferShapesStep& infer) { infer_shapes(*model, infer.force_fallback); },
+                   [&](const ModifyOutputsStep& modify) {
+                       model = modify_outputs(std::move(model), modify.outputs, modify.exclude_outputs);
+                   },
+                   [&](const ConvertToFp16Step&) { convert_to_fp16(*model); },
+                   [&](const SaveOnnxStep& save) { save_model(*model, save); },
+               },
+               step);
+}
+
+OnnxLoader build_model_loader(const ModelJob& model) {
+    OnnxLoader loader = OnnxFromPath(model.path, model.external_data_dir, model.ignore_external_data);
+    for (const ModelStep& step : model.steps)
+        loader = extend(std::move(loader), [step](OnnxModel& loaded) { apply_model_step(loaded, step); });
+    return loader;
+}
+
+std::optional<std::string> unmodified_model_path(const ModelJob& model) {
+    if (!model.steps.empty() || model.external_data_dir || model.ignore_external_data) return std::nullopt;
+    // External data goes through OnnxFromPath, whose checks keep its locations inside the folder.
+    if (onnx_file_may_use_external_data(model.path)) return std::nullopt;
+    return model.path;
+}
+
+job_detail::ModelUse job_detail::plan_model_use(const RunJob& job) {
+    ModelUse use;
+    int users = job.model && job_compares(job) ? 1 : 0;  // the divergence search
+    bool file_checked = false;
+    for (const RunnerStep& step : job.runners) {
+        if (std::holds_alternative<OnnxrtRunnerStep>(step) && job.model && !file_checked) {
+            use.onnxrt_file = unmodified_model_path(*job.model);
+            file_checked = true;
+        }
+        const bool takes_file = std::holds_alternative<OnnxrtRunnerStep>(step) && use.onnxrt_file;
+        if (!takes_file) ++users;
+    }
+    use.shared = users > 1;
+    use.needed = users > 0;
+    return use;
+}
+
+namespace {
+
+OnnxLoader job_model(const RunJob& job, const ModelUse& use) {
+    if (!job.model)
+        return []() -> OnnxModel { throw UsageError("An ONNX model is required, but no model file was provided"); };
+    OnnxLoader chain = build_model_loader(*job.model);
+    return use.shared ? load_once(std::move(chain)) : chain;
+}
+
+std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, const ModelUse& use,
+                                                           const OnnxLoader& model) {
+    // An extension module's runner may modify its model: it gets a copy of a shared one.
+    const OnnxLoader private_copy =
+        !use.shared ? model
+                    : OnnxLoader([model]() -> OnnxModel { return std::make_shared<onnx::ModelProto>(*model()); });
+    std::vector<std::unique_ptr<BaseRunner>> runners;
+    for (const RunnerStep& step : job.runners) {
+        const bool custom = std::holds_alternative<CustomRunnerStep>(step);
+        runners.push_back(build_runner(step, custom ? private_copy : model, use.onnxrt_file));
+    }
+    return runners;
+}
+
+}  // namespace
+
+// ---- the runners ---------------------------------------------------------------------------------
+
+std::unique_ptr<BaseRunner> build_runner(const RunnerStep& step, const OnnxLoader& model,
+                                         const std::optional<std::string>& model_file) {
+    const auto needs_model = [&](const char* runner) {
+        if (!model) throw InternalError(std::string("build_runner: the ") + runner + " runner needs a model loader");
+    };
+    std::unique_ptr<BaseRunner> runner = std::visit(
+        Overloaded{
+            [&](const RefRunnerStep& ref) -> std::unique_ptr<BaseRunner> {
+                needs_model("built-in runtime");
+                return std::make_unique<ref::RefRunner>(ref::SessionFromOnnx(model, ref.options));
+            },
+            [&](const OnnxrtRunnerStep& onnxrt) -> std::unique_ptr<BaseRunner> {
+                onnxrt::load_library();  // report a missing ONNX-Runtime before any runner starts
+                if (model_file)
+                    return std::make_unique<onnxrt::OnnxrtRunner>(
+                        onnxrt::SessionFromOnnx::from_path(*model_file, onnxrt.options));
+                needs_model("ONNX-Runtime");
+                return std::make_unique<onnxrt::OnnxrtRunner>(onnxrt::SessionFromOnnx(model, onnxrt.options));
+            },
+            [&](const CustomRunnerStep& custom) -> std::unique_ptr<BaseRunner> {
+                if (!custom.build) throw InternalError("an extension module's runner step has no build function");
+                return custom.build(model);
+            },
+        },
+        step);
+    if (!runner) throw InternalError("an extension module's runner step built no runner");
+    return runner;
+}
+
+std::vector<std::unique_ptr<BaseRunner>> build_runners(const RunJob& job) {
+    const ModelUse use = job_detail::plan_model_use(job);
+    return build_job_runners(job, use, job_model(job, use));
+}
+
+// ---- data, inference, comparison -----------------------------------------------------------------
+
+DataLoaderFn build_data_loader(const DataLoaderJob& data) {
+    if (data.load_inputs_paths.empty()) return DataLoader(data.generator).as_function();
+    InputList feeds;
+    for (const auto& path : data.load_inputs_paths) {
+        InputList loaded = load_inputs(path);
+        feeds.insert(feeds.end(), std::make_move_iterator(loaded.begin()), std::make_move_iterator(loaded.end()));
+    }
+    return data_loader_from_list(std::move(feeds));
+}
+
+CompareFunc build_compare_func(const CompareJob& compare) {
+    if (compare.function == CompareJob::Function::kIndices)
+        return compare_func::indices(compare.index_tolerance, compare.fail_fast);
+    SimpleCompareOptions options = compare.simple;
+    options.fail_fast = compare.fail_fast;
+    return compare_func::simple(std::move(options));
+}
+
+bool job_compares(const RunJob& job) {
+    return job.runners.size() > 1 || !job.load_outputs_paths.empty();
+}
+
+RunJobResult run_job(const RunJob& job) {
+    const ModelUse use = job_detail::plan_model_use(job);
+    const OnnxLoader model = job_model(job, use);
+    const std::vector<std::unique_ptr<BaseRunner>> runners = build_job_runners(job, use, model);
+
+    RunJobResult outcome;
+    if (!runners.empty()) {
+        std::vector<BaseRunner*> runner_pointers;
+        for (const auto& runner : runners) runner_pointers.push_back(runner.get());
+        outcome.results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
+    }
+    if (job.save_outputs_path) outcome.results.save(*job.save_outputs_path);
+    for (const auto& path : job.load_outputs_paths) outcome.results.extend(RunResults::load(path));
+    // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
+    // post-processed too), before comparing and validating.
+    if (!job.postprocess.empty()) Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
+
+    if (job_compares(job)) {
+        AccuracyResult accuracy =
+            Comparator::compare_accuracy(outcome.results, build_compare_func(job.compare), job.compare.fail_fast);
+        outcome.passed = static_cast<bool>(accuracy);
+        // Beyond Polygraphy: name the node where the runners started to disagree, so nobody has to
+        // read hundreds of per-layer comparisons (most useful with --onnx-outputs mark all).
+        if (!accuracy && job.model) {
+            outcome.divergence = find_first_divergence(model()->graph(), accuracy);
+            if (outcome.divergence) logger().error(describe_divergence(*outcome.divergence));
+        }
+        if (job.compare.report_path) {
+            save_accuracy_report(accuracy, outcome.divergence, *job.compare.report_path);
+            logger().info("Saving accuracy report to " + *job.compare.report_path);
+        }
+        outcome.accuracy = std::move(accuracy);
+    }
+    if (job.validate) outcome.passed = Comparator::validate(outcome.results, true, true) && outcome.passed;
+    return outcome;
+}
+
+}  // namespace polygraphy

@@ -1,0 +1,37 @@
+// The built-in reference runtime as a `polygraphy run` runner (`--ref`).
+#pragma once
+
+#include "polygraphy/tools/args/arg_group.h"
+
+namespace polygraphy::tools {
+
+/// `--ref` selects a RefRunnerStep: RefRunner(SessionFromOnnx(<the job's model>));
+/// `--ref-threads N` sets the runtime's threads (0: the cores available); `--ref-no-fusion` runs
+/// every node as written (SessionOptions::fuse_activations = false).
+class RefRunnerArgs : public RunnerArgGroup {
+public:
+    std::string title() const override { return "Reference Runtime Inference"; }
+    std::string description() const override {
+        return "Options related to running inference with Polygraphy's built-in reference runtime.";
+    }
+    std::vector<std::type_index> depends_on() const override;
+    std::vector<OptionSpec> options() const override;
+    void parse(const ParsedArgs& args) override;
+    /// Adds nothing itself: the runner-selection group adds runner_step() once per `--ref`.
+    bool add_to_job(RunJob& job) const override;
+
+    std::string runner_display_name() const override { return "the built-in reference runtime (CPU)"; }
+    std::string runner_flag() const override { return "--ref"; }
+    RunnerStep runner_step() const override;
+
+    /// `--ref-threads` (0: the cores available).
+    int threads() const { return threads_; }
+    /// False with `--ref-no-fusion`.
+    bool fuse_activations() const { return fuse_activations_; }
+
+private:
+    int threads_ = 0;
+    bool fuse_activations_ = true;
+};
+
+}  // namespace polygraphy::tools

@@ -1,0 +1,73 @@
+// Comparator options (Polygraphy's ComparatorRunArgs and ComparatorCompareArgs).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "polygraphy/comparator/comparator.h"
+#include "polygraphy/job/run_job.h"
+#include "polygraphy/tools/args/arg_group.h"
+
+namespace polygraphy::tools {
+
+/// `--warm-up N`, `--use-subprocess` (refused), `--save-inputs/--save-input-data PATH`,
+/// `--save-outputs/--save-results PATH`.
+class ComparatorRunArgs : public ArgGroup {
+public:
+    std::string title() const override { return "Comparator Inference"; }
+    std::string description() const override { return "Options related to running inference via Comparator.run()."; }
+    std::vector<std::type_index> depends_on() const override;
+    std::vector<OptionSpec> options() const override;
+    void parse(const ParsedArgs& args) override;
+    /// Sets the job's inference options and `--save-outputs`.
+    bool add_to_job(RunJob& job) const override;
+
+    /// Options for Comparator::run (`--warm-up`, `--save-inputs`).
+    Comparator::RunOptions run_options() const;
+    /// `--save-outputs`.
+    const std::optional<std::string>& save_outputs_path() const { return save_outputs_path_; }
+
+private:
+    int warm_up_ = 0;
+    std::optional<std::string> save_inputs_path_;
+    std::optional<std::string> save_outputs_path_;
+};
+
+/// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script`
+/// (refused), `--load-outputs/--load-results PATH...`, `--report`. Fills the job's comparison with the
+/// options of the comparison-function groups.
+class ComparatorCompareArgs : public ArgGroup {
+public:
+    std::string title() const override { return "Comparator Comparisons"; }
+    std::string description() const override { return "Options related to inference output comparisons."; }
+    std::vector<std::type_index> depends_on() const override;
+    std::vector<OptionSpec> options() const override;
+    void parse(const ParsedArgs& args) override;
+    /// Sets the job's loaded outputs, comparison (compare_job()) and `--validate`.
+    bool add_to_job(RunJob& job) const override;
+
+    /// `--validate`, `--fail-fast`, `--compare`, `--load-outputs`.
+    /// @{
+    bool validate() const { return validate_; }
+    bool fail_fast() const { return fail_fast_; }
+    const std::string& compare_func_name() const { return compare_func_; }
+    const std::vector<std::string>& load_outputs_paths() const { return load_outputs_paths_; }
+    /// @}
+    /// `--report FILE.json`: where to write per-tensor error figures and the first divergence.
+    const std::optional<std::string>& report_path() const { return report_path_; }
+    /// The comparison the options describe: compare_func::simple with CompareFuncSimpleArgs' options,
+    /// or compare_func::indices with CompareFuncIndicesArgs' tolerances (`--compare indices`).
+    CompareJob compare_job() const;
+    /// build_compare_func(compare_job()).
+    CompareFunc compare_func() const;
+
+private:
+    bool validate_ = false;
+    bool fail_fast_ = false;
+    std::string compare_func_ = "simple";
+    std::vector<std::string> load_outputs_paths_;
+    std::optional<std::string> report_path_;
+};
+
+}  // namespace polygraphy::tools

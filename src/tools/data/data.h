@@ -1,0 +1,45 @@
+// `polygraphy data`: manipulate input and output data files.
+#pragma once
+
+#include "polygraphy/tools/tool.h"
+
+namespace polygraphy::tools {
+
+/// Dispatches to the "Data Manipulation Subtools" below.
+class DataTool : public Tool {
+public:
+    DataTool() : Tool("data") {}
+    std::string description() const override;
+    Subtools make_subtools() const override;
+
+protected:
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `data to-input paths... -o out.json`: merge_into_inputs() saved as one `--load-inputs` file,
+/// logging `Saving input file containing N iteration(s) to <path>`.
+class DataToInputTool : public Tool {
+public:
+    DataToInputTool() : Tool("to-input") {}
+    std::string description() const override;
+
+protected:
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `data convert [--load-inputs P] [--load-outputs P [--runner NAME]] [--save-inputs F]
+/// [--save-outputs F] [--save-test-data DIR]`: moves inputs and results between Polygraphy's JSON
+/// and ONNX test-data folders (test_data.h). Every path is read and written by the same functions
+/// as `run`'s options of the same names, so a format those learn (`.npz`) is converted too.
+class DataConvertTool : public Tool {
+public:
+    DataConvertTool() : Tool("convert") {}
+    std::string description() const override;
+
+protected:
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+}  // namespace polygraphy::tools

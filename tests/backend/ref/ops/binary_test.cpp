@@ -1,0 +1,189 @@
+// Binary and variadic operators with broadcasting, and Where (src/backend/ref/ops/binary.cpp).
+// Expected values carry the numpy expression.
+#include <cmath>
+#include <limits>
+
+#include "op_test_util.h"
+#include "test_helpers.h"
+
+namespace polygraphy::testing {
+namespace {
+
+TEST(BinaryOps, BinaryBroadcasting) {
+    const Tensor a = testing::iota(DataType::kFloat32, {2, 3});
+    // np.arange(6).reshape(2, 3) + [10, 20, 30]
+    EXPECT_TRUE(tensors_near(OpTester("Add").input(a).input(f32({3}, {10, 20, 30})).run(),
+                             f32({2, 3}, {10, 21, 32, 13, 24, 35})));
+    // np.array([[1], [2]]) * np.array([[1, 2, 3]])
+    EXPECT_TRUE(tensors_near(OpTester("Mul").input(f32({2, 1}, {1, 2})).input(f32({1, 3}, {1, 2, 3})).run(),
+                             f32({2, 3}, {1, 2, 3, 2, 4, 6})));
+    // scalar - tensor
+    EXPECT_TRUE(tensors_near(OpTester("Sub").input(f32({}, {1})).input(a).run(), f32({2, 3}, {1, 0, -1, -2, -3, -4})));
+    // np.arange(6).reshape(2, 3) / 2
+    EXPECT_TRUE(
+        tensors_near(OpTester("Div").input(a).constant(f32({}, {2})).run(), f32({2, 3}, {0, 0.5, 1, 1.5, 2, 2.5})));
+    // (2, 1, 3) vs (4, 1): numpy broadcasts to (2, 4, 3)
+    const Tensor out =
+        OpTester("Add").input(testing::iota(DataType::kInt64, {2, 1, 3})).input(i64({4, 1}, {0, 10, 20, 30})).run();
+    EXPECT_EQ(out.shape(), (Shape{2, 4, 3}));
+    EXPECT_EQ(out.data_as<int64_t>()[23], 35);  // [1, 3, 2] = 5 + 30
+}
+
+TEST(BinaryOps, MismatchedShapesAreReported) {
+    EXPECT_THROW_MESSAGE(
+        OpTester("Add").input(f32({2, 3}, {1, 2, 3, 4, 5, 6})).input(f32({2}, {1, 2})).run(), ModelError,
+        "Node 'node' (Add): cannot broadcast shapes (2, 3) and (2,) together (dimension 1 differs: 3 vs 2)");
+    EXPECT_THROW_MESSAGE(OpTester("Add").input(f32({1}, {1})).input(i64({1}, {1})).run(), ModelError,
+                         "inputs must have the same data type, but they are float32 and int64");
+}
+
+TEST(BinaryOps, ZeroSizeTensors) {
+    // np.zeros((0, 3)) + [1, 2, 3] has shape (0, 3); (0,) + (1,) is (0,)
+    const Tensor out = OpTester("Add").input(f32({0, 3}, {})).input(f32({3}, {1, 2, 3})).run();
+    EXPECT_EQ(out.shape(), (Shape{0, 3}));
+    EXPECT_EQ(OpTester("Mul").input(f32({0}, {})).input(f32({1}, {2})).run().shape(), (Shape{0}));
+    EXPECT_EQ(unary("Relu", f32({0, 2}, {})).shape(), (Shape{0, 2}));
+    EXPECT_EQ(OpTester("Where").input(boolean({0}, {})).input(f32({1}, {1})).input(f32({1}, {2})).run().shape(),
+              (Shape{0}));
+    EXPECT_EQ(OpTester("Sum").input(f32({0, 1}, {})).input(f32({1, 4}, {1, 2, 3, 4})).run().shape(), (Shape{0, 4}));
+    EXPECT_EQ(OpTester("Cast").input(f32({0}, {})).attr("to", int64_t{7}).run().shape(), (Shape{0}));
+    // (0,) vs (2,) cannot broadcast
+    EXPECT_THROW_MESSAGE(OpTester("Add").input(f32({0}, {})).input(f32({2}, {1, 2})).run(), ModelError,
+                         "cannot broadcast shapes (0,) and (2,)");
+}
+
+TEST(BinaryOps, LegacyBroadcastAttributes) {
+    // Opset 6: B of shape (3,) aligned with axis 1 of A (2, 3, 2): B[None, :, None]
+    const Tensor a = testing::iota(DataType::kFloat32, {2, 3, 2});
+    const Tensor out =
+        OpTester("Add", 6).input(a).input(f32({3}, {100, 200, 300})).attr("broadcast", 1).attr("axis", 1).run();
+    EXPECT_TRUE(tensors_near(out, f32({2, 3, 2}, {100, 101, 202, 203, 304, 305, 106, 107, 208, 209, 310, 311})));
+    EXPECT_THROW_MESSAGE(
+        OpTester("Add", 6).input(a).input(f32({3}, {1, 2, 3})).attr("broadcast", 1).attr("axis", 3).run(), ModelError,
+        "attribute 'axis' (3) cannot align B of shape (3,) with A of shape (2, 3, 2)");
+}
+
+TEST(BinaryOps, IntegerDivisionAndModulo) {
+    // C-style truncation as ONNX Runtime: [7, -7] / 2 -> [3, -3]
+    EXPECT_TRUE(tensors_near(OpTester("Div").input(i32({2}, {7, -7})).input(i32({1}, {2})).run(), i32({2}, {3, -3})));
+    // INT_MIN / -1 wraps instead of trapping
+    const double int64_min = static_cast<double>(std::numeric_limits<int64_t>::min());
+    EXPECT_TRUE(
+        tensors_near(OpTester("Div").input(i64({1}, {int64_min})).input(i64({1}, {-1})).run(), i64({1}, {int64_min})));
+    EXPECT_THROW_MESSAGE(OpTester("Div").input(i32({2}, {1, 2})).input(i32({2}, {1, 0})).run(), ModelError,
+                         "Node 'node' (Div): integer division by zero");
+    // np.mod([-7, 7], [3, -3]) == [2, -2]; np.fmod(...) == [-1, 1]
+    EXPECT_TRUE(
+        tensors_near(OpTester("Mod").input(i64({2}, {-7, 7})).input(i64({2}, {3, -3})).run(), i64({2}, {2, -2})));
+    EXPECT_TRUE(tensors_near(OpTester("Mod").input(i64({2}, {-7, 7})).input(i64({2}, {3, -3})).attr("fmod", 1).run(),
+                             i64({2}, {-1, 1})));
+    // np.fmod(-7.5, 2) == -1.5
+    EXPECT_TRUE(tensors_near(OpTester("Mod").input(f32({1}, {-7.5})).input(f32({1}, {2})).attr("fmod", 1).run(),
+                             f32({1}, {-1.5})));
+    EXPECT_THROW_MESSAGE(OpTester("Mod").input(i32({1}, {1})).input(i32({1}, {0})).run(), ModelError,
+                         "integer division by zero");
+    // Integer overflow wraps: np.int32(2**31 - 1) + 1
+    EXPECT_TRUE(tensors_near(OpTester("Add").input(i32({1}, {2147483647})).input(i32({1}, {1})).run(),
+                             i32({1}, {-2147483648.0})));
+}
+
+TEST(BinaryOps, PowWithMixedTypes) {
+    // np.power([2., 9.], [3., 0.5])
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow").input(f32({2}, {2, 9})).input(f32({2}, {3, 0.5})).run(), f32({2}, {8, 3})));
+    // float base, int64 exponent: [2., 0.5] ** [3, -1]
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow", 15).input(f32({2}, {2, 0.5})).input(i64({2}, {3, -1})).run(), f32({2}, {8, 2})));
+    // int base, float exponent: int(2 ** 0.5), 3 ** 2
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow", 15).input(i32({2}, {2, 3})).input(f32({2}, {0.5, 2})).run(), i32({2}, {1, 9})));
+    // int ** int with broadcasting: 3 ** [0, 1, 4]
+    EXPECT_TRUE(
+        tensors_near(OpTester("Pow").input(i64({}, {3})).input(i32({3}, {0, 1, 4})).run(), i64({3}, {1, 3, 81})));
+    // before opset 12 the types must agree
+    EXPECT_THROW_MESSAGE(OpTester("Pow", 7).input(f32({1}, {2})).input(i64({1}, {2})).run(), ModelError,
+                         "base and exponent must have the same data type");
+}
+
+TEST(BinaryOps, ComparisonsAndLogic) {
+    const Tensor a = f32({4}, {1, 2, 3, kNaN});
+    const Tensor b = f32({1}, {2});
+    // a == 2, a < 2, a > 2, a <= 2, a >= 2 (NaN compares false)
+    EXPECT_TRUE(tensors_near(OpTester("Equal").input(a).input(b).run(), boolean({4}, {0, 1, 0, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("Less").input(a).input(b).run(), boolean({4}, {1, 0, 0, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("Greater").input(a).input(b).run(), boolean({4}, {0, 0, 1, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("LessOrEqual").input(a).input(b).run(), boolean({4}, {1, 1, 0, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("GreaterOrEqual").input(a).input(b).run(), boolean({4}, {0, 1, 1, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("Equal", 19).input(strings({2}, {"x", "y"})).input(strings({}, {"y"})).run(),
+                             boolean({2}, {0, 1})));
+    const Tensor p = boolean({4}, {0, 0, 1, 1});
+    const Tensor q = boolean({4}, {0, 1, 0, 1});
+    EXPECT_TRUE(tensors_near(OpTester("And").input(p).input(q).run(), boolean({4}, {0, 0, 0, 1})));
+    EXPECT_TRUE(tensors_near(OpTester("Or").input(p).input(q).run(), boolean({4}, {0, 1, 1, 1})));
+    EXPECT_TRUE(tensors_near(OpTester("Xor").input(p).input(q).run(), boolean({4}, {0, 1, 1, 0})));
+    EXPECT_TRUE(tensors_near(unary("Not", p), boolean({4}, {1, 1, 0, 0})));
+    EXPECT_THROW_MESSAGE(OpTester("And").input(f32({1}, {1})).input(f32({1}, {1})).run(), UnsupportedError,
+                         "input data type float32 is not supported");
+}
+
+TEST(BinaryOps, BitShift) {
+    const Tensor x = make(DataType::kUInt8, {3}, {1, 16, 255});
+    const Tensor s = make(DataType::kUInt8, {3}, {1, 2, 9});
+    // x << s (uint8 wraps; shifting by >= 8 gives 0), x >> s
+    EXPECT_TRUE(tensors_near(OpTester("BitShift").input(x).input(s).attr("direction", "LEFT").run(),
+                             make(DataType::kUInt8, {3}, {2, 64, 0})));
+    EXPECT_TRUE(tensors_near(OpTester("BitShift").input(x).input(s).attr("direction", "RIGHT").run(),
+                             make(DataType::kUInt8, {3}, {0, 4, 0})));
+    EXPECT_THROW_MESSAGE(OpTester("BitShift").input(x).input(s).attr("direction", "UP").run(), ModelError,
+                         "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"UP\"");
+    EXPECT_THROW_MESSAGE(OpTester("BitShift").input(i32({1}, {1})).input(i32({1}, {1})).attr("direction", "LEFT").run(),
+                         UnsupportedError, "int32 is not supported");
+}
+
+TEST(BinaryOps, BitwiseBroadcasts) {
+    // np.bitwise_and(np.int32([[12], [10]]), np.int32([6, 3])) = [[4, 0], [2, 2]]
+    EXPECT_TRUE(tensors_near(OpTester("BitwiseAnd", 18).input(i32({2, 1}, {12, 10})).input(i32({2}, {6, 3})).run(),
+                             i32({2, 2}, {4, 0, 2, 2})));
+    // np.bitwise_xor(12, 10) = 6, np.bitwise_or(12, 10) = 14
+    EXPECT_TRUE(
+        tensors_near(OpTester("BitwiseXor", 18).input(i64({1}, {12})).input(i64({1}, {10})).run(), i64({1}, {6})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("BitwiseOr", 18).input(i64({1}, {12})).input(i64({1}, {10})).run(), i64({1}, {14})));
+    EXPECT_THROW_MESSAGE(OpTester("BitwiseAnd", 18).input(f32({1}, {1})).input(f32({1}, {1})).run(), UnsupportedError,
+                         "float32 is not supported");
+}
+
+TEST(BinaryOps, VariadicMaxMinSumMean) {
+    const Tensor a = f32({2, 1}, {1, 5});
+    const Tensor b = f32({3}, {0, 3, 6});
+    const Tensor c = f32({}, {2});
+    // np.maximum(np.maximum(a, b), c) etc., broadcast to (2, 3)
+    EXPECT_TRUE(tensors_near(OpTester("Max").input(a).input(b).input(c).run(), f32({2, 3}, {2, 3, 6, 5, 5, 6})));
+    EXPECT_TRUE(tensors_near(OpTester("Min").input(a).input(b).input(c).run(), f32({2, 3}, {0, 1, 1, 0, 2, 2})));
+    EXPECT_TRUE(tensors_near(OpTester("Sum").input(a).input(b).input(c).run(), f32({2, 3}, {3, 6, 9, 7, 10, 13})));
+    EXPECT_TRUE(tensors_near(OpTester("Mean").input(a).input(b).input(c).run(),
+                             f32({2, 3}, {1, 2, 3, 7.0 / 3, 10.0 / 3, 13.0 / 3})));
+    // single input: a copy
+    EXPECT_TRUE(tensors_near(OpTester("Sum").input(b).run(), b));
+    // np.maximum propagates NaN
+    EXPECT_TRUE(tensors_near(OpTester("Max").input(f32({2}, {kNaN, 1})).input(f32({2}, {1, kNaN})).run(),
+                             f32({2}, {kNaN, kNaN})));
+    EXPECT_TRUE(
+        tensors_near(OpTester("Max", 13).input(i64({2}, {1, 9})).input(i64({2}, {4, 2})).run(), i64({2}, {4, 9})));
+    EXPECT_THROW_MESSAGE(OpTester("Mean").input(i64({1}, {1})).run(), UnsupportedError, "int64 is not supported");
+}
+
+TEST(BinaryOps, Where) {
+    // np.where([[True], [False]], [1, 2], 0)
+    EXPECT_TRUE(
+        tensors_near(OpTester("Where").input(boolean({2, 1}, {1, 0})).input(f32({2}, {1, 2})).input(f32({}, {0})).run(),
+                     f32({2, 2}, {1, 2, 0, 0})));
+    EXPECT_TRUE(tensors_near(
+        OpTester("Where").input(boolean({2}, {0, 1})).input(strings({2}, {"a", "b"})).input(strings({}, {"z"})).run(),
+        strings({2}, {"z", "b"})));
+    EXPECT_THROW_MESSAGE(OpTester("Where").input(f32({1}, {1})).input(f32({1}, {1})).input(f32({1}, {1})).run(),
+                         ModelError, "condition must be a bool tensor, but it is float32");
+}
+
+}  // namespace
+}  // namespace polygraphy::testing
