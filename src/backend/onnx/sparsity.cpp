@@ -14,6 +14,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/ordered_map.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy {
 namespace {
@@ -164,8 +165,8 @@ std::vector<SparsityCandidate> find_sparsity_candidates(const onnx::ModelProto& 
     std::size_t index = 0;
     for (const auto& [name, axis] : found) {
         ++index;
-        logger().super_verbose(
-            fmt::format("Processing tensor {}/{}: PruneInfo(name='{}', axis={})", index, found.size(), name, axis));
+        logger().super_verbose(fmt::format("Processing tensor {}/{}: PruneInfo(name={}, axis={})", index, found.size(),
+                                           python_repr(name), axis));
         const onnx::TensorProto& tensor = finder.initializer(name);
         if (skip.contains(name)) {
             logger().warning(fmt::format("Skipping tensor: {} since it was marked to skip pruning", name));

@@ -146,25 +146,6 @@ void write_proto(const fs::path& path, const google::protobuf::MessageLite& prot
     write_file_atomically(path.string(), proto.SerializeAsString());
 }
 
-// libpolygraphy registers the format with common's loaders when it is loaded (see SavedDataFormat).
-const bool kFormatRegistered = [] {
-    register_saved_data_format(SavedDataFormat{
-        "ONNX test data",
-        is_test_data_folder,
-        load_test_data_inputs,
-        load_test_data_outputs,
-        [](const std::string& path) -> std::variant<RunResults, InputList> {
-            const std::vector<std::string> sets = find_test_data_sets(path);
-            if (std::any_of(sets.begin(), sets.end(), [](const std::string& set) {
-                    return !numbered_entries(set, "input_", ".pb", false).empty();
-                }))
-                return load_test_data_inputs(path);
-            return load_test_data_outputs(path);
-        },
-    });
-    return true;
-}();
-
 }  // namespace
 
 TestDataValue read_test_data_value(const std::string& path, const onnx::TypeProto* type, std::string* name) {
@@ -214,6 +195,12 @@ std::vector<std::string> find_test_data_sets(const std::string& path) {
         throw FormatError(
             fmt::format("{} holds neither input_N.pb/output_N.pb files nor {}N folders", path, kSetPrefix));
     return sets;
+}
+
+bool test_data_holds_inputs(const std::string& path) {
+    const std::vector<std::string> sets = find_test_data_sets(path);
+    return std::any_of(sets.begin(), sets.end(),
+                       [](const std::string& set) { return !numbered_entries(set, "input_", ".pb", false).empty(); });
 }
 
 TestDataSet read_test_data_set(const std::string& folder, const onnx::GraphProto* graph) {

@@ -13,6 +13,7 @@
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy {
 namespace {
@@ -182,7 +183,7 @@ std::size_t strip_weights(onnx::ModelProto& model, const std::set<std::string>& 
     }
     std::vector<std::string> unknown;
     for (const auto& name : exclude)
-        if (!initializer_names.contains(name)) unknown.push_back("'" + name + "'");
+        if (!initializer_names.contains(name)) unknown.push_back(python_repr(name));  // a Python set's items
     if (!unknown.empty())
         logger().warning(
             fmt::format("The following weights provided by the user to skip stripping were not found in "

@@ -5,6 +5,7 @@
 #include "polygraphy/backend/onnx/test_data.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/run_results.h"
+#include "polygraphy/job/saved_data.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -62,10 +63,10 @@ int DataConvertTool::run_impl(const ParsedArgs& args) {
     if (args.has("runner") && !load_outputs_path) throw UsageError("--runner needs --load-outputs");
 
     // Everything is read before anything is written.
-    const InputList inputs = load_inputs_path ? load_inputs(*load_inputs_path) : InputList{};
+    const InputList inputs = load_inputs_path ? load_saved_inputs(*load_inputs_path) : InputList{};
     RunResults outputs;
     if (load_outputs_path) {
-        const RunResults loaded = RunResults::load(*load_outputs_path);
+        const RunResults loaded = load_saved_results(*load_outputs_path);
         const RunResults::Entry& entry = pick_runner(loaded, args.value("runner"), *load_outputs_path);
         outputs.add(entry.second, entry.first);
     }

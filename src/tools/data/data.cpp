@@ -1,6 +1,7 @@
 #include "tools/data/data.h"
 
 #include "polygraphy/common/run_results.h"
+#include "polygraphy/job/saved_data.h"
 
 namespace polygraphy::tools {
 

@@ -30,8 +30,8 @@ protected:
 
 /// `data convert [--load-inputs P] [--load-outputs P [--runner NAME]] [--save-inputs F]
 /// [--save-outputs F] [--save-test-data DIR]`: moves inputs and results between Polygraphy's JSON
-/// and ONNX test-data folders (test_data.h). Every path is read and written by the same functions
-/// as `run`'s options of the same names, so a format those learn (`.npz`) is converted too.
+/// and ONNX test-data folders (test_data.h). Every path is read by the readers `run` uses
+/// (job/saved_data.h), so a format they learn (`.npz`) is converted too.
 class DataConvertTool : public Tool {
 public:
     DataConvertTool() : Tool("convert") {}

@@ -1,4 +1,4 @@
-// ONNX test-data folders (backend/onnx/test_data.h) and the loaders that accept them.
+// ONNX test-data folders (backend/onnx/test_data.h) and the readers by path that accept them (job/saved_data.h).
 #include "polygraphy/backend/onnx/test_data.h"
 
 #include <filesystem>
@@ -12,6 +12,7 @@
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
+#include "polygraphy/job/saved_data.h"
 
 namespace polygraphy {
 namespace {
@@ -56,24 +57,26 @@ TEST(TestData, SavedSetsReadBackAsInputsAndResults) {
     EXPECT_TRUE(is_test_data_folder(dir.file("case/test_data_set_0")));
     EXPECT_FALSE(is_test_data_folder(dir.path()));
 
-    // Through the common loaders (the format registered itself), as --load-inputs/--load-outputs read it.
-    const InputList loaded = load_inputs(dir.file("case"));
+    // Through the readers by path, as --load-inputs/--load-outputs read it.
+    EXPECT_TRUE(test_data_holds_inputs(dir.file("case")));
+    const InputList loaded = load_saved_inputs(dir.file("case"));
     ASSERT_EQ(loaded.size(), 2u);
     EXPECT_TRUE(loaded[1].at("ids").equals(inputs[1].at("ids")));
     EXPECT_TRUE(loaded[0].at("x").equals(inputs[0].at("x")));
-    const RunResults results = RunResults::load(dir.file("case"));
+    const RunResults results = load_saved_results(dir.file("case"));
     ASSERT_EQ(results.size(), 1u);
     EXPECT_EQ(results.lst[0].first, "case");
     EXPECT_TRUE(results.lst[0].second[1].outputs.at("y").equals(outputs[1].at("y")));
-    EXPECT_EQ(RunResults::load(dir.file("case/test_data_set_1")).lst[0].first, "test_data_set_1");
-    EXPECT_EQ(load_inputs(dir.file("case/test_data_set_1")).size(), 1u);
+    EXPECT_EQ(load_saved_results(dir.file("case/test_data_set_1")).lst[0].first, "test_data_set_1");
+    EXPECT_EQ(load_saved_inputs(dir.file("case/test_data_set_1")).size(), 1u);
     // A folder that holds inputs counts as inputs where either kind is accepted.
-    EXPECT_TRUE(std::holds_alternative<InputList>(load_run_results_or_inputs(dir.file("case"))));
+    EXPECT_TRUE(std::holds_alternative<InputList>(load_saved_results_or_inputs(dir.file("case"))));
 
     // Saving again replaces the sets; outputs alone are fine.
     save_test_data(dir.file("case"), {}, {outputs[0]});
     EXPECT_FALSE(fs::exists(dir.file("case/test_data_set_0/input_0.pb")));
-    EXPECT_TRUE(std::holds_alternative<RunResults>(load_run_results_or_inputs(dir.file("case/test_data_set_0"))));
+    EXPECT_FALSE(test_data_holds_inputs(dir.file("case/test_data_set_0")));
+    EXPECT_TRUE(std::holds_alternative<RunResults>(load_saved_results_or_inputs(dir.file("case/test_data_set_0"))));
     for (const auto& entry : fs::directory_iterator(dir.file("case")))
         EXPECT_EQ(entry.path().filename().string().rfind("test_data_set_", 0), 0u) << entry.path();  // no temporaries
 }
@@ -136,9 +139,9 @@ TEST(TestData, TheGraphNamesUnnamedFilesAndTypesSequencesAndOptionals) {
     EXPECT_EQ(set.outputs[1].second.tensor.value_as_double(0), 1.0);
 
     // Without the graph: unnamed files cannot be placed, and sequences are not inference data.
-    EXPECT_THAT(error_of([&] { load_inputs(dir.path()); }), HasSubstr("input_0.pb holds an unnamed value"));
+    EXPECT_THAT(error_of([&] { load_test_data_inputs(dir.path()); }), HasSubstr("input_0.pb holds an unnamed value"));
     write_pb(dir.file("input_0.pb"), tensor_to_proto(floats({2}, {1, 2}), "a"));
-    EXPECT_THAT(error_of([&] { load_inputs(dir.path()); }), HasSubstr("is not a valid TensorProto"));
+    EXPECT_THAT(error_of([&] { load_test_data_inputs(dir.path()); }), HasSubstr("is not a valid TensorProto"));
 }
 
 TEST(TestData, BadFoldersAndFilesAreOneLineErrors) {
@@ -147,10 +150,10 @@ TEST(TestData, BadFoldersAndFilesAreOneLineErrors) {
     EXPECT_THAT(error_of([&] { find_test_data_sets(dir.path()); }),
                 HasSubstr("holds neither input_N.pb/output_N.pb files nor test_data_set_N folders"));
     std::ofstream(dir.file("input_0.pb")) << "\xff\xff\xff not a proto";
-    EXPECT_THAT(error_of([&] { load_inputs(dir.path()); }), HasSubstr("input_0.pb"));
+    EXPECT_THAT(error_of([&] { load_test_data_inputs(dir.path()); }), HasSubstr("input_0.pb"));
     write_pb(dir.file("input_0.pb"), tensor_to_proto(floats({1}, {1}), "a"));
     write_pb(dir.file("input_1.pb"), tensor_to_proto(floats({1}, {2}), "a"));
-    EXPECT_THAT(error_of([&] { load_inputs(dir.path()); }), HasSubstr("holds 'a', which an earlier file"));
+    EXPECT_THAT(error_of([&] { load_test_data_inputs(dir.path()); }), HasSubstr("holds 'a', which an earlier file"));
     EXPECT_THAT(error_of([&] { save_test_data(dir.file("out"), InputList(2), std::vector<TensorMap>(3)); }),
                 HasSubstr("2 iteration(s) of inputs but 3 of outputs"));
     EXPECT_FALSE(fs::exists(dir.file("out")));

@@ -59,6 +59,10 @@ bool is_test_data_folder(const std::string& path);
 /// in numeric order. FormatError when it is neither.
 std::vector<std::string> find_test_data_sets(const std::string& path);
 
+/// Whether any data set of `path` holds input_K.pb files (then it is read as inputs where either
+/// kind is accepted). FormatError as find_test_data_sets().
+bool test_data_holds_inputs(const std::string& path);
+
 /// Reads one data set folder (see the file comment for `graph`). FormatError for an unnamed file
 /// without a graph, more files than the graph has inputs or outputs, or two files of one name.
 TestDataSet read_test_data_set(const std::string& folder, const onnx::GraphProto* graph = nullptr);
