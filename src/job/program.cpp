@@ -3,6 +3,7 @@
 
 #include "job/job_internal.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/job/saved_data.h"
 #include "polygraphy/job/script.h"
 
 namespace polygraphy {
@@ -157,14 +158,27 @@ std::string print_range(const ValRange& range) {
     return "ValRange{" + Script::number(range.min) + ", " + Script::number(range.max) + "}";
 }
 
+// The call that reads the saved inputs or results at `path` (load_saved_inputs() or
+// load_saved_results() in run_job()): common's JSON loader for a JSON file, as Polygraphy's scripts
+// print it, else the reader by path, which knows the other formats.
+std::string print_saved_data_load(Script& script, const std::string& path, const std::string& json_loader,
+                                  const std::string& reader) {
+    if (saved_data_format(path) == SavedDataFormat::kJson) {
+        script.add_include("polygraphy/common/run_results.h");
+        return json_loader + "(" + Script::quote(path) + ")";
+    }
+    script.add_include("polygraphy/job/saved_data.h");
+    return reader + "(" + Script::quote(path) + ")";
+}
+
 // build_data_loader().
 void print_data_loader(Script& script, const DataLoaderJob& data) {
     if (!data.load_inputs_paths.empty()) {
-        script.add_include("polygraphy/common/run_results.h");
         std::string setup = "InputList feeds;\n";
         for (const auto& path : data.load_inputs_paths)
             setup +=
-                "for (TensorMap& feed : load_inputs(" + Script::quote(path) + ")) feeds.push_back(std::move(feed));\n";
+                "for (TensorMap& feed : " + print_saved_data_load(script, path, "load_inputs", "load_saved_inputs") +
+                ") feeds.push_back(std::move(feed));\n";
         script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
         return;
     }
@@ -237,7 +251,8 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
     script.add_include("polygraphy/comparator/comparator.h");
     std::string code;
     for (const auto& path : job.load_outputs_paths)
-        code += "results.extend(RunResults::load(" + Script::quote(path) + "));\n";
+        code +=
+            "results.extend(" + print_saved_data_load(script, path, "RunResults::load", "load_saved_results") + ");\n";
     if (!job.postprocess.empty()) {
         if (!code.empty()) script.append_suffix(code);
         code = "PerOutput<TopK> top_k_settings;\n";

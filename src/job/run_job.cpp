@@ -1,13 +1,13 @@
 // The executor of a RunJob: the one place where `polygraphy run` does its work.
 #include "polygraphy/job/run_job.h"
 
-#include <filesystem>
 #include <iterator>
 
 #include "job/job_internal.h"
 #include "polygraphy/backend/onnxrt/runner.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/job/saved_data.h"
 
 namespace polygraphy {
 
@@ -17,11 +17,7 @@ using job_detail::Overloaded;
 // ---- the model -----------------------------------------------------------------------------------
 
 void save_model(const onnx::ModelProto& model, const SaveOnnxStep& step) {
-    const std::filesystem::path parent = std::filesystem::path(step.path).parent_path();
-    std::error_code error;
-    if (!parent.empty() && !std::filesystem::is_directory(parent, error))
-        throw PolygraphyException("Cannot save the model to '" + step.path + "': folder '" + parent.string() +
-                                  "' does not exist");
+    // A missing output folder is created (by the atomic writer), as Polygraphy and the JSON outputs do.
     if (step.external_data)
         save_onnx_with_external_data(model, step.path, *step.external_data);
     else
@@ -138,7 +134,7 @@ DataLoaderFn build_data_loader(const DataLoaderJob& data) {
     if (data.load_inputs_paths.empty()) return DataLoader(data.generator).as_function();
     InputList feeds;
     for (const auto& path : data.load_inputs_paths) {
-        InputList loaded = load_inputs(path);
+        InputList loaded = load_saved_inputs(path);
         feeds.insert(feeds.end(), std::make_move_iterator(loaded.begin()), std::make_move_iterator(loaded.end()));
     }
     return data_loader_from_list(std::move(feeds));
@@ -168,7 +164,7 @@ RunJobResult run_job(const RunJob& job) {
         outcome.results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
     }
     if (job.save_outputs_path) outcome.results.save(*job.save_outputs_path);
-    for (const auto& path : job.load_outputs_paths) outcome.results.extend(RunResults::load(path));
+    for (const auto& path : job.load_outputs_paths) outcome.results.extend(load_saved_results(path));
     // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
     // post-processed too), before comparing and validating.
     if (!job.postprocess.empty()) Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));

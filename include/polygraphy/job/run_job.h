@@ -83,8 +83,8 @@ OnnxLoader build_model_loader(const ModelJob& model);
 /// Applies one step to a loaded model, as build_model_loader() does (ModifyOutputs may replace it).
 void apply_model_step(OnnxModel& model, const ModelStep& step);
 
-/// SaveOnnxStep on its own: writes `model` atomically. PolygraphyException when the output folder does
-/// not exist or the model is over 2 GiB without external data.
+/// SaveOnnxStep on its own: writes `model` atomically, creating missing folders. PolygraphyException
+/// when the model is over 2 GiB without external data.
 void save_model(const onnx::ModelProto& model, const SaveOnnxStep& step);
 
 /// The model file itself when the job uses it unchanged: no steps, no external-data options, and a

@@ -2,6 +2,7 @@
 // one (see loader.h and graph.h).
 #include "backend/onnx/external_data.h"
 #include "backend/onnx/protobuf.h"
+#include "backend/onnx/structure_unlogged.h"
 
 #include <charconv>
 #include <deque>
@@ -219,7 +220,7 @@ void load_external_data(onnx::ModelProto& model, const fs::path& folder) {
 bool onnx_file_may_use_external_data(const std::string& path) {
     OnnxModel structure;
     try {
-        structure = onnx_structure_from_path(path);  // tensor values skipped unread
+        structure = onnx_structure_from_path_unlogged(path);  // tensor values skipped unread; a probe, not a load
     } catch (const FormatError&) {
         return true;  // the full loader gives the real error
     }

@@ -3,6 +3,7 @@
 
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_summary.h"
+#include "polygraphy/job/saved_data.h"
 #include "tools/args/util.h"
 #include "tools/inspect/inspect.h"
 
@@ -56,7 +57,7 @@ int InspectDataTool::run_impl(const ParsedArgs& args) {
     options.print.line_width = print_option(args, "line_width", "--line-width", 75);
 
     const std::string path = *args.value("path");
-    const auto data = load_run_results_or_inputs(path);
+    const auto data = load_saved_results_or_inputs(path);
     if (const auto* results = std::get_if<RunResults>(&data))
         logger().info(str_from_run_results(*results, options));
     else

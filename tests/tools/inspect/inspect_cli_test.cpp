@@ -34,7 +34,7 @@ const std::string kShared =
 TEST(InspectCli, SubtoolsAreListedAndRequired) {
     auto result = run_polygraphy({"inspect", "-h"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
-    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability} ...\n"));
+    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability,sparsity} ...\n"));
     EXPECT_THAT(result.output, HasSubstr("\nInspection Subtools:\n"));
     EXPECT_THAT(result.output, HasSubstr("    model "));
 
@@ -45,7 +45,7 @@ TEST(InspectCli, SubtoolsAreListedAndRequired) {
     result = run_polygraphy({"inspect", "modle"});
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.output, HasSubstr("polygraphy inspect: error: argument subtool: invalid choice: 'modle' "
-                                         "(choose from 'model', 'data', 'capability')"));
+                                         "(choose from 'model', 'data', 'capability', 'sparsity')"));
 
     result = run_polygraphy({"inspect", "model", "-h"});
     EXPECT_EQ(result.exit_code, 0);

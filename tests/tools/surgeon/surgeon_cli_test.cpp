@@ -210,11 +210,16 @@ TEST_F(SurgeonCli, SanitizeNewerOpsetsUseRuntimeShapeInference) {
 }
 
 TEST_F(SurgeonCli, SanitizeBadInputAndOutputPaths) {
-    auto missing_folder = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("nope/out.onnx")});
-    EXPECT_EQ(missing_folder.exit_code, 1);
-    EXPECT_THAT(missing_folder.output, HasSubstr("[!] Cannot save the model to '" + dir_.file("nope/out.onnx") +
-                                                 "': folder '" + dir_.file("nope") + "' does not exist"));
-    EXPECT_FALSE(fs::exists(dir_.file("nope")));
+    // A missing output folder is created, as Polygraphy does (and as the JSON outputs are).
+    auto missing_folder = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("nope/deeper/out.onnx")});
+    EXPECT_EQ(missing_folder.exit_code, 0) << missing_folder.output;
+    EXPECT_EQ(op_types(*load_quietly(dir_.file("nope/deeper/out.onnx"))).size(), 11u);
+    // A folder that cannot be created (a file is in the way): one line, nothing written.
+    std::ofstream(dir_.file("blocker")) << "a file";
+    auto blocked = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("blocker/out.onnx")});
+    EXPECT_EQ(blocked.exit_code, 1);
+    EXPECT_THAT(blocked.output, HasSubstr("[!] Could not write " + dir_.file("blocker/out.onnx") + ": cannot create folder"));
+    EXPECT_FALSE(fs::exists(dir_.file("blocker/out.onnx")));
 
     const std::string corrupt = dir_.file("corrupt.onnx");
     std::ofstream(corrupt) << "this is not a model";

@@ -477,9 +477,9 @@ IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbac
         summary.iterations = index + 1;
         if (success) {
             ++summary.passed;
-            logger().finish("PASSED | Iteration " + std::to_string(index) + " | Duration " + python_float_repr(seconds) + "s");
+            logger().finish("PASSED | Iteration " + std::to_string(index + 1) + " | Duration " + python_float_repr(seconds) + "s");
         } else {
-            logger().error("FAILED | Iteration " + std::to_string(index) + " | Duration " + python_float_repr(seconds) + "s");
+            logger().error("FAILED | Iteration " + std::to_string(index + 1) + " | Duration " + python_float_repr(seconds) + "s");
         }
 
         bool keep_going;
