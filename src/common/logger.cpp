@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 
+#include "common/log_format.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy {
@@ -14,16 +17,24 @@ namespace {
 
 const char* prefix_for(Severity severity) {
     switch (severity) {
-        case Severity::kUltraVerbose: return "[U] ";
-        case Severity::kSuperVerbose: return "[S] ";
-        case Severity::kExtraVerbose: return "[X] ";
-        case Severity::kVerbose: return "[V] ";
+        case Severity::kUltraVerbose:
+            return "[U] ";
+        case Severity::kSuperVerbose:
+            return "[S] ";
+        case Severity::kExtraVerbose:
+            return "[X] ";
+        case Severity::kVerbose:
+            return "[V] ";
         case Severity::kInfo:
         case Severity::kStart:
-        case Severity::kFinish: return "[I] ";
-        case Severity::kWarning: return "[W] ";
-        case Severity::kError: return "[E] ";
-        default: return "[!] ";
+        case Severity::kFinish:
+            return "[I] ";
+        case Severity::kWarning:
+            return "[W] ";
+        case Severity::kError:
+            return "[E] ";
+        default:
+            return "[!] ";
     }
 }
 
@@ -32,21 +43,43 @@ const char* color_for(Severity severity) {
         case Severity::kUltraVerbose:
         case Severity::kSuperVerbose:
         case Severity::kExtraVerbose:
-        case Severity::kVerbose: return "\033[90m";
-        case Severity::kStart: return "\033[1;94m";
-        case Severity::kFinish: return "\033[1;92m";
-        case Severity::kWarning: return "\033[93m";
-        case Severity::kError: return "\033[91m";
-        case Severity::kCritical: return "\033[1;91m";
-        default: return "";
+        case Severity::kVerbose:
+            return "\033[90m";
+        case Severity::kStart:
+            return "\033[1;94m";
+        case Severity::kFinish:
+            return "\033[1;92m";
+        case Severity::kWarning:
+            return "\033[93m";
+        case Severity::kError:
+            return "\033[91m";
+        case Severity::kCritical:
+            return "\033[1;91m";
+        default:
+            return "";
     }
+}
+
+std::atomic<bool> g_timestamps{false};  // set_log_timestamps()
+
+// The severity letter, then the time when asked for: "[I] " or "[I] (12:34:56) ".
+std::string prefix_of(Severity severity) {
+    std::string prefix = prefix_for(severity);
+    if (!g_timestamps.load(std::memory_order_relaxed)) return prefix;
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char clock[16];
+    std::strftime(clock, sizeof(clock), "%H:%M:%S", &local);
+    return prefix + "(" + clock + ") ";
 }
 
 // "[I] first line\n    second line": continuation lines are indented to the text column.
 std::string format_message(Severity severity, std::string_view message, int indent) {
     const std::string pad(static_cast<std::size_t>(indent), ' ');
-    const std::string continuation = std::string(4, ' ') + pad;
-    std::string text = prefix_for(severity) + pad;
+    const std::string prefix = prefix_of(severity);
+    const std::string continuation = std::string(prefix.size(), ' ') + pad;
+    std::string text = prefix + pad;
     for (char c : message) {
         text += c;
         if (c == '\n') text += continuation;
@@ -56,15 +89,25 @@ std::string format_message(Severity severity, std::string_view message, int inde
 
 }  // namespace
 
+void set_log_timestamps(bool enabled) {
+    g_timestamps.store(enabled, std::memory_order_relaxed);
+}
+
 bool severity_from_name(std::string_view name, Severity& out) {
     std::string key(name);
-    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     static const std::pair<const char*, Severity> kNames[] = {
-        {"ULTRA_VERBOSE", Severity::kUltraVerbose}, {"SUPER_VERBOSE", Severity::kSuperVerbose},
-        {"EXTRA_VERBOSE", Severity::kExtraVerbose}, {"VERBOSE", Severity::kVerbose},
-        {"INFO", Severity::kInfo},                  {"START", Severity::kStart},
-        {"FINISH", Severity::kFinish},              {"WARNING", Severity::kWarning},
-        {"ERROR", Severity::kError},                {"CRITICAL", Severity::kCritical},
+        {"ULTRA_VERBOSE", Severity::kUltraVerbose},
+        {"SUPER_VERBOSE", Severity::kSuperVerbose},
+        {"EXTRA_VERBOSE", Severity::kExtraVerbose},
+        {"VERBOSE", Severity::kVerbose},
+        {"INFO", Severity::kInfo},
+        {"START", Severity::kStart},
+        {"FINISH", Severity::kFinish},
+        {"WARNING", Severity::kWarning},
+        {"ERROR", Severity::kError},
+        {"CRITICAL", Severity::kCritical},
     };
     for (const auto& [text, severity] : kNames) {
         if (key == text) {
@@ -81,7 +124,9 @@ Logger& Logger::global() {
 }
 
 // Silent until asked: a library prints nothing unless its user enables logging (the tools do).
-Logger::Logger() : severity_(Severity::kSilent) { colors_ = isatty(STDOUT_FILENO) != 0; }
+Logger::Logger() : severity_(Severity::kSilent) {
+    colors_ = isatty(STDOUT_FILENO) != 0;
+}
 
 void Logger::set_severity(Severity severity) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -148,6 +193,7 @@ void Logger::reset() {
     std::lock_guard<std::mutex> lock(mutex_);
     severity_ = Severity::kInfo;  // the tools' default; tests reset to it
     indent_ = 0;
+    g_timestamps.store(false, std::memory_order_relaxed);
     log_file_.reset();
     seen_once_.clear();
 }

@@ -35,7 +35,7 @@ std::vector<std::unique_ptr<ArgGroup>> RunTool::subscriptions() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<RunnerSelectArgs>());
     groups.push_back(std::make_unique<ModelArgs>());
-    for (auto& group : make_tf_arg_groups()) groups.push_back(std::move(group));
+    for (auto& group : make_tf_arg_groups(UnavailableArgsFor::kRun)) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<OnnxSaveArgs>(OnnxSaveArgs::Config{"save-onnx", "", false}));
     groups.push_back(std::make_unique<OnnxInferShapesArgs>());
     groups.push_back(std::make_unique<OnnxLoadArgs>());
@@ -43,7 +43,7 @@ std::vector<std::unique_ptr<ArgGroup>> RunTool::subscriptions() {
     for (const auto& module : extension_modules())
         if (module.run_arg_groups)
             for (auto& group : module.run_arg_groups()) groups.push_back(std::move(group));
-    for (auto& group : make_trt_arg_groups()) groups.push_back(std::move(group));
+    for (auto& group : make_trt_arg_groups(UnavailableArgsFor::kRun)) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<DataLoaderArgs>());
     groups.push_back(std::make_unique<ComparatorRunArgs>());
     groups.push_back(std::make_unique<ComparatorPostprocessArgs>());

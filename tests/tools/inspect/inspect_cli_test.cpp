@@ -5,17 +5,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "build_paths.h"
 #include "model_builder.h"
+#include "test_helpers.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/run_results.h"
-#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::run_polygraphy;
 using testing::TempDir;
 
@@ -34,7 +35,8 @@ const std::string kShared =
 TEST(InspectCli, SubtoolsAreListedAndRequired) {
     auto result = run_polygraphy({"inspect", "-h"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
-    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability,sparsity} ...\n"));
+    EXPECT_THAT(result.output,
+                ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability,sparsity} ...\n"));
     EXPECT_THAT(result.output, HasSubstr("\nInspection Subtools:\n"));
     EXPECT_THAT(result.output, HasSubstr("    model "));
 
@@ -181,6 +183,30 @@ TEST_F(InspectModel, BadInput) {
     EXPECT_EQ(result.exit_code, 2);
 }
 
+// The options of Polygraphy's TensorRT and TensorFlow loaders that `inspect model` takes act on a
+// TensorRT network or a TensorFlow graph: each is refused with one line, naming it, before any output.
+TEST_F(InspectModel, TensorRtAndTensorFlowLoadingOptionsAreRefused) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--plugins", "p.so"}, "TensorRT"},         {{"--layer-precisions", "mul:fp16"}, "TensorRT"},
+        {{"--tensor-dtypes", "x:fp16"}, "TensorRT"}, {{"--onnx-flags", "native_instancenorm"}, "TensorRT"},
+        {{"--strongly-typed"}, "TensorRT"},          {{"--load-runtime", "r.so"}, "TensorRT"},
+        {{"--ckpt", "model"}, "TensorFlow"},         {{"--freeze-graph"}, "TensorFlow"},
+    };
+    for (const auto& [option, backend] : cases) {
+        std::vector<std::string> args = {"inspect", "model", model_};
+        args.insert(args.end(), option.begin(), option.end());
+        const auto result = run_polygraphy(args);
+        EXPECT_EQ(result.exit_code, 1) << option[0];
+        EXPECT_EQ(testing::count_occurrences(result.output, "[!]"), 1u) << result.output;
+        EXPECT_THAT(result.output,
+                    HasSubstr("[!] " + backend + " is not available in this build (option: " + option[0] + ")\n"));
+        EXPECT_THAT(result.output, Not(HasSubstr("==== ONNX Model")));
+    }
+    // Options of the network's outputs are not inspect's (Polygraphy leaves them out too).
+    const auto result = run_polygraphy({"inspect", "model", model_, "--trt-outputs", "y"});
+    EXPECT_THAT(result.output, HasSubstr("Unrecognized Options: ['--trt-outputs', 'y']"));
+}
+
 TEST_F(InspectModel, PolygraphyTestModelsIfPresent) {
     const std::string dir = kShared + "/models/polygraphy-tests";
     if (!fs::exists(dir)) GTEST_SKIP() << "no shared models";
@@ -282,15 +308,17 @@ TEST_F(InspectCapability, PartitionsAndSummary) {
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(out)) files.push_back(entry.path().filename().string());
     std::sort(files.begin(), files.end());
-    EXPECT_EQ(files, (std::vector<std::string>{"results.txt", "supported_subgraph-nodes-0-0.onnx",
-                                               "supported_subgraph-nodes-2-2.onnx", "supported_subgraph-nodes-4-4.onnx",
-                                               "unsupported_subgraph-nodes-1-1.onnx",
-                                               "unsupported_subgraph-nodes-3-3.onnx"}));
+    EXPECT_EQ(files,
+              (std::vector<std::string>{"results.txt", "supported_subgraph-nodes-0-0.onnx",
+                                        "supported_subgraph-nodes-2-2.onnx", "supported_subgraph-nodes-4-4.onnx",
+                                        "unsupported_subgraph-nodes-1-1.onnx", "unsupported_subgraph-nodes-3-3.onnx"}));
     EXPECT_THAT(result.output, HasSubstr("[I] ===== Summary =====\n    Operator | Count   | Reason"));
-    EXPECT_THAT(result.output, HasSubstr("    FAKE!    |       1 | The built-in runtime has no kernel for FAKE! (domain "
-                                         "'custom', opset 1)  | [[1, 2]]\n"));
-    EXPECT_THAT(result.output, HasSubstr("    FAKER!   |       1 | The built-in runtime has no kernel for FAKER! (domain "
-                                         "'custom', opset 1) | [[3, 4]]"));
+    EXPECT_THAT(result.output,
+                HasSubstr("    FAKE!    |       1 | The built-in runtime has no kernel for FAKE! (domain "
+                          "'custom', opset 1)  | [[1, 2]]\n"));
+    EXPECT_THAT(result.output,
+                HasSubstr("    FAKER!   |       1 | The built-in runtime has no kernel for FAKER! (domain "
+                          "'custom', opset 1) | [[3, 4]]"));
     EXPECT_THAT(read_text(out + "/results.txt"), ::testing::StartsWith("===== Summary =====\nOperator | Count   |"));
 
     // The saved subgraphs are standalone: a supported one runs on its own.
@@ -328,8 +356,8 @@ TEST_F(InspectCapability, BadInput) {
     std::ofstream(dir_.file("file")) << "x";
     result = run_polygraphy({"inspect", "capability", model_, "-o", dir_.file("file")});
     EXPECT_EQ(result.exit_code, 1);
-    EXPECT_THAT(result.output, HasSubstr("[!] Cannot save capability results to '" + dir_.file("file") +
-                                         "': it is not a folder"));
+    EXPECT_THAT(result.output,
+                HasSubstr("[!] Cannot save capability results to '" + dir_.file("file") + "': it is not a folder"));
     result = run_polygraphy({"inspect", "capability", model_, "-o", dir_.file("file") + "/sub"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] "));
