@@ -29,4 +29,9 @@ struct ModelUse {
 };
 ModelUse plan_model_use(const RunJob& job);
 
+/// The lines Polygraphy's Comparator.postprocess logs around --postprocess (its top-k function is
+/// named top_k_impl); scripts grep them.
+inline constexpr const char* kApplyingTopK = "Applying post-processing to outputs: top_k_impl";
+inline constexpr const char* kFinishedPostprocessing = "Finished applying post-processing";
+
 }  // namespace polygraphy::job_detail

@@ -158,16 +158,20 @@ RunJobResult run_job(const RunJob& job) {
     const std::vector<std::unique_ptr<BaseRunner>> runners = build_job_runners(job, use, model);
 
     RunJobResult outcome;
-    if (!runners.empty()) {
-        std::vector<BaseRunner*> runner_pointers;
-        for (const auto& runner : runners) runner_pointers.push_back(runner.get());
-        outcome.results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
-    }
+    // Called without runners too (--load-outputs alone), as Polygraphy's script does: it warns.
+    std::vector<BaseRunner*> runner_pointers;
+    for (const auto& runner : runners) runner_pointers.push_back(runner.get());
+    outcome.results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
     if (job.save_outputs_path) outcome.results.save(*job.save_outputs_path);
     for (const auto& path : job.load_outputs_paths) outcome.results.extend(load_saved_results(path));
     // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
     // post-processed too), before comparing and validating.
-    if (!job.postprocess.empty()) Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
+    if (!job.postprocess.empty()) {
+        // The lines Polygraphy's Comparator.postprocess logs, naming its top-k function.
+        logger().start(std::string(job_detail::kApplyingTopK));
+        Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
+        logger().finish(std::string(job_detail::kFinishedPostprocessing));
+    }
 
     if (job_compares(job)) {
         AccuracyResult accuracy =
