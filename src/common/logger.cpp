@@ -17,24 +17,16 @@ namespace {
 
 const char* prefix_for(Severity severity) {
     switch (severity) {
-        case Severity::kUltraVerbose:
-            return "[U] ";
-        case Severity::kSuperVerbose:
-            return "[S] ";
-        case Severity::kExtraVerbose:
-            return "[X] ";
-        case Severity::kVerbose:
-            return "[V] ";
+        case Severity::kUltraVerbose: return "[U] ";
+        case Severity::kSuperVerbose: return "[S] ";
+        case Severity::kExtraVerbose: return "[X] ";
+        case Severity::kVerbose: return "[V] ";
         case Severity::kInfo:
         case Severity::kStart:
-        case Severity::kFinish:
-            return "[I] ";
-        case Severity::kWarning:
-            return "[W] ";
-        case Severity::kError:
-            return "[E] ";
-        default:
-            return "[!] ";
+        case Severity::kFinish: return "[I] ";
+        case Severity::kWarning: return "[W] ";
+        case Severity::kError: return "[E] ";
+        default: return "[!] ";
     }
 }
 
@@ -43,20 +35,13 @@ const char* color_for(Severity severity) {
         case Severity::kUltraVerbose:
         case Severity::kSuperVerbose:
         case Severity::kExtraVerbose:
-        case Severity::kVerbose:
-            return "\033[90m";
-        case Severity::kStart:
-            return "\033[1;94m";
-        case Severity::kFinish:
-            return "\033[1;92m";
-        case Severity::kWarning:
-            return "\033[93m";
-        case Severity::kError:
-            return "\033[91m";
-        case Severity::kCritical:
-            return "\033[1;91m";
-        default:
-            return "";
+        case Severity::kVerbose: return "\033[90m";
+        case Severity::kStart: return "\033[1;94m";
+        case Severity::kFinish: return "\033[1;92m";
+        case Severity::kWarning: return "\033[93m";
+        case Severity::kError: return "\033[91m";
+        case Severity::kCritical: return "\033[1;91m";
+        default: return "";
     }
 }
 
@@ -95,19 +80,13 @@ void set_log_timestamps(bool enabled) {
 
 bool severity_from_name(std::string_view name, Severity& out) {
     std::string key(name);
-    std::transform(key.begin(), key.end(), key.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     static const std::pair<const char*, Severity> kNames[] = {
-        {"ULTRA_VERBOSE", Severity::kUltraVerbose},
-        {"SUPER_VERBOSE", Severity::kSuperVerbose},
-        {"EXTRA_VERBOSE", Severity::kExtraVerbose},
-        {"VERBOSE", Severity::kVerbose},
-        {"INFO", Severity::kInfo},
-        {"START", Severity::kStart},
-        {"FINISH", Severity::kFinish},
-        {"WARNING", Severity::kWarning},
-        {"ERROR", Severity::kError},
-        {"CRITICAL", Severity::kCritical},
+        {"ULTRA_VERBOSE", Severity::kUltraVerbose}, {"SUPER_VERBOSE", Severity::kSuperVerbose},
+        {"EXTRA_VERBOSE", Severity::kExtraVerbose}, {"VERBOSE", Severity::kVerbose},
+        {"INFO", Severity::kInfo},                  {"START", Severity::kStart},
+        {"FINISH", Severity::kFinish},              {"WARNING", Severity::kWarning},
+        {"ERROR", Severity::kError},                {"CRITICAL", Severity::kCritical},
     };
     for (const auto& [text, severity] : kNames) {
         if (key == text) {
@@ -124,9 +103,7 @@ Logger& Logger::global() {
 }
 
 // Silent until asked: a library prints nothing unless its user enables logging (the tools do).
-Logger::Logger() : severity_(Severity::kSilent) {
-    colors_ = isatty(STDOUT_FILENO) != 0;
-}
+Logger::Logger() : severity_(Severity::kSilent) { colors_ = isatty(STDOUT_FILENO) != 0; }
 
 void Logger::set_severity(Severity severity) {
     std::lock_guard<std::mutex> lock(mutex_);

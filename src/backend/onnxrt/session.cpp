@@ -39,7 +39,7 @@ MetadataEntry describe(const OrtTypeInfo* type_info) {
     ONNXType onnx_type = ONNX_TYPE_UNKNOWN;
     check(ort.GetOnnxTypeFromTypeInfo(type_info, &onnx_type), "Could not read an ONNX-Runtime type");
     if (onnx_type != ONNX_TYPE_TENSOR) return MetadataEntry{};  // sequences, maps, optionals: unknown
-    const OrtTensorTypeAndShapeInfo* info = nullptr;            // owned by type_info
+    const OrtTensorTypeAndShapeInfo* info = nullptr;  // owned by type_info
     check(ort.CastTypeInfoToTensorInfo(type_info, &info), "Could not read an ONNX-Runtime tensor type");
     ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
     check(ort.GetTensorElementType(info, &element_type), "Could not read an ONNX-Runtime element type");
@@ -54,12 +54,9 @@ MetadataEntry describe(const OrtTypeInfo* type_info) {
     DynShape shape;
     shape.reserve(rank);
     for (std::size_t i = 0; i < rank; ++i) {
-        if (dims[i] >= 0)
-            shape.push_back(Dim::fixed(dims[i]));
-        else if (symbols[i] && *symbols[i])
-            shape.push_back(Dim::named(symbols[i]));
-        else
-            shape.push_back(Dim::unknown());
+        if (dims[i] >= 0) shape.push_back(Dim::fixed(dims[i]));
+        else if (symbols[i] && *symbols[i]) shape.push_back(Dim::named(symbols[i]));
+        else shape.push_back(Dim::unknown());
     }
     return MetadataEntry{dtype_from_ort(element_type), std::move(shape)};
 }
@@ -113,8 +110,7 @@ StatusPtr enable_provider(OrtSessionOptions* options, const std::string& provide
     };
     const auto found = kShortNames.find(provider);
     if (found == kShortNames.end())
-        throw UnsupportedError("ONNX-Runtime execution provider " + provider +
-                               " is available but polygraphy cannot "
+        throw UnsupportedError("ONNX-Runtime execution provider " + provider + " is available but polygraphy cannot "
                                "enable it.\nNote: providers polygraphy can enable: CPUExecutionProvider, "
                                "CUDAExecutionProvider, TensorrtExecutionProvider and ORT's generic ones (XNNPACK, "
                                "OpenVINO, QNN, ...)");
@@ -158,27 +154,17 @@ SessionOptionsPtr make_session_options(const SessionOptions& options, const std:
     check(ort.CreateSessionOptions(&raw), "Could not create ONNX-Runtime session options");
     SessionOptionsPtr result(raw);
     if (options.intra_op_num_threads < 0 || options.inter_op_num_threads < 0)
-        throw PolygraphyException(
-            "ONNX-Runtime thread counts must be >= 0 (0: ONNX-Runtime's default).\nNote: given "
-            "intra-op threads: " +
-            std::to_string(options.intra_op_num_threads) +
-            ", inter-op threads: " + std::to_string(options.inter_op_num_threads));
+        throw PolygraphyException("ONNX-Runtime thread counts must be >= 0 (0: ONNX-Runtime's default).\nNote: given "
+                                  "intra-op threads: " + std::to_string(options.intra_op_num_threads) +
+                                  ", inter-op threads: " + std::to_string(options.inter_op_num_threads));
     check(ort.SetIntraOpNumThreads(raw, options.intra_op_num_threads), "Could not set ONNX-Runtime intra-op threads");
     check(ort.SetInterOpNumThreads(raw, options.inter_op_num_threads), "Could not set ONNX-Runtime inter-op threads");
     ::GraphOptimizationLevel level = ORT_ENABLE_ALL;  // the C enum, not ours
     switch (options.graph_optimization_level) {
-        case onnxrt::GraphOptimizationLevel::kDisableAll:
-            level = ORT_DISABLE_ALL;
-            break;
-        case onnxrt::GraphOptimizationLevel::kBasic:
-            level = ORT_ENABLE_BASIC;
-            break;
-        case onnxrt::GraphOptimizationLevel::kExtended:
-            level = ORT_ENABLE_EXTENDED;
-            break;
-        case onnxrt::GraphOptimizationLevel::kAll:
-            level = ORT_ENABLE_ALL;
-            break;
+        case onnxrt::GraphOptimizationLevel::kDisableAll: level = ORT_DISABLE_ALL; break;
+        case onnxrt::GraphOptimizationLevel::kBasic: level = ORT_ENABLE_BASIC; break;
+        case onnxrt::GraphOptimizationLevel::kExtended: level = ORT_ENABLE_EXTENDED; break;
+        case onnxrt::GraphOptimizationLevel::kAll: level = ORT_ENABLE_ALL; break;
     }
     check(ort.SetSessionGraphOptimizationLevel(raw, level), "Could not set the ONNX-Runtime optimization level");
     const ::ExecutionMode mode =
@@ -237,8 +223,8 @@ Tensor unpack_4bit(DataType dtype, Shape shape, const uint8_t* packed) {
     auto* values = static_cast<uint8_t*>(tensor.data());
     for (int64_t i = 0; i < tensor.numel(); ++i) {
         const uint8_t nibble = (packed[i / 2] >> ((i % 2) * 4)) & 0x0F;
-        values[i] =
-            dtype == DataType::kInt4 ? static_cast<uint8_t>(static_cast<int8_t>((nibble ^ 0x08) - 0x08)) : nibble;
+        values[i] = dtype == DataType::kInt4 ? static_cast<uint8_t>(static_cast<int8_t>((nibble ^ 0x08) - 0x08))
+                                             : nibble;
     }
     return tensor;
 }
@@ -298,7 +284,8 @@ Tensor read_output(const std::string& name, ValuePtr owned) {
     check(ort.GetValueType(value, &value_type), context);
     if (value_type != ONNX_TYPE_TENSOR)
         throw UnsupportedError("Output tensor: " + name + " | Is not a tensor (ONNX value type " +
-                               std::to_string(static_cast<int>(value_type)) + "); only tensor outputs are supported.");
+                               std::to_string(static_cast<int>(value_type)) +
+                               "); only tensor outputs are supported.");
     OrtTensorTypeAndShapeInfo* raw_info = nullptr;
     check(ort.GetTensorTypeAndShape(value, &raw_info), context);
     TensorTypeAndShapeInfoPtr info(raw_info);
@@ -310,10 +297,8 @@ Tensor read_output(const std::string& name, ValuePtr owned) {
     if (rank) check(ort.GetDimensions(info.get(), shape.data(), rank), context);
     const auto dtype = dtype_from_ort(element_type);
     if (!dtype)
-        throw UnsupportedError("Output tensor: " + name +
-                               " | Has an ONNX-Runtime element type polygraphy does not "
-                               "know (" +
-                               std::to_string(static_cast<int>(element_type)) + ").");
+        throw UnsupportedError("Output tensor: " + name + " | Has an ONNX-Runtime element type polygraphy does not "
+                               "know (" + std::to_string(static_cast<int>(element_type)) + ").");
 
     if (*dtype == DataType::kString) {
         Tensor tensor(*dtype, std::move(shape));
@@ -338,8 +323,7 @@ Tensor read_output(const std::string& name, ValuePtr owned) {
     if (*dtype == DataType::kInt4 || *dtype == DataType::kUInt4)
         return unpack_4bit(*dtype, std::move(shape), static_cast<const uint8_t*>(data));
     if (shape_volume(shape) == 0) return Tensor(*dtype, std::move(shape));
-    std::shared_ptr<void> keep_alive(owned.release(),
-                                     [](void* raw) { api().ReleaseValue(static_cast<OrtValue*>(raw)); });
+    std::shared_ptr<void> keep_alive(owned.release(), [](void* raw) { api().ReleaseValue(static_cast<OrtValue*>(raw)); });
     return Tensor::wrap(*dtype, std::move(shape), std::move(keep_alive), data);
 }
 
@@ -348,15 +332,9 @@ Tensor read_output(const std::string& name, ValuePtr owned) {
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
-const TensorMetadata& Session::input_metadata() const {
-    return impl_->input_metadata;
-}
-const TensorMetadata& Session::output_metadata() const {
-    return impl_->output_metadata;
-}
-const std::vector<std::string>& Session::providers() const {
-    return impl_->providers;
-}
+const TensorMetadata& Session::input_metadata() const { return impl_->input_metadata; }
+const TensorMetadata& Session::output_metadata() const { return impl_->output_metadata; }
+const std::vector<std::string>& Session::providers() const { return impl_->providers; }
 
 TensorMap Session::run(const TensorMap& feed, double* run_seconds) const {
     const OrtApi& ort = api();
@@ -381,9 +359,9 @@ TensorMap Session::run(const TensorMap& feed, double* run_seconds) const {
     const std::size_t output_count = impl_->output_names.size();
     std::vector<OrtValue*> raw_outputs(output_count, nullptr);
     const auto start = std::chrono::steady_clock::now();
-    OrtStatus* status =
-        ort.Run(impl_->session.get(), nullptr, input_names.data(), input_pointers.data(), input_pointers.size(),
-                impl_->output_name_pointers.data(), output_count, raw_outputs.data());
+    OrtStatus* status = ort.Run(impl_->session.get(), nullptr, input_names.data(), input_pointers.data(),
+                                input_pointers.size(), impl_->output_name_pointers.data(), output_count,
+                                raw_outputs.data());
     const auto end = std::chrono::steady_clock::now();
     std::vector<ValuePtr> outputs;
     outputs.reserve(output_count);

@@ -69,8 +69,7 @@ TEST(OnnxrtRunnerNoLibrary, ActivationReportsTheMissingLibrary) {
     if (is_available()) GTEST_SKIP() << "ONNX-Runtime is already loaded in this process";
     OnnxrtRunner runner(SessionFromOnnx(loader_from_value(add_model())));
     const std::string message = error_of<PolygraphyException>([&] { runner.activate(); });
-    EXPECT_THAT(message,
-                StartsWith("Could not load the ONNX-Runtime library (tried: /nonexistent/libonnxruntime.so.1: "));
+    EXPECT_THAT(message, StartsWith("Could not load the ONNX-Runtime library (tried: /nonexistent/libonnxruntime.so.1: "));
     EXPECT_THAT(message, HasSubstr("scripts/setup_onnxruntime.sh"));
     EXPECT_THAT(message, Not(HasSubstr("\n")));
     EXPECT_FALSE(runner.is_active());
@@ -196,7 +195,8 @@ INSTANTIATE_TEST_SUITE_P(AllCpuTypes, OnnxrtDtypeRoundTrip,
                                            DataType::kBFloat16, DataType::kInt8, DataType::kInt16, DataType::kInt32,
                                            DataType::kInt64, DataType::kUInt8, DataType::kUInt16, DataType::kUInt32,
                                            DataType::kUInt64, DataType::kBool, DataType::kFloat8E4M3FN,
-                                           DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2, DataType::kFloat8E5M2FNUZ),
+                                           DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
+                                           DataType::kFloat8E5M2FNUZ),
                          [](const ::testing::TestParamInfo<DataType>& info) {
                              return std::string(dtype_name(info.param));
                          });
@@ -266,9 +266,8 @@ TEST_F(OnnxrtRunnerTest, SessionOptionsAreApplied) {
     OnnxrtRunner runner(SessionFromOnnx(loader_from_value(add_model()), options));
     RunnerActivation active(runner);
     const Tensor a = Tensor::from_doubles(DataType::kFloat32, {2, 3}, {1, 2, 3, 4, 5, 6});
-    EXPECT_TRUE(runner.infer({{"a", a}, {"b", a}})
-                    .at("y")
-                    .equals(Tensor::from_doubles(DataType::kFloat32, {2, 3}, {2, 4, 6, 8, 10, 12})));
+    EXPECT_TRUE(runner.infer({{"a", a}, {"b", a}}).at("y").equals(
+        Tensor::from_doubles(DataType::kFloat32, {2, 3}, {2, 4, 6, 8, 10, 12})));
 }
 
 TEST_F(OnnxrtRunnerTest, NegativeThreadCountIsRejected) {
@@ -329,8 +328,8 @@ TEST_F(OnnxrtRunnerTest, SessionFromPathAndBytes) {
 }
 
 TEST_F(OnnxrtRunnerTest, MissingModelFileIsNotAModelError) {
-    const std::string message =
-        error_of<PolygraphyException>([] { SessionFromOnnx::from_path("/nonexistent/model.onnx")(); });
+    const std::string message = error_of<PolygraphyException>(
+        [] { SessionFromOnnx::from_path("/nonexistent/model.onnx")(); });
     EXPECT_THAT(message, HasSubstr("/nonexistent/model.onnx"));
     EXPECT_THAT(message, Not(HasSubstr("\n")));
 }
@@ -369,9 +368,8 @@ TEST_F(OnnxrtRunnerTest, InputsOrtRejectsAreInputErrors) {
     const Tensor wrong_rank = Tensor::from_doubles(DataType::kFloat32, {6}, {1, 2, 3, 4, 5, 6});
 
     // check_inputs=false: the feed reaches ONNX-Runtime, which rejects it with its own message.
-    std::string message = error_of<InputError>([&] {
-        runner.infer({{"a", good}, {"b", wrong_dtype}}, /*check_inputs=*/false);
-    });
+    std::string message =
+        error_of<InputError>([&] { runner.infer({{"a", good}, {"b", wrong_dtype}}, /*check_inputs=*/false); });
     EXPECT_THAT(message, StartsWith("ONNX-Runtime inference failed: "));
     EXPECT_THAT(message, HasSubstr("data type"));
     EXPECT_THAT(message, Not(HasSubstr("\n")));
@@ -405,9 +403,8 @@ TEST_F(OnnxrtRunnerTest, NonTensorOutputIsUnsupported) {
     output->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
     const auto session = session_from_onnx(*builder.build());
     EXPECT_FALSE(session->output_metadata().at("seq").dtype.has_value());
-    const std::string message = error_of<UnsupportedError>([&] {
-        session->run({{"x", Tensor::from_doubles(DataType::kFloat32, {2}, {1, 2})}});
-    });
+    const std::string message = error_of<UnsupportedError>(
+        [&] { session->run({{"x", Tensor::from_doubles(DataType::kFloat32, {2}, {1, 2})}}); });
     EXPECT_THAT(message, StartsWith("Output tensor: seq | Is not a tensor"));
 }
 

@@ -35,8 +35,7 @@ const std::string kShared =
 TEST(InspectCli, SubtoolsAreListedAndRequired) {
     auto result = run_polygraphy({"inspect", "-h"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
-    EXPECT_THAT(result.output,
-                ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability,sparsity} ...\n"));
+    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability,sparsity} ...\n"));
     EXPECT_THAT(result.output, HasSubstr("\nInspection Subtools:\n"));
     EXPECT_THAT(result.output, HasSubstr("    model "));
 
@@ -308,17 +307,15 @@ TEST_F(InspectCapability, PartitionsAndSummary) {
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(out)) files.push_back(entry.path().filename().string());
     std::sort(files.begin(), files.end());
-    EXPECT_EQ(files,
-              (std::vector<std::string>{"results.txt", "supported_subgraph-nodes-0-0.onnx",
-                                        "supported_subgraph-nodes-2-2.onnx", "supported_subgraph-nodes-4-4.onnx",
-                                        "unsupported_subgraph-nodes-1-1.onnx", "unsupported_subgraph-nodes-3-3.onnx"}));
+    EXPECT_EQ(files, (std::vector<std::string>{"results.txt", "supported_subgraph-nodes-0-0.onnx",
+                                               "supported_subgraph-nodes-2-2.onnx", "supported_subgraph-nodes-4-4.onnx",
+                                               "unsupported_subgraph-nodes-1-1.onnx",
+                                               "unsupported_subgraph-nodes-3-3.onnx"}));
     EXPECT_THAT(result.output, HasSubstr("[I] ===== Summary =====\n    Operator | Count   | Reason"));
-    EXPECT_THAT(result.output,
-                HasSubstr("    FAKE!    |       1 | The built-in runtime has no kernel for FAKE! (domain "
-                          "'custom', opset 1)  | [[1, 2]]\n"));
-    EXPECT_THAT(result.output,
-                HasSubstr("    FAKER!   |       1 | The built-in runtime has no kernel for FAKER! (domain "
-                          "'custom', opset 1) | [[3, 4]]"));
+    EXPECT_THAT(result.output, HasSubstr("    FAKE!    |       1 | The built-in runtime has no kernel for FAKE! (domain "
+                                         "'custom', opset 1)  | [[1, 2]]\n"));
+    EXPECT_THAT(result.output, HasSubstr("    FAKER!   |       1 | The built-in runtime has no kernel for FAKER! (domain "
+                                         "'custom', opset 1) | [[3, 4]]"));
     EXPECT_THAT(read_text(out + "/results.txt"), ::testing::StartsWith("===== Summary =====\nOperator | Count   |"));
 
     // The saved subgraphs are standalone: a supported one runs on its own.
@@ -356,8 +353,8 @@ TEST_F(InspectCapability, BadInput) {
     std::ofstream(dir_.file("file")) << "x";
     result = run_polygraphy({"inspect", "capability", model_, "-o", dir_.file("file")});
     EXPECT_EQ(result.exit_code, 1);
-    EXPECT_THAT(result.output,
-                HasSubstr("[!] Cannot save capability results to '" + dir_.file("file") + "': it is not a folder"));
+    EXPECT_THAT(result.output, HasSubstr("[!] Cannot save capability results to '" + dir_.file("file") +
+                                         "': it is not a folder"));
     result = run_polygraphy({"inspect", "capability", model_, "-o", dir_.file("file") + "/sub"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] "));

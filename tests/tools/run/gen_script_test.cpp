@@ -293,17 +293,16 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
 
 TEST_F(GenScript, WritesTheWholeOnnxLoaderChain) {
     const std::string saved = dir_.file("saved.onnx");
-    const std::string program =
-        generate({model_, "--ref", "--shape-inference", "--fp-to-fp16", "--save-onnx", saved, "--save-external-data",
-                  "weights.bin", "--external-data-size-threshold", "0"});
+    const std::string program = generate({model_, "--ref", "--shape-inference", "--fp-to-fp16", "--save-onnx", saved,
+                                          "--save-external-data", "weights.bin", "--external-data-size-threshold", "0"});
     EXPECT_THAT(program, HasSubstr("#include \"polygraphy/backend/onnx/graph.h\""));
     EXPECT_THAT(program, HasSubstr("auto shape_inferred_onnx = extend(load_onnx, [](OnnxModel& model) { "
                                    "infer_shapes(*model); });"));
     EXPECT_THAT(program, HasSubstr("auto fp16_onnx = extend(shape_inferred_onnx, [](OnnxModel& model) { "
                                    "convert_to_fp16(*model); });"));
     EXPECT_THAT(program, HasSubstr("auto saved_onnx = extend(fp16_onnx, [](OnnxModel& model) { "
-                                   "save_onnx_with_external_data(*model, \"" +
-                                   saved + "\", ExternalDataOptions{\"weights.bin\", 0}); });"));
+                                   "save_onnx_with_external_data(*model, \"" + saved +
+                                   "\", ExternalDataOptions{\"weights.bin\", 0}); });"));
     EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx)"));
 }
 

@@ -82,8 +82,8 @@ TEST_F(RunPostprocess, TopKIndicesOfTwoRunnersAgree) {
 
 TEST_F(RunPostprocess, RefAndOnnxRuntimeTopKIndicesAgree) {
     if (!onnxrt::is_available()) GTEST_SKIP() << "ONNX-Runtime is not available";
-    const CommandResult result =
-        run({model_, "--ref", "--onnxrt", "--postprocess-func", "top-3", "--compare-func", "indices", "--validate"});
+    const CommandResult result = run({model_, "--ref", "--onnxrt", "--postprocess-func", "top-3", "--compare-func",
+                                      "indices", "--validate"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("Comparing Output: 'y' (dtype=int64, shape=(2, 3))"));
     EXPECT_THAT(result.output, HasSubstr("PASSED | Difference is within index tolerance (0)"));
@@ -190,14 +190,11 @@ TEST_F(RunPostprocess, AxisOutOfRangeFailsWhenApplied) {
 TEST_F(RunPostprocess, BadValuesAreOneLineErrors) {
     const std::string expected = "Expected [<out_name>:]top-<K>[,axis=<axis>], but ";
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-        {{"--postprocess", "top-x"},
-         "[!] Invalid value in --postprocess: 'top-x'. " + expected + "K 'x' is not a positive integer"},
-        {{"--postprocess", "top-0"},
-         "[!] Invalid value in --postprocess: 'top-0'. " + expected + "K '0' is not a positive integer"},
+        {{"--postprocess", "top-x"}, "[!] Invalid value in --postprocess: 'top-x'. " + expected + "K 'x' is not a positive integer"},
+        {{"--postprocess", "top-0"}, "[!] Invalid value in --postprocess: 'top-0'. " + expected + "K '0' is not a positive integer"},
         {{"--postprocess", "y:top--2"},
          "[!] Invalid value in --postprocess: 'y:top--2'. " + expected + "K '-2' is not a positive integer"},
-        {{"--postprocess", "top-"},
-         "[!] Invalid value in --postprocess: 'top-'. " + expected + "K '' is not a positive integer"},
+        {{"--postprocess", "top-"}, "[!] Invalid value in --postprocess: 'top-'. " + expected + "K '' is not a positive integer"},
         {{"--postprocess", "bottom-3"},
          "[!] Invalid value in --postprocess: 'bottom-3'. " + expected +
              "'bottom-3' is not a post-processing function (valid choices are: ['top-<K>'])"},

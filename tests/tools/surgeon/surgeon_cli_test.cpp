@@ -99,8 +99,8 @@ protected:
 
 TEST_F(SurgeonCli, ExtractWritesARunnableSubgraph) {
     const std::string out = dir_.file("sub.onnx");
-    auto result = run_polygraphy(
-        {"surgeon", "extract", model_path_, "--inputs", "a:auto:auto", "--outputs", "r:auto", "-o", out});
+    auto result = run_polygraphy({"surgeon", "extract", model_path_, "--inputs", "a:auto:auto", "--outputs", "r:auto",
+                                  "-o", out});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, ::testing::StartsWith("[I] RUNNING | Command: "));
     EXPECT_THAT(result.output, HasSubstr("[I] Original Model:"));
@@ -155,8 +155,8 @@ TEST_F(SurgeonCli, ExtractRejectsBadTensorsWithoutWritingAnything) {
 
 TEST_F(SurgeonCli, SanitizeFoldsCleansAndSortsWithSameOutputs) {
     const std::string out = dir_.file("clean.onnx");
-    auto result =
-        run_polygraphy({"surgeon", "sanitize", model_path_, "--fold-constants", "--cleanup", "--toposort", "-o", out});
+    auto result = run_polygraphy(
+        {"surgeon", "sanitize", model_path_, "--fold-constants", "--cleanup", "--toposort", "-o", out});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[I] Folded 6 of 10 node(s) into constants"));
     expect_lint_passes(out);
@@ -170,8 +170,8 @@ TEST_F(SurgeonCli, SanitizeOverridesInputShapesThenFoldsShapes) {
     const std::string dynamic = dir_.file("dynamic.onnx");
     sample({Dim::named("batch"), Dim::fixed(3)}).save(dynamic);
     const std::string out = dir_.file("static.onnx");
-    auto result = run_polygraphy(
-        {"surgeon", "sanitize", dynamic, "--override-input-shapes", "x:[4,3]", "--fold-constants", "-o", out});
+    auto result = run_polygraphy({"surgeon", "sanitize", dynamic, "--override-input-shapes", "x:[4,3]",
+                                  "--fold-constants", "-o", out});
     ASSERT_EQ(result.exit_code, 0) << result.output;
     OnnxModel model = load_quietly(out);
     EXPECT_EQ(dyn_shape_to_string(*metadata_from_value_info(model->graph().input(0)).shape), "(4, 3)");
@@ -218,8 +218,7 @@ TEST_F(SurgeonCli, SanitizeBadInputAndOutputPaths) {
     std::ofstream(dir_.file("blocker")) << "a file";
     auto blocked = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("blocker/out.onnx")});
     EXPECT_EQ(blocked.exit_code, 1);
-    EXPECT_THAT(blocked.output,
-                HasSubstr("[!] Could not write " + dir_.file("blocker/out.onnx") + ": cannot create folder"));
+    EXPECT_THAT(blocked.output, HasSubstr("[!] Could not write " + dir_.file("blocker/out.onnx") + ": cannot create folder"));
     EXPECT_FALSE(fs::exists(dir_.file("blocker/out.onnx")));
 
     const std::string corrupt = dir_.file("corrupt.onnx");
@@ -237,8 +236,8 @@ TEST_F(SurgeonCli, SanitizeWarnsAboutFoldOptionsWithoutFolding) {
     ASSERT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[W] Argument: '--num-passes' will be ignored since constant folding is not "
                                          "enabled."));
-    auto bad_passes = run_polygraphy(
-        {"surgeon", "sanitize", model_path_, "--fold-constants", "--num-passes", "0", "-o", dir_.file("o.onnx")});
+    auto bad_passes =
+        run_polygraphy({"surgeon", "sanitize", model_path_, "--fold-constants", "--num-passes", "0", "-o", dir_.file("o.onnx")});
     EXPECT_EQ(bad_passes.exit_code, 1);
     EXPECT_THAT(bad_passes.output, HasSubstr("[!] Invalid value for --num-passes: '0'"));
 }
@@ -306,8 +305,8 @@ TEST_F(SurgeonCli, InsertOnAGraphOutputKeepsItsName) {
 }
 
 TEST_F(SurgeonCli, InsertRejectsUnknownTensors) {
-    auto result = run_polygraphy({"surgeon", "insert", model_path_, "--inputs", "aa", "--outputs", "b", "--op", "Relu",
-                                  "-o", dir_.file("o.onnx")});
+    auto result = run_polygraphy(
+        {"surgeon", "insert", model_path_, "--inputs", "aa", "--outputs", "b", "--op", "Relu", "-o", dir_.file("o.onnx")});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] Tensor: aa does not exist in the model."));
     EXPECT_FALSE(fs::exists(dir_.file("o.onnx")));

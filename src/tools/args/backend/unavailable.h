@@ -13,9 +13,9 @@ namespace polygraphy::tools {
 /// Options of an unavailable backend: a help section whose options all fail while parsing with
 /// `<reason> (option: --fp16)` (the first one given).
 struct UnavailableOptions {
-    std::string title;                ///< help section heading
-    std::string description;          ///< help section description
-    std::string reason;               ///< "TensorRT is not available in this build"
+    std::string title;        ///< help section heading
+    std::string description;  ///< help section description
+    std::string reason;  ///< "TensorRT is not available in this build"
     std::vector<OptionSpec> options;  ///< the backend's options, as Polygraphy declares them
 
     /// Throws UnsupportedError when any of the options was given.
