@@ -311,7 +311,10 @@ TEST_F(RunGroups, CompareErrors) {
     EXPECT_EQ(error_of({"--postprocess", "out0:bottom-5"}),
               "Invalid value in --postprocess: 'out0:bottom-5'. Expected [<out_name>:]top-<K>[,axis=<axis>], but "
               "'bottom-5' is not a post-processing function (valid choices are: ['top-<K>'])");
-    EXPECT_EQ(error_of({"--use-subprocess"}), "--use-subprocess is not available in this build");
+    EXPECT_EQ(error_of({"--subprocess-timeout", "5"}), "--subprocess-timeout needs --use-subprocess");
+    parse({"--use-subprocess", "--subprocess-timeout", "2.5"});
+    EXPECT_TRUE(group<ComparatorRunArgs>().use_subprocess());
+    EXPECT_EQ(group<ComparatorRunArgs>().subprocess_timeout(), 2.5);
     EXPECT_EQ(error_of({"--compare-func-script", "c.py"}),
               "--compare-func-script is not available in this build (it runs Python code)");
     EXPECT_EQ(error_of({"--warm-up", "-1"}),

@@ -5,6 +5,7 @@
 
 #include "common/log_format.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/job/runner_processes.h"
 #include "tools/args/util.h"
 
 namespace polygraphy::tools {
@@ -92,11 +93,14 @@ void LoggerArgs::parse(const ParsedArgs& args) {
     set_log_timestamps(timestamps);
     log_file_ = args.value("log_file");
     if (log_file_) {
-        // Polygraphy starts the log file afresh (mode "w"); the logger itself appends.
+        // Polygraphy starts the log file afresh (mode "w"); the logger itself appends. A runner
+        // process (--use-subprocess) appends to its parent's file.
         std::error_code error;
         const auto parent = std::filesystem::path(*log_file_).parent_path();
         if (!parent.empty()) std::filesystem::create_directories(parent, error);
-        { std::ofstream truncate(*log_file_, std::ios::trunc); }
+        if (!is_runner_process()) {
+            std::ofstream truncate(*log_file_, std::ios::trunc);
+        }
         log.set_log_file(*log_file_);
     }
     // Both need the source location of each logging call, which the logger does not take.
