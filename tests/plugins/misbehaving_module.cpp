@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "pass_through_runner.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/extension.h"
@@ -15,33 +16,23 @@ namespace {
 using namespace polygraphy;
 using namespace polygraphy::tools;
 
-class MisbehavingRunner : public BaseRunner {
+class MisbehavingRunner : public testing::PassThroughRunner {
 public:
     MisbehavingRunner(OnnxLoader loader, std::string how)
-        : BaseRunner("test-misbehaving-runner"), loader_(std::move(loader)), how_(std::move(how)) {}
+        : PassThroughRunner(std::move(loader), "test-misbehaving-runner"), how_(std::move(how)) {}
 
 protected:
-    void activate_impl() override { model_ = loader_(); }
-    void deactivate_impl() override { model_.reset(); }
-    TensorMetadata get_input_metadata_impl() override { return get_onnx_input_metadata(model_->graph()); }
-    TensorMap infer_impl(const TensorMap& feed) override {
+    void before_infer() override {
         logger().info("test-misbehaving-runner is about to " + how_);
         std::fflush(stdout);
         if (how_ == "crash") std::raise(SIGSEGV);
         if (how_ == "exit") std::_Exit(3);
         if (how_ == "hang")
             for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-        TensorMap outputs;
-        const auto& graph = model_->graph();
-        for (int i = 0; i < graph.output_size() && i < static_cast<int>(feed.size()); ++i)
-            outputs.set(graph.output(i).name(), feed[static_cast<std::size_t>(i)].second.clone());
-        return outputs;
     }
 
 private:
-    OnnxLoader loader_;
     std::string how_;
-    OnnxModel model_;
 };
 
 class MisbehavingRunnerArgs : public RunnerArgGroup {
