@@ -15,6 +15,9 @@
 namespace polygraphy {
 namespace {
 
+// How much of a failed runner process's output its error shows.
+constexpr std::size_t kTailLines = 20;
+
 struct RunnerProcessTask {
     std::size_t index = 0;
     std::string results_path;
@@ -101,11 +104,6 @@ RunJobResult run_job_in_processes(const RunJob& job, const RunnerProcessOptions&
         const ProcessResult process =
             run_process(options.command, options.timeout_seconds, std::size_t{64} << 20,
                         {std::string(kRunnerProcessVariable) + "=" + std::to_string(index) + ":" + results_path});
-        // The runner's own log, as it would have appeared in one process (it is already formatted).
-        std::fwrite(process.stdout_text.data(), 1, process.stdout_text.size(), stdout);
-        std::fflush(stdout);
-        std::fwrite(process.stderr_text.data(), 1, process.stderr_text.size(), stderr);
-
         std::string problem;
         std::optional<RunResults> runner_results;
         if (process.timed_out || process.returncode != 0)
@@ -113,6 +111,10 @@ RunJobResult run_job_in_processes(const RunJob& job, const RunnerProcessOptions&
         else
             runner_results = read_results(results_path, problem);
         if (runner_results) {
+            // The runner's own log, as it would have appeared in one process (it is already formatted).
+            std::fwrite(process.stdout_text.data(), 1, process.stdout_text.size(), stdout);
+            std::fflush(stdout);
+            std::fwrite(process.stderr_text.data(), 1, process.stderr_text.size(), stderr);
             results.extend(std::move(*runner_results));
             continue;
         }
@@ -121,7 +123,7 @@ RunJobResult run_job_in_processes(const RunJob& job, const RunnerProcessOptions&
                               " failed in its own process: " + problem + ". The other runners' results are compared";
         std::string printed = process.stdout_text;
         if (!printed.empty() && printed.back() != '\n') printed += '\n';
-        const std::string tail = last_lines(printed + process.stderr_text, 10);
+        const std::string tail = last_lines(printed + process.stderr_text, kTailLines);
         if (!tail.empty()) message += "\nNote: the last lines it printed were:\n" + tail;
         logger().error(message);
     }

@@ -38,8 +38,9 @@ bool is_runner_process();
 /// Executes `job` as run_job() does, except that runner i runs in a child process (`options.command`
 /// with kRunnerProcessVariable naming i), one after another. What a child prints is passed on when
 /// it ends. A child that crashes, exits with a non-zero status, runs past the timeout or writes no
-/// results fails its runner: one error names the runner, how its process ended and the last lines it
-/// printed; the other runners' results are compared as usual, and the result does not pass. A job
+/// results fails its runner: instead of its output, one error names the runner, how its process
+/// ended and the last 20 lines it printed; the other runners' results are compared as usual, and the
+/// result does not pass. A job
 /// without runners is run_job(job). Throws as run_job() does for the rest of the job, and
 /// PolygraphyException when a child cannot be started (then nothing was compared).
 RunJobResult run_job_in_processes(const RunJob& job, const RunnerProcessOptions& options);
