@@ -11,6 +11,8 @@
 #include <mutex>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "comparator/report_internal.h"
 #include "comparator/stats_internal.h"
 #include "polygraphy/common/exception.h"
@@ -718,6 +720,8 @@ private:
                                   "] OR [rel=" + format_g(result.required_rtol, 5) + "]";
             if (settings.stat == ErrorStat::kElemwise)
                 message += " (requirements may be lower if both abs/rel tolerances are set)";
+            else if (settings.stat == ErrorStat::kQuantile)
+                message += " (quantile=" + format_g(settings.quantile, 4) + ")";
             logger().info(message);
             log_output_stats(diffs.absdiff, abs_stats, failed, "Absolute Difference", std::nullopt);
             log_output_stats(diffs.reldiff, rel_stats, failed, "Relative Difference", std::nullopt);
@@ -729,6 +733,14 @@ private:
     SimpleCompareOptions options_;
     std::unique_ptr<ScratchPool> pool_ = std::make_unique<ScratchPool>();
 };
+
+// How f"{value}" prints a numpy scalar: numpy formats the Python number it converts to, so float32
+// 0.1 prints as 0.10000000149011612, integers as ints and booleans as True/False.
+std::string python_scalar_str(DataType dtype, double value) {
+    if (dtype == DataType::kBool) return value != 0 ? "True" : "False";
+    if (dtype_is_integer(dtype)) return fmt::format("{:.0f}", value);
+    return python_float_repr(value);
+}
 
 // compare.py CompareFunc.indices: positions of equal values along the last axis, within a tolerance.
 class IndicesComparer {
@@ -773,8 +785,7 @@ private:
                 for (int64_t j = 0; j < width && index1 < 0; ++j)
                     if (output1.value_as_double(base + j) == value) index1 = j;
                 if (index1 < 0) {
-                    logger().error("FAILED | Value: " +
-                                   stats::array_to_string(Tensor::from_doubles(output0.dtype(), {}, {value})) +
+                    logger().error("FAILED | Value: " + python_scalar_str(output0.dtype(), value) +
                                    " not found in output");
                 } else if (std::llabs(index1 - index0) > tolerance) {
                     logger().error("FAILED | Difference exceeds index tolerance (" + std::to_string(tolerance) + ")");

@@ -205,17 +205,14 @@ void print_data_loader(Script& script, const DataLoaderJob& data) {
 void print_inference(Script& script, const RunJob& job) {
     script.add_include("polygraphy/comparator/comparator.h");
     script.add_include("polygraphy/common/run_results.h");
-    std::string code = "RunResults results;\n";
-    if (!job.runners.empty()) {
-        code +=
-            "std::vector<BaseRunner*> runner_ptrs;\n"
-            "for (const auto& runner : runners) runner_ptrs.push_back(runner.get());\n"
-            "Comparator::RunOptions run_options;\n";
-        if (job.inference.warm_up) code += "run_options.warm_up = " + std::to_string(job.inference.warm_up) + ";\n";
-        if (job.inference.save_inputs_path)
-            code += "run_options.save_inputs_path = " + Script::quote(*job.inference.save_inputs_path) + ";\n";
-        code += "results = Comparator::run(runner_ptrs, data_loader, run_options);\n";
-    }
+    std::string code =
+        "std::vector<BaseRunner*> runner_ptrs;\n"
+        "for (const auto& runner : runners) runner_ptrs.push_back(runner.get());\n"
+        "Comparator::RunOptions run_options;\n";
+    if (job.inference.warm_up) code += "run_options.warm_up = " + std::to_string(job.inference.warm_up) + ";\n";
+    if (job.inference.save_inputs_path)
+        code += "run_options.save_inputs_path = " + Script::quote(*job.inference.save_inputs_path) + ";\n";
+    code += "RunResults results = Comparator::run(runner_ptrs, data_loader, run_options);\n";
     if (job.save_outputs_path) code += "results.save(" + Script::quote(*job.save_outputs_path) + ");\n";
     script.append_suffix(code);
 }
@@ -259,7 +256,10 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
         for (const auto& [name, setting] : job.postprocess)
             code += "top_k_settings.set(" + Script::quote(name) + ", TopK{" + Script::integer(setting.k) + ", " +
                     Script::integer(setting.axis) + "});\n";
-        script.append_suffix(code + "Comparator::postprocess(results, postprocess_func::top_k(top_k_settings));\n");
+        script.append_suffix(code + "logger().start(" + Script::quote(job_detail::kApplyingTopK) +
+                             ");\nComparator::postprocess(results, postprocess_func::top_k(top_k_settings));\n"
+                             "logger().finish(" +
+                             Script::quote(job_detail::kFinishedPostprocessing) + ");\n");
         code.clear();
     }
     if (job_compares(job)) {

@@ -67,17 +67,15 @@ job_detail::ModelUse job_detail::plan_model_use(const RunJob& job) {
     return use;
 }
 
-namespace {
-
-OnnxLoader job_model(const RunJob& job, const ModelUse& use) {
+OnnxLoader job_detail::job_model(const RunJob& job, const ModelUse& use) {
     if (!job.model)
         return []() -> OnnxModel { throw UsageError("An ONNX model is required, but no model file was provided"); };
     OnnxLoader chain = build_model_loader(*job.model);
     return use.shared ? load_once(std::move(chain)) : chain;
 }
 
-std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, const ModelUse& use,
-                                                           const OnnxLoader& model) {
+std::vector<std::unique_ptr<BaseRunner>> job_detail::build_job_runners(const RunJob& job, const ModelUse& use,
+                                                                       const OnnxLoader& model) {
     // An extension module's runner may modify its model: it gets a copy of a shared one.
     const OnnxLoader private_copy =
         !use.shared ? model
@@ -89,8 +87,6 @@ std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, co
     }
     return runners;
 }
-
-}  // namespace
 
 // ---- the runners ---------------------------------------------------------------------------------
 
@@ -125,7 +121,7 @@ std::unique_ptr<BaseRunner> build_runner(const RunnerStep& step, const OnnxLoade
 
 std::vector<std::unique_ptr<BaseRunner>> build_runners(const RunJob& job) {
     const ModelUse use = job_detail::plan_model_use(job);
-    return build_job_runners(job, use, job_model(job, use));
+    return job_detail::build_job_runners(job, use, job_detail::job_model(job, use));
 }
 
 // ---- data, inference, comparison -----------------------------------------------------------------
@@ -154,20 +150,30 @@ bool job_compares(const RunJob& job) {
 
 RunJobResult run_job(const RunJob& job) {
     const ModelUse use = job_detail::plan_model_use(job);
-    const OnnxLoader model = job_model(job, use);
-    const std::vector<std::unique_ptr<BaseRunner>> runners = build_job_runners(job, use, model);
+    const OnnxLoader model = job_detail::job_model(job, use);
+    const std::vector<std::unique_ptr<BaseRunner>> runners = job_detail::build_job_runners(job, use, model);
 
+    // Called without runners too (--load-outputs alone), as Polygraphy's script does: it warns.
+    std::vector<BaseRunner*> runner_pointers;
+    for (const auto& runner : runners) runner_pointers.push_back(runner.get());
+    RunResults results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
+    return job_detail::finish_run_job(job, std::move(results), model, false);
+}
+
+RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, const OnnxLoader& model,
+                                        bool runners_failed) {
     RunJobResult outcome;
-    if (!runners.empty()) {
-        std::vector<BaseRunner*> runner_pointers;
-        for (const auto& runner : runners) runner_pointers.push_back(runner.get());
-        outcome.results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
-    }
+    outcome.results = std::move(results);
     if (job.save_outputs_path) outcome.results.save(*job.save_outputs_path);
     for (const auto& path : job.load_outputs_paths) outcome.results.extend(load_saved_results(path));
     // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
     // post-processed too), before comparing and validating.
-    if (!job.postprocess.empty()) Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
+    if (!job.postprocess.empty()) {
+        // The lines Polygraphy's Comparator.postprocess logs, naming its top-k function.
+        logger().start(std::string(job_detail::kApplyingTopK));
+        Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
+        logger().finish(std::string(job_detail::kFinishedPostprocessing));
+    }
 
     if (job_compares(job)) {
         AccuracyResult accuracy =
@@ -186,6 +192,7 @@ RunJobResult run_job(const RunJob& job) {
         outcome.accuracy = std::move(accuracy);
     }
     if (job.validate) outcome.passed = Comparator::validate(outcome.results, true, true) && outcome.passed;
+    if (runners_failed) outcome.passed = false;
     return outcome;
 }
 

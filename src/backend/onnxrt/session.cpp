@@ -82,24 +82,23 @@ TensorMetadata read_metadata(const OrtSession* session, std::size_t count, GetNa
     return metadata;
 }
 
-// Registers one (already matched) provider. CPU needs nothing: ORT always adds it as the fallback.
-void append_provider(OrtSessionOptions* options, const std::string& provider) {
+// Enables one (already matched) provider on `options`: ORT's failure status, or null. CPU needs
+// nothing: ORT always adds it as the fallback. Throws UnsupportedError for providers polygraphy has
+// no way to enable.
+StatusPtr enable_provider(OrtSessionOptions* options, const std::string& provider) {
     const OrtApi& ort = api();
-    const std::string context = "Could not enable ONNX-Runtime execution provider " + provider;
-    if (provider == "CPUExecutionProvider") return;
+    if (provider == "CPUExecutionProvider") return nullptr;
     if (provider == "CUDAExecutionProvider") {
         OrtCUDAProviderOptionsV2* raw = nullptr;
-        check(ort.CreateCUDAProviderOptions(&raw), context);
+        if (OrtStatus* status = ort.CreateCUDAProviderOptions(&raw)) return StatusPtr(status);
         CUDAProviderOptionsV2Ptr cuda(raw);
-        check(ort.SessionOptionsAppendExecutionProvider_CUDA_V2(options, cuda.get()), context);
-        return;
+        return StatusPtr(ort.SessionOptionsAppendExecutionProvider_CUDA_V2(options, cuda.get()));
     }
     if (provider == "TensorrtExecutionProvider") {
         OrtTensorRTProviderOptionsV2* raw = nullptr;
-        check(ort.CreateTensorRTProviderOptions(&raw), context);
+        if (OrtStatus* status = ort.CreateTensorRTProviderOptions(&raw)) return StatusPtr(status);
         TensorRTProviderOptionsV2Ptr tensorrt(raw);
-        check(ort.SessionOptionsAppendExecutionProvider_TensorRT_V2(options, tensorrt.get()), context);
-        return;
+        return StatusPtr(ort.SessionOptionsAppendExecutionProvider_TensorRT_V2(options, tensorrt.get()));
     }
     // Providers ORT enables by short name through its generic entry point.
     static const std::map<std::string, std::string> kShortNames = {
@@ -115,7 +114,38 @@ void append_provider(OrtSessionOptions* options, const std::string& provider) {
                                "enable it.\nNote: providers polygraphy can enable: CPUExecutionProvider, "
                                "CUDAExecutionProvider, TensorrtExecutionProvider and ORT's generic ones (XNNPACK, "
                                "OpenVINO, QNN, ...)");
-    check(ort.SessionOptionsAppendExecutionProvider(options, found->second.c_str(), nullptr, nullptr, 0), context);
+    return StatusPtr(ort.SessionOptionsAppendExecutionProvider(options, found->second.c_str(), nullptr, nullptr, 0));
+}
+
+// The providers of available_providers() that can be enabled here. ORT lists every provider it was
+// built with, but CUDA and TensorRT also need provider libraries (and a GPU) that a CPU package
+// does not ship, so each is tried on scratch options.
+std::vector<std::string> enableable_providers() {
+    std::vector<std::string> usable;
+    for (const std::string& provider : available_providers()) {
+        OrtSessionOptions* raw = nullptr;
+        check(api().CreateSessionOptions(&raw), "Could not create ONNX-Runtime session options");
+        SessionOptionsPtr scratch(raw);
+        try {
+            if (!enable_provider(scratch.get(), provider)) usable.push_back(provider);
+        } catch (const UnsupportedError&) {
+        }
+    }
+    return usable;
+}
+
+// Enables `provider`, or says plainly that this ONNX-Runtime cannot, instead of ORT's internal
+// message (which names ORT's source files and loggers).
+void append_provider(OrtSessionOptions* options, const std::string& provider) {
+    if (!enable_provider(options, provider)) return;
+    const std::vector<std::string> usable = enableable_providers();
+    const bool cpu_only = usable == std::vector<std::string>{"CPUExecutionProvider"};
+    throw UnsupportedError(
+        (cpu_only ? "This ONNX-Runtime build has only the CPU execution provider: " + provider + " cannot be enabled"
+                  : "This ONNX-Runtime build cannot enable " + provider) +
+        " (ONNX-Runtime was built with it, but its provider library or device is missing here).\nNote: providers "
+        "that can be enabled: " +
+        python_list_repr(usable) + ". Use --providers cpu or leave --providers out");
 }
 
 SessionOptionsPtr make_session_options(const SessionOptions& options, const std::vector<std::string>& providers) {

@@ -8,6 +8,7 @@
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/logger.h"
 #include "tools/args/backend/onnx/loader.h"
+#include "tools/args/backend/unavailable.h"
 #include "tools/args/model.h"
 #include "tools/inspect/inspect.h"
 #include "tools/inspect/unbounded_dds.h"
@@ -22,8 +23,12 @@ std::string InspectModelTool::description() const {
 std::vector<std::unique_ptr<ArgGroup>> InspectModelTool::subscriptions() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, ""}));
+    for (auto& group : make_tf_arg_groups(UnavailableArgsFor::kInspectModel)) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<OnnxInferShapesArgs>());
     groups.push_back(std::make_unique<OnnxLoadArgs>());
+    // Plugins, layer precisions, tensor data types and parser flags act on the TensorRT network
+    // built from the model, which only --display-as trt shows: refused like it.
+    for (auto& group : make_trt_arg_groups(UnavailableArgsFor::kInspectModel)) groups.push_back(std::move(group));
     return groups;
 }
 

@@ -135,6 +135,9 @@ TEST_F(RunTool, LoadedResultsWithoutModelOrRunners) {
     auto result = run({"--load-outputs", a, b});
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[W] No runners have been selected. Inference will not be run!"));
+    // Comparator.run is still called, as in Polygraphy's script, and says so.
+    EXPECT_THAT(result.output, HasSubstr("[W] No runners were provided to Comparator.run(). Inference will not be "
+                                         "run, and run results will be empty.\n"));
     EXPECT_THAT(result.output, HasSubstr("Accuracy Comparison"));
     EXPECT_THAT(result.output, HasSubstr("[I] PASSED | Runtime:"));
 }

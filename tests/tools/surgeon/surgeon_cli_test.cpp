@@ -16,8 +16,8 @@ namespace polygraphy::tools {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::run_polygraphy;
 using testing::set_attr;
 using testing::TempDir;
@@ -346,6 +346,26 @@ TEST_F(SurgeonCli, ConvertRefusesTensorRtTargets) {
     EXPECT_EQ(unknown.exit_code, 1);
     EXPECT_THAT(unknown.output, HasSubstr("[!] Could not automatically determine model type based on output path"));
     EXPECT_FALSE(fs::exists(dir_.file("model.engine")));
+}
+
+// `convert` takes the builder options only it has in Polygraphy (engine capability, tensor formats)
+// and refuses them like the others; --save-engine is `run`'s (convert writes -o).
+TEST_F(SurgeonCli, ConvertRefusesItsTensorRtBuilderOptions) {
+    for (const std::vector<std::string>& option : {std::vector<std::string>{"--engine-capability", "standard"},
+                                                   {"--direct-io"},
+                                                   {"--tensor-formats", "x:[linear]"},
+                                                   {"--trt-config-script", "s.py"},
+                                                   {"--hardware-compatibility-level", "ampere_plus"}}) {
+        std::vector<std::string> args = {"convert", model_path_, "-o", dir_.file("out.onnx")};
+        args.insert(args.end(), option.begin(), option.end());
+        const auto result = run_polygraphy(args);
+        EXPECT_EQ(result.exit_code, 1) << option[0];
+        EXPECT_THAT(result.output,
+                    HasSubstr("[!] TensorRT is not available in this build (option: " + option[0] + ")"));
+    }
+    EXPECT_FALSE(fs::exists(dir_.file("out.onnx")));
+    EXPECT_THAT(run_polygraphy({"convert", model_path_, "-o", dir_.file("out.onnx"), "--save-engine", "e"}).output,
+                HasSubstr("Unrecognized Options: ['--save-engine', 'e']"));
 }
 
 }  // namespace
