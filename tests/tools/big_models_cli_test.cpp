@@ -132,6 +132,7 @@ TEST_F(BigModelCli, DebugReduceReducesIt) {
     const auto result = run_polygraphy({"debug", "reduce", model_, "-o", dir_.file("reduced.onnx"), "--iter-artifact",
                                         artifact, "--check", "sh", "-c", "! grep -q -a layer2/Tanh " + artifact});
     ASSERT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_FALSE(fs::exists(artifact + ".data"));  // removed with its model after each iteration
     const OnnxModel reduced = onnx_from_path(dir_.file("reduced.onnx"));
     ASSERT_EQ(reduced->graph().node_size(), 1);
     EXPECT_EQ(reduced->graph().node(0).name(), "layer2/Tanh");
