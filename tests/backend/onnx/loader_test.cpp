@@ -3,12 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "build_paths.h"
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -145,6 +147,19 @@ TEST_F(OnnxLoaderTest, MissingOrCorruptFilesAreErrorsNamingThePath) {
 
 // ---- external data ------------------------------------------------------------------------------
 
+// The path of the file mapped at `address` in this process, from /proc/self/maps ("" when none).
+std::string mapped_file_at(const void* address) {
+    std::ifstream maps("/proc/self/maps");
+    const auto target = reinterpret_cast<uintptr_t>(address);
+    for (std::string line; std::getline(maps, line);) {
+        uintptr_t begin = 0, end = 0;
+        if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2 || target < begin || target >= end) continue;
+        const auto slash = line.find('/');
+        return slash == std::string::npos ? std::string() : line.substr(slash);
+    }
+    return "";
+}
+
 TEST_F(OnnxLoaderTest, ExternalDataStaysInItsFileAndIsReadWhenNeeded) {
     TempDir dir;
     const std::string path = save_with_external(dir, "weights.bin", "16", "16");
@@ -154,12 +169,31 @@ TEST_F(OnnxLoaderTest, ExternalDataStaysInItsFileAndIsReadWhenNeeded) {
     const onnx::TensorProto& w = model->graph().initializer(0);
     EXPECT_EQ(w.data_location(), onnx::TensorProto::EXTERNAL);
     EXPECT_FALSE(w.has_raw_data());
-    EXPECT_TRUE(tensor_from_proto(w).equals(weights()));
+    const Tensor value = tensor_from_proto(w);
+    EXPECT_TRUE(value.equals(weights()));
+    EXPECT_EQ(mapped_file_at(value.data()), "");  // small: read, not mapped
     // Saved self-contained: the weights are read into the file, without polygraphy's marks.
     save_onnx(*model, dir.file("self_contained.onnx"));
     const OnnxModel saved = onnx_from_path(dir.file("self_contained.onnx"));
     EXPECT_EQ(saved->graph().initializer(0).data_location(), onnx::TensorProto::DEFAULT);
     EXPECT_TRUE(tensor_from_proto(saved->graph().initializer(0)).equals(weights()));
+}
+
+TEST_F(OnnxLoaderTest, LargeExternalTensorsAreMappedNotCopied) {
+    TempDir dir;
+    fs::create_directories(dir.file("model"));
+    const Tensor big = testing::random_tensor({256, 256}, 7);  // 256 KiB: mapped
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 256});
+    builder.initializer("w", big);
+    builder.node("MatMul", {"x", "w"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{1, 256});
+    save_onnx_with_external_data(*builder.build(), dir.file("model/big.onnx"));
+
+    const OnnxModel model = onnx_from_path(dir.file("model/big.onnx"));
+    const Tensor value = tensor_from_proto(model->graph().initializer(0));
+    EXPECT_TRUE(value.equals(big));
+    EXPECT_EQ(mapped_file_at(value.data()), fs::canonical(dir.file("model/big.onnx.data")).string());
 }
 
 TEST_F(OnnxLoaderTest, ExternalDataThatShrankAfterLoadingIsAClearError) {
