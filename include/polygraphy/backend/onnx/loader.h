@@ -80,7 +80,9 @@ inline const std::vector<std::string> kMarkAll = {"mark", "all"};
 /// Re-marks graph outputs. `outputs` empty: keep the current outputs; kMarkAll: every non-Constant
 /// node output in node order (replacing the original list); otherwise exactly the named tensors.
 /// `exclude_outputs` are then removed. Unknown tensor names -> PolygraphyException (with a
-/// did-you-mean hint). Output dtypes/shapes come from value_info when known.
+/// did-you-mean hint). Output dtypes/shapes come from value_info when known. A model that calls local
+/// functions is inlined first (inline_local_functions(), functions.h, which names the tensors inside
+/// them), so that those tensors can be marked too.
 class ModifyOutputs {
 public:
     /// Loader re-marking the outputs of `model`'s result (see the class).
