@@ -45,8 +45,9 @@ OnnxLoader build_model_loader(const ModelJob& model) {
 
 std::optional<std::string> unmodified_model_path(const ModelJob& model) {
     if (!model.steps.empty() || model.external_data_dir || model.ignore_external_data) return std::nullopt;
-    // External data goes through OnnxFromPath, whose checks keep its locations inside the folder.
-    if (onnx_file_may_use_external_data(model.path)) return std::nullopt;
+    // The checks of OnnxFromPath (locations inside the folder, files long enough), on the structure
+    // alone, before ONNX-Runtime reads the file and its external data itself.
+    if (onnx_file_may_use_external_data(model.path)) check_onnx_file_external_data(model.path);
     return model.path;
 }
 

@@ -87,9 +87,10 @@ void apply_model_step(OnnxModel& model, const ModelStep& step);
 /// when the model is over 2 GiB without external data.
 void save_model(const onnx::ModelProto& model, const SaveOnnxStep& step);
 
-/// The model file itself when the job uses it unchanged: no steps, no external-data options, and a
-/// file that refers to no external data (read to find out). A runtime that reads ONNX files itself
-/// (ONNX-Runtime) then takes the file, as Polygraphy's ORT runner does. Else nullopt.
+/// The model file itself when the job uses it unchanged: no steps and no external-data options. A
+/// runtime that reads ONNX files itself (ONNX-Runtime) then takes the file, as Polygraphy's ORT runner
+/// does. Its external data references are checked first as OnnxFromPath checks them (from the
+/// file's structure; throws what OnnxFromPath throws for a bad one). Else nullopt.
 std::optional<std::string> unmodified_model_path(const ModelJob& model);
 
 // ---- the runners ---------------------------------------------------------------------------------

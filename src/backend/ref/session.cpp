@@ -1,8 +1,8 @@
 // Session: prepares an ONNX graph for the built-in CPU runtime and runs it.
 #include <omp.h>
 
-#include "backend/ref/fusion.h"
 #include "backend/onnx/domain.h"
+#include "backend/ref/fusion.h"
 #include "common/toposort.h"
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "polygraphy/backend/onnx/functions.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/backend/ref/runner.h"
@@ -124,8 +125,10 @@ struct Session::Impl {
     void prepare(const onnx::ModelProto& model, const SessionOptions& options, const TensorMap& given_constants);
     /// Prepares `graph`; `outer_names` are values of enclosing graphs it may read (subgraphs only),
     /// `given_constants` values it reads as initializers (the top-level graph only).
+    /// `expanded`: the graph's nodes with their calls to local functions expanded, for a graph that
+    /// has some (nullptr: the graph's own nodes).
     void prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names,
-                       const TensorMap& given_constants = {});
+                       const TensorMap& given_constants = {}, std::vector<ExpandedNode>* expanded = nullptr);
     std::vector<std::size_t> topological_order(const std::unordered_set<std::string>& graph_values);
     /// Runs the steps over `values` (graph inputs and outer values already in their slots).
     void execute(std::vector<Value>& values, RunStats* stats) const;
@@ -204,16 +207,40 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
     for (const auto& import : model.opset_import())
         (*imported)[std::string(canonical_domain(import.domain()))] = import.version();
     opsets = std::move(imported);
-    prepare_graph(model.graph(), {}, given_constants);
+    if (!calls_local_functions(model)) {
+        prepare_graph(model.graph(), {}, given_constants);
+        return;
+    }
+    std::vector<ExpandedNode> expanded = expand_function_calls(model, model.graph());
+    prepare_graph(model.graph(), {}, given_constants, &expanded);
 }
 
 void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names,
-                                  const TensorMap& given_constants) {
+                                  const TensorMap& given_constants, std::vector<ExpandedNode>* expanded) {
     if (graph.sparse_initializer_size() > 0)
         throw UnsupportedError(fmt::format("Sparse initializers are not supported (first: '{}')",
                                            graph.sparse_initializer(0).values().name()));
 
-    nodes.assign(graph.node().begin(), graph.node().end());
+    // A node from a function body uses the function's opset imports, over the model's.
+    std::unordered_map<const onnx::FunctionProto*, std::shared_ptr<const OpsetMap>> function_opsets;
+    std::vector<std::shared_ptr<const OpsetMap>> opsets_of_node;
+    if (expanded) {
+        nodes.clear();
+        for (ExpandedNode& node : *expanded) {
+            std::shared_ptr<const OpsetMap>& own = function_opsets[node.function];
+            if (!own && node.function) {
+                auto merged = std::make_shared<OpsetMap>(*opsets);
+                for (const auto& import : node.function->opset_import())
+                    (*merged)[std::string(canonical_domain(import.domain()))] = import.version();
+                own = std::move(merged);
+            }
+            opsets_of_node.push_back(own ? own : opsets);
+            nodes.push_back(std::move(node.node));
+        }
+    } else {
+        nodes.assign(graph.node().begin(), graph.node().end());
+        opsets_of_node.assign(nodes.size(), opsets);
+    }
     node_inputs.resize(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         node_inputs[i].assign(nodes[i].input().begin(), nodes[i].input().end());
@@ -234,12 +261,14 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
                 nodes[kept] = std::move(nodes[i]);
                 node_inputs[kept] = std::move(node_inputs[i]);
                 display_names[kept] = std::move(display_names[i]);
+                opsets_of_node[kept] = std::move(opsets_of_node[i]);
             }
             ++kept;
         }
         nodes.resize(kept);
         node_inputs.resize(kept);
         display_names.resize(kept);
+        opsets_of_node.resize(kept);
     }
 
     std::vector<int64_t> node_opsets(nodes.size());
@@ -249,8 +278,8 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const onnx::NodeProto& node = nodes[i];
         const std::string domain(canonical_domain(node.domain()));
-        auto imported = opsets->find(domain);
-        node_opsets[i] = imported != opsets->end() ? imported->second : kOpsetOfUnimportedDomain;
+        auto imported = opsets_of_node[i]->find(domain);
+        node_opsets[i] = imported != opsets_of_node[i]->end() ? imported->second : kOpsetOfUnimportedDomain;
         entries[i] = registry.find(domain, node.op_type(), node_opsets[i]);
         if (!entries[i])
             unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i], node.op_type(),
@@ -343,9 +372,10 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         }
         for (const auto& output : node.output()) step.outputs.push_back(output.empty() ? -1 : slot_of.at(output));
         step.info = std::make_unique<NodeInfo>(node, node_opsets[index], display_names[index], constant_inputs);
-        step.info->set_subgraph_builder([opsets = opsets, threads = num_threads, fuse = fuse](const onnx::GraphProto& body) {
-            return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads, fuse));
-        });
+        step.info->set_subgraph_builder(
+            [opsets = opsets_of_node[index], threads = num_threads, fuse = fuse](const onnx::GraphProto& body) {
+                return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads, fuse));
+            });
         with_node_context(*step.info, [&] { step.kernel = entries[index]->factory(*step.info); });
         if (!step.kernel) throw InternalError(fmt::format("factory of {} returned no kernel", node.op_type()));
 
