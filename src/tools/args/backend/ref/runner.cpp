@@ -23,6 +23,10 @@ std::vector<OptionSpec> RefRunnerArgs::options() const {
                   "output is folded into the convolution, which is faster; a folded Relu or Clip turns NaN into 0 (or "
                   "the lower bound), as ONNX Runtime's fused kernels do. Outputs marked with --onnx-outputs are never "
                   "folded away"),
+        Option({"--ref-profile"})
+            .kind(OptionKind::kFlag)
+            .help("Time every node and print where the time went when the runner finishes: milliseconds per run by "
+                  "op type and for the slowest nodes (the first run, which prepares the kernels, is not counted)"),
     };
 }
 
@@ -36,12 +40,14 @@ void RefRunnerArgs::parse(const ParsedArgs& args) {
         threads_ = static_cast<int>(*value);
     }
     fuse_activations_ = !args.flag("ref_no_fusion");
+    profile_ = args.flag("ref_profile");
 }
 
 RunnerStep RefRunnerArgs::runner_step() const {
     ref::SessionOptions options;
     options.num_threads = threads_;
     options.fuse_activations = fuse_activations_;
+    options.profile = profile_;
     return RefRunnerStep{options};
 }
 
