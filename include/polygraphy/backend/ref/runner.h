@@ -17,10 +17,11 @@ class Session;
 /// Options of the built-in runtime.
 struct SessionOptions {
     int num_threads = 0;  ///< 0: the cores available; negative values are rejected
-    /// Fold Relu, Clip and SiLU into the Conv/ConvTranspose feeding them when nothing else reads the
-    /// convolution's output (never for graph outputs, so layer-wise runs see every layer). Faster;
-    /// a folded Relu or Clip maps NaN to 0 (or Clip's lower bound), as ONNX Runtime's fused kernels
-    /// do. False runs every node as written.
+    /// Fold Relu, Clip, SiLU and GELU into the Conv/ConvTranspose (or float MatMul/Gemm) feeding
+    /// them, and a Linear layer's bias Add into its MatMul, when nothing else reads the intermediate
+    /// output (never for graph outputs, so layer-wise runs see every layer). Faster; a folded Relu or
+    /// Clip maps NaN to 0 (or Clip's lower bound), as ONNX Runtime's fused kernels do (README,
+    /// Precision). False runs every node as written.
     bool fuse_activations = true;
     /// Time every node of every run (Session::profile(); `--ref-profile`). Costs two clock reads per
     /// node.
