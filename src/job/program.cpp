@@ -82,6 +82,7 @@ std::string print_session_options(const ref::SessionOptions& options) {
     if (options.num_threads != defaults.num_threads) fields = ".num_threads = " + std::to_string(options.num_threads);
     if (options.fuse_activations != defaults.fuse_activations)
         fields += std::string(fields.empty() ? "" : ", ") + ".fuse_activations = false";
+    if (options.profile != defaults.profile) fields += std::string(fields.empty() ? "" : ", ") + ".profile = true";
     return fields.empty() ? "" : ", ref::SessionOptions{" + fields + "}";
 }
 

@@ -95,7 +95,7 @@ std::optional<std::string> unmodified_model_path(const ModelJob& model);
 
 // ---- the runners ---------------------------------------------------------------------------------
 
-/// ref::RefRunner over ref::SessionFromOnnx (`--ref`, `--ref-threads`, `--ref-no-fusion`).
+/// ref::RefRunner over ref::SessionFromOnnx (`--ref`, `--ref-threads`, `--ref-no-fusion`, `--ref-profile`).
 struct RefRunnerStep {
     ref::SessionOptions options = {};  ///< the built-in runtime's settings
 };

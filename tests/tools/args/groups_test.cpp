@@ -387,9 +387,11 @@ TEST_F(RunGroups, RefRunnerOptions) {
     parse({"m.onnx", "--ref"});
     EXPECT_EQ(group<RefRunnerArgs>().threads(), 0);
     EXPECT_TRUE(group<RefRunnerArgs>().fuse_activations());
-    parse({"m.onnx", "--ref", "--ref-threads", "3", "--ref-no-fusion"});
+    EXPECT_FALSE(group<RefRunnerArgs>().profile());
+    parse({"m.onnx", "--ref", "--ref-threads", "3", "--ref-no-fusion", "--ref-profile"});
     EXPECT_EQ(group<RefRunnerArgs>().threads(), 3);
     EXPECT_FALSE(group<RefRunnerArgs>().fuse_activations());
+    EXPECT_TRUE(group<RefRunnerArgs>().profile());
 }
 
 TEST_F(RunGroups, ComparatorRunOptions) {

@@ -245,6 +245,7 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
                                           "--ref-threads",
                                           "2",
                                           "--ref-no-fusion",
+                                          "--ref-profile",
                                           "--input-shapes",
                                           "x:[2,3]",
                                           "--int-min",
@@ -277,7 +278,7 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
                                    "std::vector<std::string>{\"y\"}))"));
     EXPECT_THAT(program, HasSubstr("OnnxLoader(SaveOnnx(modified_onnx, \"" + dir_.file("saved.onnx") + "\"))"));
     EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx, ref::SessionOptions{.num_threads = 2, "
-                                   ".fuse_activations = false})"));
+                                   ".fuse_activations = false, .profile = true})"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.input_metadata.add(\"x\", std::nullopt, "
                                    "DynShape{Dim::fixed(2), Dim::fixed(3)});"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.int_range = ValRange{1.0, 3.0};"));
