@@ -59,5 +59,8 @@ if ! in_root 'cd /test && polygraphy run example_cnn.onnx --ref --onnxrt --val-r
 fi
 grep -F "Loaded ONNX-Runtime" "$work/run.log" | sed 's/^/    /'
 grep -qF "PASSED | All outputs matched" "$work/run.log" || { tail -n 30 "$work/run.log"; say "FAILED: no PASSED line"; exit 1; }
-in_root 'polygraphy-config --cflags --libs' | sed 's/^/    polygraphy-config: /'
+flags=$(in_root 'polygraphy-config --cflags --libs')
+echo "    polygraphy-config: $flags"
+# Installed under /usr, the system folders must not be named (-I/usr/include breaks #include_next).
+if grep -qE -- '-I/usr/include( |$)|-L/usr/lib( |$)' <<<"$flags"; then say "FAILED: polygraphy-config names system folders"; exit 1; fi
 say "PASSED: the .deb installs into a clean root and runs --ref --onnxrt"

@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 
+#include "common/log_format.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy {
@@ -57,11 +60,26 @@ const char* color_for(Severity severity) {
     }
 }
 
+std::atomic<bool> g_timestamps{false};  // set_log_timestamps()
+
+// The severity letter, then the time when asked for: "[I] " or "[I] (12:34:56) ".
+std::string prefix_of(Severity severity) {
+    std::string prefix = prefix_for(severity);
+    if (!g_timestamps.load(std::memory_order_relaxed)) return prefix;
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char clock[16];
+    std::strftime(clock, sizeof(clock), "%H:%M:%S", &local);
+    return prefix + "(" + clock + ") ";
+}
+
 // "[I] first line\n    second line": continuation lines are indented to the text column.
 std::string format_message(Severity severity, std::string_view message, int indent) {
     const std::string pad(static_cast<std::size_t>(indent), ' ');
-    const std::string continuation = std::string(4, ' ') + pad;
-    std::string text = prefix_for(severity) + pad;
+    const std::string prefix = prefix_of(severity);
+    const std::string continuation = std::string(prefix.size(), ' ') + pad;
+    std::string text = prefix + pad;
     for (char c : message) {
         text += c;
         if (c == '\n') text += continuation;
@@ -70,6 +88,10 @@ std::string format_message(Severity severity, std::string_view message, int inde
 }
 
 }  // namespace
+
+void set_log_timestamps(bool enabled) {
+    g_timestamps.store(enabled, std::memory_order_relaxed);
+}
 
 bool severity_from_name(std::string_view name, Severity& out) {
     std::string key(name);
@@ -195,6 +217,7 @@ void Logger::reset() {
     std::lock_guard<std::mutex> lock(mutex_);
     severity_ = Severity::kInfo;  // the tools' default; tests reset to it
     indent_ = 0;
+    g_timestamps.store(false, std::memory_order_relaxed);
     log_file_.reset();
     seen_once_.clear();
     progress_.clear();

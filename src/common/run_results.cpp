@@ -332,33 +332,4 @@ std::variant<RunResults, InputList> parse_run_results_or_inputs(std::string_view
     return read_run_results_or_inputs(reader);
 }
 
-InputList merge_into_inputs(const std::vector<std::string>& paths) {
-    InputList inputs;
-    auto update = [&](const std::vector<const TensorMap*>& iterations, const std::string& path) {
-        if (!inputs.empty() && inputs.size() != iterations.size())
-            logger().warning(fmt::format(
-                "The provided files have different numbers of iterations.\nNote: Inputs currently contains {} "
-                "iterations, but the data in {} contains {} iterations. Some iterations will contain incomplete data. ",
-                inputs.size(), path, iterations.size()));
-        if (inputs.size() < iterations.size()) inputs.resize(iterations.size());
-        for (std::size_t i = 0; i < iterations.size(); ++i)
-            for (const auto& [name, tensor] : *iterations[i]) inputs[i].set(name, tensor);
-    };
-    for (const auto& path : paths) {
-        const auto data = load_run_results_or_inputs(path);
-        if (const auto* results = std::get_if<RunResults>(&data)) {
-            for (const auto& [runner, iterations] : results->lst) {
-                std::vector<const TensorMap*> maps;
-                for (const auto& iteration : iterations) maps.push_back(&iteration.outputs);
-                update(maps, path);
-            }
-        } else {
-            std::vector<const TensorMap*> maps;
-            for (const auto& feed : std::get<InputList>(data)) maps.push_back(&feed);
-            update(maps, path);
-        }
-    }
-    return inputs;
-}
-
 }  // namespace polygraphy

@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "polygraphy/common/exception.h"
 
@@ -123,7 +125,7 @@ std::string ProcessResult::describe() const {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, std::optional<double> timeout_seconds,
-                          std::size_t max_capture_bytes) {
+                          std::size_t max_capture_bytes, const std::vector<std::string>& environment_overrides) {
     const std::string command = quote_command(argv);
     if (argv.empty() || argv[0].empty()) throw PolygraphyException("Could not start check command: the command is empty");
     if (timeout_seconds && !(*timeout_seconds > 0.0 && std::isfinite(*timeout_seconds)))
@@ -153,10 +155,24 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::optional<do
     for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
 
+    // The child's environment: ours, with the overrides replacing variables of the same name.
+    std::vector<char*> environment;
+    for (char** entry = environ; *entry; ++entry) {
+        const std::string_view current(*entry);
+        const bool overridden = std::any_of(environment_overrides.begin(), environment_overrides.end(),
+                                            [&](const std::string& override_entry) {
+                                                const auto name_end = override_entry.find('=') + 1;
+                                                return current.substr(0, name_end) == override_entry.substr(0, name_end);
+                                            });
+        if (!overridden) environment.push_back(*entry);
+    }
+    for (const auto& entry : environment_overrides) environment.push_back(const_cast<char*>(entry.c_str()));
+    environment.push_back(nullptr);
+
     std::optional<InterruptForwarding> forwarding;
     forwarding.emplace();
     pid_t pid = -1;
-    const int spawn_error = ::posix_spawnp(&pid, argv[0].c_str(), &setup.actions, &setup.attributes, args.data(), environ);
+    const int spawn_error = ::posix_spawnp(&pid, argv[0].c_str(), &setup.actions, &setup.attributes, args.data(), environment.data());
     if (spawn_error != 0)
         throw PolygraphyException("Could not start check command '" + command + "': " + argv[0] + ": " +
                                   std::strerror(spawn_error));

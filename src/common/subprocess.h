@@ -33,8 +33,10 @@ struct ProcessResult {
 /// started (not found, not executable, empty argv) and for a timeout that is not positive.
 /// While the command runs, SIGINT/SIGTERM to this process (unless ignored) kill the command's
 /// group first and are then raised again, so interrupting the caller never orphans the command.
-/// Call from one thread at a time (signal dispositions are process-wide).
+/// Call from one thread at a time (signal dispositions are process-wide). `environment_overrides`
+/// ("NAME=value" entries) are set in the child's environment, replacing variables of the same name.
 ProcessResult run_process(const std::vector<std::string>& argv, std::optional<double> timeout_seconds = std::nullopt,
-                          std::size_t max_capture_bytes = std::size_t{64} << 20);
+                          std::size_t max_capture_bytes = std::size_t{64} << 20,
+                          const std::vector<std::string>& environment_overrides = {});
 
 }  // namespace polygraphy

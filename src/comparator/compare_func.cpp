@@ -12,6 +12,8 @@
 #include <mutex>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "comparator/plots.h"
 #include "comparator/report_internal.h"
 #include "comparator/slice_context.h"
@@ -725,6 +727,8 @@ private:
                                   "] OR [rel=" + format_g(result.required_rtol, 5) + "]";
             if (settings.stat == ErrorStat::kElemwise)
                 message += " (requirements may be lower if both abs/rel tolerances are set)";
+            else if (settings.stat == ErrorStat::kQuantile)
+                message += " (quantile=" + format_g(settings.quantile, 4) + ")";
             logger().info(message);
             if (const auto dir = figure_dir(options_.save_error_metrics_plot, options_.show_error_metrics_plot,
                                             "error-metrics", metrics_show_dir_)) {
@@ -809,6 +813,14 @@ private:
     mutable std::optional<std::string> heatmaps_show_dir_, metrics_show_dir_;
 };
 
+// How f"{value}" prints a numpy scalar: numpy formats the Python number it converts to, so float32
+// 0.1 prints as 0.10000000149011612, integers as ints and booleans as True/False.
+std::string python_scalar_str(DataType dtype, double value) {
+    if (dtype == DataType::kBool) return value != 0 ? "True" : "False";
+    if (dtype_is_integer(dtype)) return fmt::format("{:.0f}", value);
+    return python_float_repr(value);
+}
+
 // compare.py CompareFunc.indices: positions of equal values along the last axis, within a tolerance.
 class IndicesComparer {
 public:
@@ -852,8 +864,7 @@ private:
                 for (int64_t j = 0; j < width && index1 < 0; ++j)
                     if (output1.value_as_double(base + j) == value) index1 = j;
                 if (index1 < 0) {
-                    logger().error("FAILED | Value: " +
-                                   stats::array_to_string(Tensor::from_doubles(output0.dtype(), {}, {value})) +
+                    logger().error("FAILED | Value: " + python_scalar_str(output0.dtype(), value) +
                                    " not found in output");
                 } else if (std::llabs(index1 - index0) > tolerance) {
                     logger().error("FAILED | Difference exceeds index tolerance (" + std::to_string(tolerance) + ")");

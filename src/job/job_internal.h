@@ -81,5 +81,21 @@ struct SlicedRun {
 /// validating each slice as run_job() does the whole results.
 SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<BaseRunner>>& runners,
                         onnx::ModelProto& model, const SlicePlan& plan);
+/// The job's model loader as planned by `use` (shared when several users load it).
+OnnxLoader job_model(const RunJob& job, const ModelUse& use);
+/// The job's runners, all built before any runs, over `model`.
+std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, const ModelUse& use,
+                                                           const OnnxLoader& model);
+/// What run_job() does once the runners' results are in, however they were obtained: save them,
+/// append the loaded ones, post-process, compare (the divergence search loads `model`), validate.
+/// `runners_failed` makes the result fail whatever the comparisons say. After a layer-wise run in
+/// slices, `sliced` holds its comparison and validation (and `results` is empty).
+RunJobResult finish_run_job(const RunJob& job, RunResults results, const OnnxLoader& model, bool runners_failed,
+                            SlicedRun* sliced = nullptr);
+
+/// The lines Polygraphy's Comparator.postprocess logs around --postprocess (its top-k function is
+/// named top_k_impl); scripts grep them.
+inline constexpr const char* kApplyingTopK = "Applying post-processing to outputs: top_k_impl";
+inline constexpr const char* kFinishedPostprocessing = "Finished applying post-processing";
 
 }  // namespace polygraphy::job_detail

@@ -4,6 +4,7 @@
 
 #include "job/job_internal.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/job/saved_data.h"
 #include "polygraphy/job/script.h"
 
 namespace polygraphy {
@@ -82,6 +83,7 @@ std::string print_session_options(const ref::SessionOptions& options) {
     if (options.num_threads != defaults.num_threads) fields = ".num_threads = " + std::to_string(options.num_threads);
     if (options.fuse_activations != defaults.fuse_activations)
         fields += std::string(fields.empty() ? "" : ", ") + ".fuse_activations = false";
+    if (options.profile != defaults.profile) fields += std::string(fields.empty() ? "" : ", ") + ".profile = true";
     return fields.empty() ? "" : ", ref::SessionOptions{" + fields + "}";
 }
 
@@ -158,14 +160,27 @@ std::string print_range(const ValRange& range) {
     return "ValRange{" + Script::number(range.min) + ", " + Script::number(range.max) + "}";
 }
 
+// The call that reads the saved inputs or results at `path` (load_saved_inputs() or
+// load_saved_results() in run_job()): common's JSON loader for a JSON file, as Polygraphy's scripts
+// print it, else the reader by path, which knows the other formats.
+std::string print_saved_data_load(Script& script, const std::string& path, const std::string& json_loader,
+                                  const std::string& reader) {
+    if (saved_data_format(path) == SavedDataFormat::kJson) {
+        script.add_include("polygraphy/common/run_results.h");
+        return json_loader + "(" + Script::quote(path) + ")";
+    }
+    script.add_include("polygraphy/job/saved_data.h");
+    return reader + "(" + Script::quote(path) + ")";
+}
+
 // build_data_loader().
 void print_data_loader(Script& script, const DataLoaderJob& data) {
     if (!data.load_inputs_paths.empty()) {
-        script.add_include("polygraphy/common/run_results.h");
         std::string setup = "InputList feeds;\n";
         for (const auto& path : data.load_inputs_paths)
             setup +=
-                "for (TensorMap& feed : load_inputs(" + Script::quote(path) + ")) feeds.push_back(std::move(feed));\n";
+                "for (TensorMap& feed : " + print_saved_data_load(script, path, "load_inputs", "load_saved_inputs") +
+                ") feeds.push_back(std::move(feed));\n";
         script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
         return;
     }
@@ -192,21 +207,18 @@ void print_data_loader(Script& script, const DataLoaderJob& data) {
 void print_inference(Script& script, const RunJob& job) {
     script.add_include("polygraphy/comparator/comparator.h");
     script.add_include("polygraphy/common/run_results.h");
-    std::string code = "RunResults results;\n";
-    if (!job.runners.empty()) {
+    std::string code =
+        "std::vector<BaseRunner*> runner_ptrs;\n"
+        "for (const auto& runner : runners) runner_ptrs.push_back(runner.get());\n"
+        "Comparator::RunOptions run_options;\n";
+    if (job.inference.warm_up) code += "run_options.warm_up = " + std::to_string(job.inference.warm_up) + ";\n";
+    if (job.inference.save_inputs_path)
+        code += "run_options.save_inputs_path = " + Script::quote(*job.inference.save_inputs_path) + ";\n";
+    if (job_detail::may_run_in_slices(job))
         code +=
-            "std::vector<BaseRunner*> runner_ptrs;\n"
-            "for (const auto& runner : runners) runner_ptrs.push_back(runner.get());\n"
-            "Comparator::RunOptions run_options;\n";
-        if (job.inference.warm_up) code += "run_options.warm_up = " + std::to_string(job.inference.warm_up) + ";\n";
-        if (job.inference.save_inputs_path)
-            code += "run_options.save_inputs_path = " + Script::quote(*job.inference.save_inputs_path) + ";\n";
-        if (job_detail::may_run_in_slices(job))
-            code +=
-                "// Every output of every runner is held at once here: `polygraphy run` itself runs a layer-wise\n"
-                "// comparison in slices when the outputs exceed its memory budget (see run_job()).\n";
-        code += "results = Comparator::run(runner_ptrs, data_loader, run_options);\n";
-    }
+            "// Every output of every runner is held at once here: `polygraphy run` itself runs a layer-wise\n"
+            "// comparison in slices when the outputs exceed its memory budget (see run_job()).\n";
+    code += "RunResults results = Comparator::run(runner_ptrs, data_loader, run_options);\n";
     if (job.save_outputs_path) code += "results.save(" + Script::quote(*job.save_outputs_path) + ");\n";
     script.append_suffix(code);
 }
@@ -291,14 +303,18 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
     script.add_include("polygraphy/comparator/comparator.h");
     std::string code;
     for (const auto& path : job.load_outputs_paths)
-        code += "results.extend(RunResults::load(" + Script::quote(path) + "));\n";
+        code +=
+            "results.extend(" + print_saved_data_load(script, path, "RunResults::load", "load_saved_results") + ");\n";
     if (!job.postprocess.empty()) {
         if (!code.empty()) script.append_suffix(code);
         code = "PerOutput<TopK> top_k_settings;\n";
         for (const auto& [name, setting] : job.postprocess)
             code += "top_k_settings.set(" + Script::quote(name) + ", TopK{" + Script::integer(setting.k) + ", " +
                     Script::integer(setting.axis) + "});\n";
-        script.append_suffix(code + "Comparator::postprocess(results, postprocess_func::top_k(top_k_settings));\n");
+        script.append_suffix(code + "logger().start(" + Script::quote(job_detail::kApplyingTopK) +
+                             ");\nComparator::postprocess(results, postprocess_func::top_k(top_k_settings));\n"
+                             "logger().finish(" +
+                             Script::quote(job_detail::kFinishedPostprocessing) + ");\n");
         code.clear();
     }
     if (job_compares(job)) {

@@ -12,6 +12,7 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/html_report.h"
 #include "polygraphy/comparator/model_explorer.h"
+#include "polygraphy/job/saved_data.h"
 
 namespace polygraphy {
 
@@ -21,11 +22,7 @@ using job_detail::Overloaded;
 // ---- the model -----------------------------------------------------------------------------------
 
 void save_model(const onnx::ModelProto& model, const SaveOnnxStep& step) {
-    const std::filesystem::path parent = std::filesystem::path(step.path).parent_path();
-    std::error_code error;
-    if (!parent.empty() && !std::filesystem::is_directory(parent, error))
-        throw PolygraphyException("Cannot save the model to '" + step.path + "': folder '" + parent.string() +
-                                  "' does not exist");
+    // A missing output folder is created (by the atomic writer), as Polygraphy and the JSON outputs do.
     if (step.external_data)
         save_onnx_with_external_data(model, step.path, *step.external_data);
     else
@@ -53,8 +50,9 @@ OnnxLoader build_model_loader(const ModelJob& model) {
 
 std::optional<std::string> unmodified_model_path(const ModelJob& model) {
     if (!model.steps.empty() || model.external_data_dir || model.ignore_external_data) return std::nullopt;
-    // External data goes through OnnxFromPath, whose checks keep its locations inside the folder.
-    if (onnx_file_may_use_external_data(model.path)) return std::nullopt;
+    // The checks of OnnxFromPath (locations inside the folder, files long enough), on the structure
+    // alone, before ONNX-Runtime reads the file and its external data itself.
+    if (onnx_file_may_use_external_data(model.path)) check_onnx_file_external_data(model.path);
     return model.path;
 }
 
@@ -83,17 +81,15 @@ job_detail::ModelUse job_detail::plan_model_use(const RunJob& job) {
     return use;
 }
 
-namespace {
-
-OnnxLoader job_model(const RunJob& job, const ModelUse& use) {
+OnnxLoader job_detail::job_model(const RunJob& job, const ModelUse& use) {
     if (!job.model)
         return []() -> OnnxModel { throw UsageError("An ONNX model is required, but no model file was provided"); };
     OnnxLoader chain = build_model_loader(*job.model);
     return use.shared ? load_once(std::move(chain)) : chain;
 }
 
-std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, const ModelUse& use,
-                                                           const OnnxLoader& model) {
+std::vector<std::unique_ptr<BaseRunner>> job_detail::build_job_runners(const RunJob& job, const ModelUse& use,
+                                                                       const OnnxLoader& model) {
     // An extension module's runner may modify its model: it gets a copy of a shared one.
     const OnnxLoader private_copy =
         !use.shared ? model
@@ -105,8 +101,6 @@ std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, co
     }
     return runners;
 }
-
-}  // namespace
 
 // ---- the runners ---------------------------------------------------------------------------------
 
@@ -141,7 +135,7 @@ std::unique_ptr<BaseRunner> build_runner(const RunnerStep& step, const OnnxLoade
 
 std::vector<std::unique_ptr<BaseRunner>> build_runners(const RunJob& job) {
     const ModelUse use = job_detail::plan_model_use(job);
-    return build_job_runners(job, use, job_model(job, use));
+    return job_detail::build_job_runners(job, use, job_detail::job_model(job, use));
 }
 
 // ---- data, inference, comparison -----------------------------------------------------------------
@@ -150,7 +144,7 @@ DataLoaderFn build_data_loader(const DataLoaderJob& data) {
     if (data.load_inputs_paths.empty()) return DataLoader(data.generator).as_function();
     InputList feeds;
     for (const auto& path : data.load_inputs_paths) {
-        InputList loaded = load_inputs(path);
+        InputList loaded = load_saved_inputs(path);
         feeds.insert(feeds.end(), std::make_move_iterator(loaded.begin()), std::make_move_iterator(loaded.end()));
     }
     return data_loader_from_list(std::move(feeds));
@@ -170,26 +164,36 @@ bool job_compares(const RunJob& job) {
 
 RunJobResult run_job(const RunJob& job) {
     const ModelUse use = job_detail::plan_model_use(job);
-    const OnnxLoader model = job_model(job, use);
-    const std::vector<std::unique_ptr<BaseRunner>> runners = build_job_runners(job, use, model);
+    const OnnxLoader model = job_detail::job_model(job, use);
+    const std::vector<std::unique_ptr<BaseRunner>> runners = job_detail::build_job_runners(job, use, model);
 
-    RunJobResult outcome;
     // A layer-wise run whose outputs do not fit the memory budget at once runs, compares and
     // validates slice by slice.
-    std::optional<job_detail::SlicedRun> sliced;
-    if (const std::optional<job_detail::SlicePlan> plan = job_detail::plan_layerwise_run(job, model))
-        sliced = job_detail::run_in_slices(job, runners, *model(), *plan);
-    if (!runners.empty() && !sliced) {
-        std::vector<BaseRunner*> runner_pointers;
-        for (const auto& runner : runners) runner_pointers.push_back(runner.get());
-        outcome.results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
+    if (const std::optional<job_detail::SlicePlan> plan = job_detail::plan_layerwise_run(job, model)) {
+        job_detail::SlicedRun sliced = job_detail::run_in_slices(job, runners, *model(), *plan);
+        return job_detail::finish_run_job(job, RunResults{}, model, false, &sliced);
     }
+    // Called without runners too (--load-outputs alone), as Polygraphy's script does: it warns.
+    std::vector<BaseRunner*> runner_pointers;
+    for (const auto& runner : runners) runner_pointers.push_back(runner.get());
+    RunResults results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
+    return job_detail::finish_run_job(job, std::move(results), model, false);
+}
+
+RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, const OnnxLoader& model,
+                                        bool runners_failed, SlicedRun* sliced) {
+    RunJobResult outcome;
+    outcome.results = std::move(results);
     if (job.save_outputs_path) outcome.results.save(*job.save_outputs_path);
-    for (const auto& path : job.load_outputs_paths) outcome.results.extend(RunResults::load(path));
+    for (const auto& path : job.load_outputs_paths) outcome.results.extend(load_saved_results(path));
     // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
     // post-processed too), before comparing and validating.
-    if (!job.postprocess.empty() && !sliced)
+    if (!job.postprocess.empty() && !sliced) {
+        // The lines Polygraphy's Comparator.postprocess logs, naming its top-k function.
+        logger().start(std::string(job_detail::kApplyingTopK));
         Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
+        logger().finish(std::string(job_detail::kFinishedPostprocessing));
+    }
 
     if (job_compares(job)) {
         AccuracyResult accuracy;
@@ -219,7 +223,8 @@ RunJobResult run_job(const RunJob& job) {
             OnnxModel graph_model;
             if (job_detail::report_needs_graph(job)) {
                 // The model in memory (shared: loading it again costs nothing), else its structure alone.
-                graph_model = use.loaded_by_runners || !accuracy ? model() : onnx_structure_from_path(job.model->path);
+                const bool loaded = job_detail::plan_model_use(job).loaded_by_runners || !accuracy;
+                graph_model = loaded ? model() : onnx_structure_from_path(job.model->path);
                 context.graph = &graph_model->graph();
             }
             save_comparison_report(accuracy, outcome.divergence, context, *job.compare.report_path);
@@ -234,6 +239,7 @@ RunJobResult run_job(const RunJob& job) {
     }
     if (job.validate)
         outcome.passed = (sliced ? sliced->valid : Comparator::validate(outcome.results, true, true)) && outcome.passed;
+    if (runners_failed) outcome.passed = false;
     return outcome;
 }
 

@@ -7,6 +7,7 @@
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "tools/args/logger/logger.h"
 #include "tools/args/parser.h"
 #include "tools/args/util.h"
 #include "tools/registry.h"
@@ -70,6 +71,41 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
     std::string out;
     for (std::size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
     return out;
+}
+
+// How many tokens from argv[index] make one logging option (`-v`, `-qq`, `--log-file F`,
+// `--verbosity=info`, `--verbosity info backend:VERBOSE`), or 0 when argv[index] is not one. Tools with
+// subtools take the logging options before the subtool too, as Polygraphy's parsers (which give
+// every tool LoggerArgs) do; long options may be abbreviated, as argparse allows.
+std::size_t logging_option_length(const std::vector<std::string>& argv, std::size_t index) {
+    const std::string& token = argv[index];
+    if (token.size() < 2 || token[0] != '-') return 0;
+    const std::string name = token.substr(0, token.find('='));
+    const bool has_value = name.size() != token.size();
+    std::vector<OptionSpec> matches;
+    for (const auto& spec : LoggerArgs().options())
+        for (const auto& flag : spec.flags) {
+            const bool short_count = token[1] != '-' && spec.kind == OptionKind::kCount && flag == token.substr(0, 2) &&
+                                     token.find_first_not_of(token[1], 1) == std::string::npos;  // -vv
+            if (flag == name || short_count || (token[1] == '-' && flag.rfind(name, 0) == 0 && name.size() > 2)) {
+                matches.push_back(spec);
+                break;
+            }
+        }
+    if (matches.size() != 1) return 0;  // unknown or ambiguous: left to the parsers' own errors
+    switch (matches.front().kind) {
+        case OptionKind::kValue:
+            return has_value ? 1 : std::min<std::size_t>(2, argv.size() - index);
+        case OptionKind::kValues: {
+            if (has_value) return 1;
+            // nargs='+' takes every following non-option, as argparse (a subtool name included).
+            std::size_t length = 1;
+            while (index + length < argv.size() && argv[index + length].rfind('-', 0) != 0) ++length;
+            return length;
+        }
+        default:
+            return 1;
+    }
 }
 
 // Logs an exception as Polygraphy's G_LOGGER.critical would: one `[!]` message, no stack trace.
@@ -152,9 +188,18 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     std::string prog = std::string(kProg) + " " + selected->name();
     std::vector<std::unique_ptr<Tool>> holders;
     ++index;
-    for (Subtools subtools = selected->make_subtools(); !subtools.tools.empty();
-         subtools = selected->make_subtools()) {
+    std::vector<std::string> leading_logging_options;
+    for (Subtools subtools = selected->make_subtools(); !subtools.tools.empty(); subtools = selected->make_subtools()) {
         const std::string usage = subtool_usage(prog, subtools.tools);
+        while (index < argv.size())
+            if (const std::size_t length = logging_option_length(argv, index)) {
+                leading_logging_options.insert(leading_logging_options.end(),
+                                               argv.begin() + static_cast<std::ptrdiff_t>(index),
+                                               argv.begin() + static_cast<std::ptrdiff_t>(index + length));
+                index += length;
+            } else {
+                break;
+            }
         if (index >= argv.size()) {
             err << usage << prog << ": error: the following arguments are required: subtool\n";
             return 2;
@@ -186,7 +231,9 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
     Tool& tool = *selected;
     tool.setup(prog);
-    const std::vector<std::string> tool_args(argv.begin() + static_cast<std::ptrdiff_t>(index), argv.end());
+    // Logging options given before a subtool apply as if given after it (first, so the subtool's own win).
+    std::vector<std::string> tool_args = leading_logging_options;
+    tool_args.insert(tool_args.end(), argv.begin() + static_cast<std::ptrdiff_t>(index), argv.end());
     ParseResult parsed;
     try {
         parsed = tool.parser().parse_known_args(tool_args);

@@ -1,5 +1,8 @@
+#include <regex>
+
 #include <gtest/gtest.h>
 
+#include "common/log_format.h"
 #include "polygraphy/common/logger.h"
 
 namespace polygraphy {
@@ -27,6 +30,20 @@ TEST_F(LoggerTest, PrefixesAndIndentsContinuationLines) {
         logger().warning("nested\nmore");
     });
     EXPECT_EQ(out, "[I] first\n    second\n[W]     nested\n        more\n");
+}
+
+TEST_F(LoggerTest, TimestampsFollowTheLetterAndWidenTheIndent) {
+    set_log_timestamps(true);
+    const std::string out = capture([] {
+        logger().info("first\nsecond");
+        auto guard = logger().indent();
+        logger().warning("nested");
+    });
+    EXPECT_TRUE(std::regex_match(out, std::regex(R"(\[I\] \(\d\d:\d\d:\d\d\) first\n {15}second\n)"
+                                                 R"(\[W\] \(\d\d:\d\d:\d\d\)     nested\n)")))
+        << out;
+    logger().reset();  // turns them off again
+    EXPECT_EQ(capture([] { logger().info("plain"); }), "[I] plain\n");
 }
 
 TEST_F(LoggerTest, SeverityFilters) {

@@ -1,5 +1,7 @@
 #include "common/subprocess.h"
 
+#include <cstdlib>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -20,6 +22,18 @@ TEST(RunProcess, CapturesBothStreamsAndTheExitStatus) {
     EXPECT_EQ(result.stdout_text, "out\n");
     EXPECT_EQ(result.stderr_text, "err\n");
     EXPECT_EQ(result.describe(), "exit status 3");
+}
+
+TEST(RunProcess, EnvironmentOverridesReplaceOrAddVariables) {
+    setenv("POLYGRAPHY_TEST_KEPT", "kept", 1);
+    setenv("POLYGRAPHY_TEST_REPLACED", "old", 1);
+    const auto result =
+        run_process({"sh", "-c", "echo $POLYGRAPHY_TEST_KEPT $POLYGRAPHY_TEST_REPLACED $POLYGRAPHY_TEST_NEW"},
+                    std::nullopt, 1024, {"POLYGRAPHY_TEST_REPLACED=new", "POLYGRAPHY_TEST_NEW=added"});
+    EXPECT_EQ(result.stdout_text, "kept new added\n");
+    EXPECT_STREQ(std::getenv("POLYGRAPHY_TEST_REPLACED"), "old");  // this process's own is untouched
+    unsetenv("POLYGRAPHY_TEST_KEPT");
+    unsetenv("POLYGRAPHY_TEST_REPLACED");
 }
 
 TEST(RunProcess, ACrashIsAResultWithTheNegativeSignal) {

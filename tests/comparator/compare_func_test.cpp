@@ -126,6 +126,11 @@ TEST_F(CompareFuncTest, EveryErrorStatistic) {
         EXPECT_NEAR(result.required_rtol, c.required_rtol, 1e-6) << error_stat_name(c.stat);
         EXPECT_THAT(log_, HasSubstr("Checking " + error_stat_name(c.stat) + " error"));
         EXPECT_THAT(log_, HasSubstr("Minimum Required Tolerance: " + error_stat_name(c.stat) + " error | [abs="));
+        // The quantile line names its quantile, as Polygraphy's `(quantile={:.4g})`.
+        if (c.stat == ErrorStat::kQuantile) {
+            EXPECT_THAT(log_, HasSubstr("Minimum Required Tolerance: quantile error | [abs=4.8] OR [rel=0.96] "
+                                        "(quantile=0.99)\n"));
+        }
     }
     EXPECT_THAT(log_, HasSubstr("(requirements may be lower if both abs/rel tolerances are set)"));
 
@@ -374,6 +379,17 @@ TEST_F(CompareFuncTest, IndicesAllowsDisplacementUpToTheTolerance) {
     EXPECT_TRUE(compare(i64({2, 2}, {0, 1, 5, 6}), i64({2, 2}, {0, 1, 5, 6}), 0));
     EXPECT_FALSE(compare(i64({2, 2}, {0, 1, 5, 6}), i64({2, 2}, {0, 1, 6, 7}), 0));
     EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Value: 5 not found in output\n"));
+    // Values print as the Python numbers numpy's f-string formatting makes of them: float32 0.1 as
+    // the double it holds, booleans as True/False.
+    EXPECT_FALSE(compare(Tensor::from_doubles(DataType::kFloat32, {2}, {0.1, 2}),
+                         Tensor::from_doubles(DataType::kFloat32, {2}, {2, 3}), 0));
+    EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Value: 0.10000000149011612 not found in output\n"));
+    EXPECT_FALSE(compare(Tensor::from_doubles(DataType::kFloat16, {1}, {0.1}),
+                         Tensor::from_doubles(DataType::kFloat16, {1}, {1}), 0));
+    EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Value: 0.0999755859375 not found in output\n"));
+    EXPECT_FALSE(
+        compare(Tensor::from_doubles(DataType::kBool, {1}, {1}), Tensor::from_doubles(DataType::kBool, {1}, {0}), 0));
+    EXPECT_THAT(log_, HasSubstr("[E]     FAILED | Value: True not found in output\n"));
     EXPECT_FALSE(compare(i64({2}, {0, 1}), i64({3}, {0, 1, 2}), 0));
     EXPECT_THAT(log_, HasSubstr("[E]     Cannot compare outputs of different shapes.\n"));
 

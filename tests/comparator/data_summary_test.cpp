@@ -1,15 +1,8 @@
-// inspect data's text (str_from_run_results / str_from_inputs) and data to-input's merge.
-#include <filesystem>
-#include <fstream>
-
+// inspect data's text (str_from_run_results / str_from_inputs).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "model_builder.h"
-#include "polygraphy/common/exception.h"
-#include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_summary.h"
-#include "test_helpers.h"
 
 namespace polygraphy {
 namespace {
@@ -97,62 +90,6 @@ TEST(DataSummary, StringTensorsHaveNoStats) {
     text.strings()[0] = "hello";
     inputs[0].set("s", text);
     EXPECT_THAT(str_from_inputs(inputs, {}), HasSubstr("| Stats: <Error while computing statistics>"));
-}
-
-// ---- merge_into_inputs --------------------------------------------------------------------------
-
-class MergeInputs : public ::testing::Test {
-protected:
-    void SetUp() override { logger().set_severity(Severity::kWarning); }
-    void TearDown() override { logger().reset(); }
-    testing::TempDir dir_;
-};
-
-TEST_F(MergeInputs, InputsAndOutputsAreMergedPerIteration) {
-    InputList inputs(2);
-    inputs[0].set("x", floats({1}, {1}));
-    inputs[1].set("x", floats({1}, {2}));
-    save_inputs(inputs, dir_.file("in.json"));
-    RunResults results;
-    IterationResult first, second;
-    first.outputs.set("y", floats({1}, {10}));
-    first.outputs.set("x", floats({1}, {-1}));  // replaces the input of the same name
-    second.outputs.set("y", floats({1}, {20}));
-    results.add({first, second}, "runner");
-    results.save(dir_.file("out.json"));
-
-    const InputList merged = merge_into_inputs({dir_.file("in.json"), dir_.file("out.json")});
-    ASSERT_EQ(merged.size(), 2u);
-    EXPECT_EQ(merged[0].keys(), (std::vector<std::string>{"x", "y"}));
-    EXPECT_EQ(merged[0].at("x").value_as_double(0), -1);
-    EXPECT_EQ(merged[0].at("y").value_as_double(0), 10);
-    // Each iteration keeps its own values (Polygraphy's padding would share one dict).
-    EXPECT_EQ(merged[1].at("x").value_as_double(0), 2);
-    EXPECT_EQ(merged[1].at("y").value_as_double(0), 20);
-}
-
-TEST_F(MergeInputs, DifferentIterationCountsWarn) {
-    InputList one(1), two(2);
-    one[0].set("a", floats({1}, {1}));
-    two[0].set("b", floats({1}, {2}));
-    two[1].set("b", floats({1}, {3}));
-    save_inputs(one, dir_.file("one.json"));
-    save_inputs(two, dir_.file("two.json"));
-    InputList merged;
-    const std::string log =
-        testing::captured_stdout([&] { merged = merge_into_inputs({dir_.file("one.json"), dir_.file("two.json")}); });
-    EXPECT_THAT(log, HasSubstr("[W] The provided files have different numbers of iterations."));
-    ASSERT_EQ(merged.size(), 2u);
-    EXPECT_EQ(merged[0].keys(), (std::vector<std::string>{"a", "b"}));
-    EXPECT_EQ(merged[1].keys(), (std::vector<std::string>{"b"}));
-}
-
-TEST_F(MergeInputs, BadFilesNameTheFile) {
-    std::ofstream(dir_.file("bad.json")) << "{not json";
-    EXPECT_THAT(testing::error_message<PolygraphyException>([&] { merge_into_inputs({dir_.file("bad.json")}); }),
-                HasSubstr("bad.json"));
-    EXPECT_THAT(testing::error_message<PolygraphyException>([&] { merge_into_inputs({dir_.file("missing.json")}); }),
-                HasSubstr("missing.json"));
 }
 
 }  // namespace

@@ -25,10 +25,8 @@
 #include <string>
 #include <vector>
 
-#include <onnx/onnx-data_pb.h>
-
 #include "polygraphy/backend/onnx/loader.h"
-#include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/backend/onnx/test_data.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/logger.h"
 
@@ -43,19 +41,6 @@ constexpr int kCaseTimeoutSeconds = 120;
 std::string first_line(const std::string& text) {
     const auto end = text.find('\n');
     return end == std::string::npos ? text : text.substr(0, end);
-}
-
-std::vector<fs::path> numbered_files(const fs::path& folder, const std::string& prefix) {
-    std::vector<std::pair<int, fs::path>> files;
-    for (const auto& entry : fs::directory_iterator(folder)) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind(prefix, 0) == 0 && entry.path().extension() == ".pb")
-            files.emplace_back(std::stoi(name.substr(prefix.size())), entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    std::vector<fs::path> result;
-    for (auto& file : files) result.push_back(file.second);
-    return result;
 }
 
 // Returns an empty string when equal, else a description of the first difference.
@@ -98,48 +83,12 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected) {
     return "";
 }
 
-std::string read_bytes(const fs::path& path) {
-    std::ifstream file(path, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << file.rdbuf();
-    return bytes.str();
-}
-
-ref::Value value_from_sequence_proto(const onnx::SequenceProto& proto) {
-    if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != onnx::SequenceProto::UNDEFINED)
-        throw UnsupportedError("only sequences of tensors are supported");
-    std::vector<Tensor> elements;
-    for (const auto& tensor : proto.tensor_values()) elements.push_back(tensor_from_proto(tensor));
-    const DataType dtype = elements.empty() ? DataType::kFloat32 : elements.front().dtype();
-    return ref::Value::sequence(dtype, std::move(elements));
-}
-
-// Reads input_N.pb / output_N.pb: a TensorProto, or a SequenceProto / OptionalProto when the
-// graph declares that type for the value.
-ref::Value value_from_file(const fs::path& path, const onnx::TypeProto* type, std::string* name) {
-    const bool sequence = type && type->has_sequence_type();
-    const bool optional = type && type->has_optional_type();
-    if (!sequence && !optional) {
-        Tensor tensor = tensor_from_pb_file(path.string(), name);
-        // Some suites store bfloat16 values as uint16 bit patterns: reinterpret them when the graph
-        // declares bfloat16.
-        if (type && type->has_tensor_type() && type->tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 &&
-            tensor.dtype() == DataType::kUInt16)
-            tensor = Tensor::from_bytes(DataType::kBFloat16, tensor.shape(), tensor.data(), tensor.nbytes());
-        return ref::Value(tensor);
+ref::Value runtime_value(const TestDataValue& value) {
+    switch (value.kind) {
+        case TestDataValue::Kind::kTensor: return ref::Value(value.tensor);
+        case TestDataValue::Kind::kSequence: return ref::Value::sequence(value.element_dtype, value.elements);
+        case TestDataValue::Kind::kEmptyOptional: break;
     }
-    const std::string bytes = read_bytes(path);
-    if (sequence) {
-        onnx::SequenceProto proto;
-        if (!proto.ParseFromString(bytes)) throw PolygraphyException(path.string() + " is not a valid SequenceProto");
-        if (name) *name = proto.name();
-        return value_from_sequence_proto(proto);
-    }
-    onnx::OptionalProto proto;
-    if (!proto.ParseFromString(bytes)) throw PolygraphyException(path.string() + " is not a valid OptionalProto");
-    if (name) *name = proto.name();
-    if (proto.has_tensor_value()) return ref::Value(tensor_from_proto(proto.tensor_value()));
-    if (proto.has_sequence_value()) return value_from_sequence_proto(proto.sequence_value());
     return ref::Value::empty_optional();
 }
 
@@ -157,13 +106,6 @@ std::string compare_values(const ref::Value& actual, const ref::Value& expected)
         }
     }
     return "";
-}
-
-const onnx::TypeProto* declared_type(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& infos,
-                                     const std::string& name) {
-    for (const auto& info : infos)
-        if (info.name() == name && info.has_type()) return &info.type();
-    return nullptr;
 }
 
 // Operators whose outputs are random: their values cannot match the generator that made the test
@@ -204,47 +146,20 @@ std::string run_case(const fs::path& case_dir) {
         OnnxModel model = onnx_from_path((case_dir / "model.onnx").string());
         ref::Session session(*model);
         const bool random = uses_random_ops(model->graph());
-        const TensorMetadata& inputs = session.input_metadata();
-        const TensorMetadata& outputs = session.output_metadata();
-        std::vector<fs::path> data_sets;
-        for (const auto& entry : fs::directory_iterator(case_dir))
-            if (entry.is_directory() && entry.path().filename().string().rfind("test_data_set_", 0) == 0)
-                data_sets.push_back(entry.path());
-        std::sort(data_sets.begin(), data_sets.end());
-        if (data_sets.empty()) return "no test_data_set folders";
-        for (const auto& data_set : data_sets) {
+        for (const auto& data_set : find_test_data_sets(case_dir.string())) {
+            // Names and value kinds (tensor, sequence, optional) follow the graph (read_test_data_set).
+            const TestDataSet set = read_test_data_set(data_set, &model->graph());
             ref::Session::ValueMap feed;
-            const auto input_files = numbered_files(data_set, "input_");
-            // Input files follow the graph's input order; a proto name, when present, wins. The
-            // graph's declared type says whether a file holds a tensor, a sequence or an optional.
-            for (std::size_t k = 0; k < input_files.size(); ++k) {
-                const onnx::TypeProto* type =
-                    k < inputs.size() ? declared_type(model->graph().input(), inputs[k].first) : nullptr;
-                std::string name;
-                ref::Value value = value_from_file(input_files[k], type, &name);
-                if (name.empty() || !inputs.contains(name)) {
-                    if (k >= inputs.size()) return "more input files than graph inputs";
-                    name = inputs[k].first;
-                }
-                feed.set(name, value);
-            }
+            for (const auto& [name, value] : set.inputs) feed.set(name, runtime_value(value));
             ref::Session::ValueMap results = session.run_values(feed);
-            const auto output_files = numbered_files(data_set, "output_");
-            for (std::size_t k = 0; k < output_files.size(); ++k) {
-                const onnx::TypeProto* type =
-                    k < outputs.size() ? declared_type(model->graph().output(), outputs[k].first) : nullptr;
-                std::string name;
-                ref::Value expected = value_from_file(output_files[k], type, &name);
-                if (name.empty() || !results.contains(name)) {
-                    if (k >= outputs.size()) return "more output files than graph outputs";
-                    name = outputs[k].first;
-                }
+            for (const auto& [name, value] : set.outputs) {
+                const ref::Value expected = runtime_value(value);
                 const ref::Value* actual = results.find(name);
                 if (!actual) return "output '" + name + "' was not produced";
                 const std::string difference =
                     random ? compare_random(*actual, expected) : compare_values(*actual, expected);
                 if (!difference.empty())
-                    return data_set.filename().string() + " output '" + name + "': " + difference;
+                    return fs::path(data_set).filename().string() + " output '" + name + "': " + difference;
             }
         }
         return "";

@@ -2,35 +2,24 @@
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/extension.h"
+#include "pass_through_runner.h"
 
 namespace {
 
 using namespace polygraphy;
 using namespace polygraphy::tools;
 
-// Copies each input to the output of the same position (enough for one-input, one-output models).
-class PassThroughRunner : public BaseRunner {
+// The pass-through runner, logging its mode.
+class GoodRunner : public testing::PassThroughRunner {
 public:
-    PassThroughRunner(OnnxLoader loader, std::string mode)
-        : BaseRunner("test-good-runner"), loader_(std::move(loader)), mode_(std::move(mode)) {}
+    GoodRunner(OnnxLoader loader, std::string mode)
+        : PassThroughRunner(std::move(loader), "test-good-runner"), mode_(std::move(mode)) {}
 
 protected:
-    void activate_impl() override { model_ = loader_(); }
-    void deactivate_impl() override { model_.reset(); }
-    TensorMetadata get_input_metadata_impl() override { return get_onnx_input_metadata(model_->graph()); }
-    TensorMap infer_impl(const TensorMap& feed) override {
-        logger().info("test-good-runner mode: " + mode_);
-        TensorMap outputs;
-        const auto& graph = model_->graph();
-        for (int i = 0; i < graph.output_size() && i < static_cast<int>(feed.size()); ++i)
-            outputs.set(graph.output(i).name(), feed[static_cast<std::size_t>(i)].second.clone());
-        return outputs;
-    }
+    void before_infer() override { logger().info("test-good-runner mode: " + mode_); }
 
 private:
-    OnnxLoader loader_;
     std::string mode_;
-    OnnxModel model_;
 };
 
 class GoodRunnerArgs : public RunnerArgGroup {
@@ -47,7 +36,7 @@ public:
     // --onnx-outputs and friends); printing is not implemented, so --gen-script refuses --test-good.
     RunnerStep runner_step() const override {
         return CustomRunnerStep{[mode = mode_](const OnnxLoader& model) -> std::unique_ptr<BaseRunner> {
-            return std::make_unique<PassThroughRunner>(model, mode);
+            return std::make_unique<GoodRunner>(model, mode);
         }};
     }
 

@@ -69,14 +69,6 @@ void save_inputs(const InputList& inputs, const std::string& path);
 void save_inputs(const InputList& inputs, const std::string& path, const std::string& description);
 InputList load_inputs(const std::string& path);
 
-/// `data to-input`: merges inputs files and RunResults files, in order, into one input list.
-/// Iteration i of the result is the union of iteration i of every inputs file and of every runner
-/// of every RunResults file; a later tensor of the same name replaces an earlier one. Files with
-/// different iteration counts log a warning (shorter ones leave later iterations incomplete).
-/// Unlike Polygraphy, whose padding shares one dict between the new iterations, every iteration
-/// keeps its own tensors. Throws like load_run_results_or_inputs() naming the bad file.
-InputList merge_into_inputs(const std::vector<std::string>& paths);
-
 /// For tools that take either kind of file (`inspect data`): a top-level list loads as inputs,
 /// anything else as RunResults. Logs nothing (save/load above log Polygraphy's "Saving ... to" /
 /// "Loading ... from" lines). Throws FormatError like the loaders above.

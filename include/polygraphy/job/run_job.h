@@ -83,18 +83,19 @@ OnnxLoader build_model_loader(const ModelJob& model);
 /// Applies one step to a loaded model, as build_model_loader() does (ModifyOutputs may replace it).
 void apply_model_step(OnnxModel& model, const ModelStep& step);
 
-/// SaveOnnxStep on its own: writes `model` atomically. PolygraphyException when the output folder does
-/// not exist or the model is over 2 GiB without external data.
+/// SaveOnnxStep on its own: writes `model` atomically, creating missing folders. PolygraphyException
+/// when the model is over 2 GiB without external data.
 void save_model(const onnx::ModelProto& model, const SaveOnnxStep& step);
 
-/// The model file itself when the job uses it unchanged: no steps, no external-data options, and a
-/// file that refers to no external data (read to find out). A runtime that reads ONNX files itself
-/// (ONNX-Runtime) then takes the file, as Polygraphy's ORT runner does. Else nullopt.
+/// The model file itself when the job uses it unchanged: no steps and no external-data options. A
+/// runtime that reads ONNX files itself (ONNX-Runtime) then takes the file, as Polygraphy's ORT runner
+/// does. Its external data references are checked first as OnnxFromPath checks them (from the
+/// file's structure; throws what OnnxFromPath throws for a bad one). Else nullopt.
 std::optional<std::string> unmodified_model_path(const ModelJob& model);
 
 // ---- the runners ---------------------------------------------------------------------------------
 
-/// ref::RefRunner over ref::SessionFromOnnx (`--ref`, `--ref-threads`, `--ref-no-fusion`).
+/// ref::RefRunner over ref::SessionFromOnnx (`--ref`, `--ref-threads`, `--ref-no-fusion`, `--ref-profile`).
 struct RefRunnerStep {
     ref::SessionOptions options = {};  ///< the built-in runtime's settings
 };

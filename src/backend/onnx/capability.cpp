@@ -1,4 +1,5 @@
 #include "polygraphy/backend/onnx/capability.h"
+#include "polygraphy/backend/onnx/functions.h"
 
 #include <onnx/shape_inference/implementation.h>
 
@@ -67,7 +68,8 @@ std::string verdict_key(const onnx::ModelProto& single, const onnx::NodeProto& n
 NodeChecker evaluator_node_checker(const GraphEvaluator& evaluator) {
     return [&evaluator](const onnx::ModelProto& model, const onnx::NodeProto& node) -> NodeVerdict {
         const int64_t opset = opset_of_domain(model, node.domain());
-        if (!evaluator.supports(node.domain(), node.op_type(), opset))
+        // A call to a local function is as supported as its body, which prepare() runs below.
+        if (!calls_local_functions(model) && !evaluator.supports(node.domain(), node.op_type(), opset))
             return {false, capitalized(evaluator.name()) + " has no kernel for " + node.op_type() + " (domain '" +
                                display_domain(node.domain()) + "', opset " + std::to_string(opset) + ")"};
         try {

@@ -37,6 +37,7 @@ std::vector<Tensor> evaluate_node(const GraphEvaluator& evaluator, const onnx::M
     onnx::ModelProto single;
     single.set_ir_version(model.ir_version());
     *single.mutable_opset_import() = model.opset_import();
+    *single.mutable_functions() = model.functions();  // a call to a local function runs its body
     onnx::GraphProto& graph = *single.mutable_graph();
     onnx::NodeProto& copy = *graph.add_node();
     copy = node;

@@ -1,12 +1,21 @@
-// External data: loading the tensors a model keeps in other files, and saving large tensors to
-// one (see loader.h and graph.h).
+// External data: checking the references of a loaded model, reading (mapping) the bytes of checked
+// references, and saving large tensors to one file (see external_data.h, loader.h and graph.h).
 #include "backend/onnx/external_data.h"
 #include "backend/onnx/protobuf.h"
+#include "backend/onnx/structure_unlogged.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <deque>
-#include <fstream>
 #include <functional>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -65,11 +74,64 @@ uint64_t expected_external_bytes(const onnx::TensorProto& tensor) {
     return numel * dtype_size(dtype);
 }
 
-class ExternalDataLoader {
-public:
-    explicit ExternalDataLoader(fs::path folder) : folder_(std::move(folder)) {}
+bool is_polygraphy_key(const std::string& key) {
+    return key.starts_with("polygraphy.");
+}
 
-    void load(onnx::TensorProto& tensor) {
+// The file a checked reference names, checked again: inside its folder and a regular file.
+fs::path resolve_inside(const std::string& label, const fs::path& folder, const std::string& location) {
+    const fs::path relative(location);
+    if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory()) {
+        throw PolygraphyException(label + " has an absolute external data location: " + in_quotes(location) +
+                                  "\nNote: External data must be given relative to the model's folder");
+    }
+    const fs::path normal = relative.lexically_normal();
+    if (!normal.empty() && *normal.begin() == "..") {
+        throw PolygraphyException(
+            label + " has an external data location that leaves the external data folder: " + in_quotes(location));
+    }
+    std::error_code error;
+    const fs::path resolved = fs::canonical(folder / relative, error);
+    if (error) {
+        throw PolygraphyException(label + ": external data file " + in_quotes(location) + " was not found in " +
+                                  in_quotes(folder.string()) + " (" + error.message() + ")");
+    }
+    if (!is_within(resolved, folder)) {
+        throw PolygraphyException(label + ": external data location " + in_quotes(location) + " resolves to " +
+                                  in_quotes(resolved.string()) + ", outside the external data folder " +
+                                  in_quotes(folder.string()));
+    }
+    if (!fs::is_regular_file(resolved, error)) {
+        throw PolygraphyException(label + ": external data location " + in_quotes(location) + " is not a regular file");
+    }
+    return resolved;
+}
+
+// Checks that [start, start + length) lies in a file of `file_size` bytes.
+void check_range(const std::string& label, const std::string& location, uint64_t start, uint64_t length,
+                 uint64_t file_size) {
+    if (start > file_size) {
+        throw FormatError(label + ": external data offset " + std::to_string(start) + " is past the end of " +
+                          in_quotes(location) + " (" + std::to_string(file_size) + " bytes)");
+    }
+    if (length > file_size - start) {
+        throw FormatError(label + ": external data of " + std::to_string(length) + " bytes at offset " +
+                          std::to_string(start) + " runs past the end of " + in_quotes(location) + " (" +
+                          std::to_string(file_size) + " bytes)");
+    }
+}
+
+void set_entry(onnx::TensorProto& tensor, const std::string& key, const std::string& value) {
+    auto* entry = tensor.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+}
+
+class ExternalDataChecker {
+public:
+    explicit ExternalDataChecker(fs::path folder) : folder_(std::move(folder)) {}
+
+    void check(onnx::TensorProto& tensor) {
         const std::string label = "Tensor " + in_quotes(tensor.name());
         std::string location;
         std::optional<uint64_t> offset;
@@ -85,68 +147,32 @@ public:
         }
         if (location.empty()) throw FormatError(label + " is marked as external data but has no location");
 
-        const fs::path relative(location);
-        if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory()) {
-            throw PolygraphyException(label + " has an absolute external data location: " + in_quotes(location) +
-                                      "\nNote: External data must be given relative to the model's folder");
-        }
-        const fs::path normal = relative.lexically_normal();
-        if (!normal.empty() && *normal.begin() == "..") {
-            throw PolygraphyException(
-                label + " has an external data location that leaves the external data folder: " + in_quotes(location));
-        }
         const fs::path& base = base_folder();
+        const fs::path resolved = resolve_inside(label, base, location);
         std::error_code error;
-        const fs::path resolved = fs::canonical(base / relative, error);
-        if (error) {
-            throw PolygraphyException(label + ": external data file " + in_quotes(location) + " was not found in " +
-                                      in_quotes(base.string()) + " (" + error.message() + ")");
-        }
-        if (!is_within(resolved, base)) {
-            throw PolygraphyException(label + ": external data location " + in_quotes(location) + " resolves to " +
-                                      in_quotes(resolved.string()) + ", outside the external data folder " +
-                                      in_quotes(base.string()));
-        }
-        if (!fs::is_regular_file(resolved, error)) {
-            throw PolygraphyException(label + ": external data location " + in_quotes(location) +
-                                      " is not a regular file");
-        }
         const uint64_t file_size = fs::file_size(resolved, error);
         if (error) throw PolygraphyException(label + ": cannot read external data file " + in_quotes(location));
 
         const uint64_t start = offset.value_or(0);
-        if (start > file_size) {
-            throw FormatError(label + ": external data offset " + std::to_string(start) + " is past the end of " +
-                              in_quotes(location) + " (" + std::to_string(file_size) + " bytes)");
-        }
+        if (start > file_size) check_range(label, location, start, 0, file_size);
         const uint64_t expected = expected_external_bytes(tensor);
         if (length && *length != expected) {
             throw FormatError(label + ": external data length " + std::to_string(*length) +
                               " disagrees with its shape and dtype, which need " + std::to_string(expected) + " bytes");
         }
-        if (expected > file_size - start) {
-            throw FormatError(label + ": external data of " + std::to_string(expected) + " bytes at offset " +
-                              std::to_string(start) + " runs past the end of " + in_quotes(location) + " (" +
-                              std::to_string(file_size) + " bytes)");
-        }
-        if (expected > kProtobufLimit) {
-            throw UnsupportedError(label + ": external tensors over 2 GiB cannot be loaded into memory models");
-        }
+        check_range(label, location, start, expected, file_size);
 
-        std::string data(static_cast<std::size_t>(expected), '\0');
-        std::ifstream file(resolved, std::ios::binary);
-        file.seekg(static_cast<std::streamoff>(start));
-        file.read(data.data(), static_cast<std::streamsize>(expected));
-        if (!file || static_cast<uint64_t>(file.gcount()) != expected) {
-            throw PolygraphyException(label + ": failed to read external data from " + in_quotes(location));
-        }
-        tensor.set_raw_data(std::move(data));
         tensor.clear_external_data();
-        tensor.clear_data_location();
-        ++loaded_;
+        set_entry(tensor, "location", location);
+        set_entry(tensor, "offset", std::to_string(start));
+        set_entry(tensor, "length", std::to_string(expected));
+        set_entry(tensor, kCheckedFolderKey, base.string());
+        ++checked_;
+        bytes_ += expected;
     }
 
-    std::size_t loaded() const { return loaded_; }
+    std::size_t checked() const { return checked_; }
+    uint64_t bytes() const { return bytes_; }
 
 private:
     // Canonical form of the folder, resolved on first use so that models without external data never need it.
@@ -165,14 +191,64 @@ private:
 
     fs::path folder_;
     std::optional<fs::path> base_;
-    std::size_t loaded_ = 0;
+    std::size_t checked_ = 0;
+    uint64_t bytes_ = 0;
 };
 
-template <typename Visitor>
-void visit_tensors(onnx::GraphProto& graph, Visitor& visit);
+// An open file descriptor, closed on scope exit.
+class FileDescriptor {
+public:
+    explicit FileDescriptor(int fd) : fd_(fd) {}
+    ~FileDescriptor() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    FileDescriptor(const FileDescriptor&) = delete;
+    FileDescriptor& operator=(const FileDescriptor&) = delete;
+    int get() const { return fd_; }
 
-template <typename Visitor>
-void visit_node_tensors(onnx::NodeProto& node, Visitor& visit) {
+private:
+    int fd_;
+};
+
+// The checked reference's file, opened after checking again where it is and how long it is (the
+// file may have changed since the model was loaded).
+struct OpenedReference {
+    ExternalReference reference;
+    std::string label;
+    std::unique_ptr<FileDescriptor> file;
+};
+
+OpenedReference open_reference(const onnx::TensorProto& tensor) {
+    OpenedReference opened{checked_reference(tensor), "Tensor " + in_quotes(tensor.name()), nullptr};
+    const ExternalReference& reference = opened.reference;
+    const fs::path path = resolve_inside(opened.label, reference.folder, reference.location);
+    opened.file = std::make_unique<FileDescriptor>(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat info {};
+    if (opened.file->get() < 0 || fstat(opened.file->get(), &info) != 0)
+        throw PolygraphyException(opened.label + ": cannot read external data file " + in_quotes(reference.location) +
+                                  " (" + std::strerror(errno) + ")");
+    check_range(opened.label, reference.location, reference.offset, reference.length,
+                static_cast<uint64_t>(info.st_size));
+    return opened;
+}
+
+// Reads exactly `size` bytes at `offset`; PolygraphyException when the file ends first.
+void read_at(const OpenedReference& opened, uint64_t offset, char* out, std::size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::pread(opened.file->get(), out, size, static_cast<off_t>(offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw PolygraphyException(opened.label + ": failed to read external data from " +
+                                      in_quotes(opened.reference.location));
+        out += n;
+        offset += static_cast<uint64_t>(n);
+        size -= static_cast<std::size_t>(n);
+    }
+}
+
+void visit_graph_tensors(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit);
+
+void visit_node_tensors(onnx::NodeProto& node, const std::function<void(onnx::TensorProto&)>& visit) {
     for (auto& attribute : *node.mutable_attribute()) {
         if (attribute.has_t()) visit(*attribute.mutable_t());
         for (auto& tensor : *attribute.mutable_tensors()) visit(tensor);
@@ -184,15 +260,12 @@ void visit_node_tensors(onnx::NodeProto& node, Visitor& visit) {
             visit(*sparse.mutable_values());
             visit(*sparse.mutable_indices());
         }
-        if (attribute.has_g()) visit_tensors(*attribute.mutable_g(), visit);
-        for (auto& subgraph : *attribute.mutable_graphs()) visit_tensors(subgraph, visit);
+        if (attribute.has_g()) visit_graph_tensors(*attribute.mutable_g(), visit);
+        for (auto& subgraph : *attribute.mutable_graphs()) visit_graph_tensors(subgraph, visit);
     }
 }
 
-// Calls visit(TensorProto&) for every tensor stored in the graph: initializers, sparse initializers,
-// tensor attributes (Constant values), recursing into subgraphs (If/Loop/Scan bodies).
-template <typename Visitor>
-void visit_tensors(onnx::GraphProto& graph, Visitor& visit) {
+void visit_graph_tensors(onnx::GraphProto& graph, const std::function<void(onnx::TensorProto&)>& visit) {
     for (auto& tensor : *graph.mutable_initializer()) visit(tensor);
     for (auto& sparse : *graph.mutable_sparse_initializer()) {
         visit(*sparse.mutable_values());
@@ -201,50 +274,139 @@ void visit_tensors(onnx::GraphProto& graph, Visitor& visit) {
     for (auto& node : *graph.mutable_node()) visit_node_tensors(node, visit);
 }
 
+// The weights of checked references are read while the data file is written; replacing their own
+// file would also leave the model in memory reading the new file at the old offsets.
+void refuse_overwriting_sources(const onnx::ModelProto& model, const fs::path& data_path) {
+    std::error_code error;
+    const fs::path target = fs::weakly_canonical(data_path, error);
+    if (error) return;
+    for_each_tensor(model, [&](const onnx::TensorProto& tensor) {
+        if (!is_checked_external(tensor)) return;
+        const ExternalReference reference = checked_reference(tensor);
+        std::error_code ignored;
+        if (fs::weakly_canonical(reference.folder / reference.location, ignored) == target)
+            throw PolygraphyException("Cannot save external data to " + in_quotes(data_path.string()) +
+                                      ": the model reads its weights from that file" +
+                                      "\nNote: Save to another file name or folder");
+    });
+}
+
 }  // namespace
 
-void load_external_data(onnx::ModelProto& model, const fs::path& folder) {
-    ExternalDataLoader loader(folder);
-    auto visit = [&loader](onnx::TensorProto& tensor) {
-        if (tensor.data_location() == onnx::TensorProto::EXTERNAL) loader.load(tensor);
-    };
-    visit_tensors(*model.mutable_graph(), visit);
-    for (auto& function : *model.mutable_functions()) {
+void for_each_tensor(onnx::ModelProto& model, const std::function<void(onnx::TensorProto&)>& visit) {
+    visit_graph_tensors(*model.mutable_graph(), visit);
+    for (auto& function : *model.mutable_functions())
         for (auto& node : *function.mutable_node()) visit_node_tensors(node, visit);
-    }
-    if (loader.loaded() > 0)
-        logger().verbose("Loaded external data for " + std::to_string(loader.loaded()) + " tensor(s)");
 }
 
-bool onnx_file_may_use_external_data(const std::string& path) {
-    OnnxModel structure;
-    try {
-        structure = onnx_structure_from_path(path);  // tensor values skipped unread
-    } catch (const FormatError&) {
-        return true;  // the full loader gives the real error
-    }
-    bool external = false;
-    auto visit = [&external](onnx::TensorProto& tensor) {
-        if (tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0) external = true;
-    };
-    visit_tensors(*structure->mutable_graph(), visit);
-    for (auto& function : *structure->mutable_functions())
-        for (auto& node : *function.mutable_node()) visit_node_tensors(node, visit);
-    return external;
+void for_each_tensor(const onnx::ModelProto& model, const std::function<void(const onnx::TensorProto&)>& visit) {
+    // The traversal only calls mutable_*() for sub-messages that are present, which returns them
+    // unchanged: the model is not modified.
+    for_each_tensor(const_cast<onnx::ModelProto&>(model), [&visit](onnx::TensorProto& tensor) { visit(tensor); });
 }
 
-void save_onnx_with_external_data(const onnx::ModelProto& model, const std::string& path,
-                                  const ExternalDataOptions& options) {
-    const fs::path model_path(path);
-    std::string location = options.location.empty() ? model_path.filename().string() + ".data" : options.location;
-    const fs::path location_path(location);
-    if (location_path.is_absolute() || location_path.lexically_normal().string().starts_with(".."))
-        throw PolygraphyException(
-            fmt::format("External data path '{}' must be relative to the model's folder and stay inside it", location));
-    const fs::path data_path = model_path.parent_path() / location_path;
+void check_external_data(onnx::ModelProto& model, const fs::path& folder) {
+    ExternalDataChecker checker(folder);
+    for_each_tensor(model, [&checker](onnx::TensorProto& tensor) {
+        if (tensor.data_location() == onnx::TensorProto::EXTERNAL) checker.check(tensor);
+    });
+    if (checker.checked() > 0)
+        logger().verbose(
+            fmt::format("Checked the external data of {} tensor(s) ({} bytes); it stays in its files and "
+                        "is mapped when read",
+                        checker.checked(), checker.bytes()));
+}
 
-    // The copy leaves out the top-level initializers: large ones are written to the data file
-    // straight from `model`, so a multi-GB model is not held twice in memory.
+void remove_checked_marks(onnx::ModelProto& model) {
+    for_each_tensor(model, [](onnx::TensorProto& tensor) {
+        auto* entries = tensor.mutable_external_data();
+        for (int i = entries->size() - 1; i >= 0; --i)
+            if (is_polygraphy_key(entries->Get(i).key())) entries->DeleteSubrange(i, 1);
+    });
+}
+
+bool is_checked_external(const onnx::TensorProto& tensor) {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL) return false;
+    for (const auto& entry : tensor.external_data())
+        if (entry.key() == kCheckedFolderKey) return true;
+    return false;
+}
+
+ExternalReference checked_reference(const onnx::TensorProto& tensor) {
+    ExternalReference reference;
+    bool checked = false;
+    for (const auto& entry : tensor.external_data()) {
+        if (entry.key() == "location") reference.location = entry.value();
+        if (entry.key() == "offset") reference.offset = parse_external_number(tensor, "offset", entry.value());
+        if (entry.key() == "length") reference.length = parse_external_number(tensor, "length", entry.value());
+        if (entry.key() == kCheckedFolderKey) {
+            reference.folder = entry.value();
+            checked = true;
+        }
+    }
+    if (!checked || tensor.data_location() != onnx::TensorProto::EXTERNAL)
+        throw InternalError("Tensor " + in_quotes(tensor.name()) + " is not a checked external data reference");
+    return reference;
+}
+
+ExternalBytes read_external_bytes(const onnx::TensorProto& tensor) {
+    // Small tensors are read: a mapping costs a page and a system call each.
+    constexpr uint64_t kMapMinBytes = 64 << 10;
+    const OpenedReference opened = open_reference(tensor);
+    const uint64_t offset = opened.reference.offset;
+    const uint64_t length = opened.reference.length;
+    if (length < kMapMinBytes) {
+        auto copy = std::make_shared<std::string>(static_cast<std::size_t>(length), '\0');
+        read_at(opened, offset, copy->data(), copy->size());
+        const std::string_view bytes(*copy);
+        return {std::move(copy), bytes};
+    }
+    static const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const uint64_t start = offset / page * page;
+    const auto size = static_cast<std::size_t>(offset - start + length);
+    void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, opened.file->get(), static_cast<off_t>(start));
+    if (mapping == MAP_FAILED)
+        throw PolygraphyException(opened.label + ": cannot map external data file " +
+                                  in_quotes(opened.reference.location) + " (" + std::strerror(errno) + ")");
+    std::shared_ptr<const void> owner(mapping, [size](const void* base) { munmap(const_cast<void*>(base), size); });
+    const std::string_view bytes(static_cast<const char*>(mapping) + (offset - start),
+                                 static_cast<std::size_t>(length));
+    return {std::move(owner), bytes};
+}
+
+void copy_external_bytes(const onnx::TensorProto& tensor, const std::function<void(std::string_view)>& sink) {
+    constexpr std::size_t kChunk = 1 << 20;
+    const OpenedReference opened = open_reference(tensor);
+    std::string buffer(static_cast<std::size_t>(std::min<uint64_t>(kChunk, opened.reference.length)), '\0');
+    for (uint64_t done = 0; done < opened.reference.length;) {
+        const auto size = static_cast<std::size_t>(std::min<uint64_t>(kChunk, opened.reference.length - done));
+        read_at(opened, opened.reference.offset + done, buffer.data(), size);
+        sink(std::string_view(buffer.data(), size));
+        done += size;
+    }
+}
+
+uint64_t checked_external_bytes(const onnx::ModelProto& model) {
+    uint64_t bytes = 0;
+    for_each_tensor(model, [&bytes](const onnx::TensorProto& tensor) {
+        if (is_checked_external(tensor)) bytes += checked_reference(tensor).length;
+    });
+    return bytes;
+}
+
+void load_checked_external_data(onnx::ModelProto& model) {
+    for_each_tensor(model, [](onnx::TensorProto& tensor) {
+        if (!is_checked_external(tensor)) return;
+        std::string data;
+        data.reserve(static_cast<std::size_t>(checked_reference(tensor).length));
+        copy_external_bytes(tensor, [&data](std::string_view chunk) { data.append(chunk); });
+        tensor.set_raw_data(std::move(data));
+        tensor.clear_external_data();
+        tensor.clear_data_location();
+    });
+}
+
+onnx::ModelProto copy_without_initializers(const onnx::ModelProto& model) {
     onnx::ModelProto copy;
     copy.set_ir_version(model.ir_version());
     *copy.mutable_opset_import() = model.opset_import();
@@ -266,26 +428,166 @@ void save_onnx_with_external_data(const onnx::ModelProto& model, const std::stri
     *target.mutable_value_info() = graph.value_info();
     *target.mutable_sparse_initializer() = graph.sparse_initializer();
     *target.mutable_quantization_annotation() = graph.quantization_annotation();
+    return copy;
+}
 
-    std::vector<std::string_view> chunks;  // in file order
-    std::deque<std::string> owned;         // data converted from typed fields or moved out of the copy
-    uint64_t offset = 0;
-    auto point_to_file = [&](onnx::TensorProto& tensor, std::string_view data) {
+onnx::ModelProto checker_copy(const onnx::ModelProto& model) {
+    onnx::ModelProto copy = copy_without_initializers(model);
+    std::set<std::string> inputs;
+    for (const auto& input : model.graph().input()) inputs.insert(input.name());
+    for (const auto& initializer : model.graph().initializer()) {
+        if (!is_checked_external(initializer)) {
+            *copy.mutable_graph()->add_initializer() = initializer;
+            continue;
+        }
+        if (inputs.contains(initializer.name())) continue;  // an input with a default value already
+        onnx::ValueInfoProto& input = *copy.mutable_graph()->add_input();
+        input.set_name(initializer.name());
+        auto& type = *input.mutable_type()->mutable_tensor_type();
+        type.set_elem_type(initializer.data_type());
+        for (int64_t dim : initializer.dims()) type.mutable_shape()->add_dim()->set_dim_value(dim);
+    }
+    load_checked_external_data(copy);
+    return copy;
+}
+
+WeightlessCopy weightless_copy(const onnx::ModelProto& model, std::size_t min_bytes) {
+    WeightlessCopy result{copy_without_initializers(model), std::nullopt, {}, {}};
+    // A checked reference stays a reference for the runtime: without polygraphy's key, its location
+    // relative to the one folder the runtime reads files from.
+    auto keep_reference = [&result](onnx::TensorProto& tensor) -> bool {
+        const ExternalReference reference = checked_reference(tensor);
+        if (!result.folder) result.folder = reference.folder;
+        if (*result.folder != reference.folder) return false;
+        auto* entries = tensor.mutable_external_data();
+        for (int i = entries->size() - 1; i >= 0; --i)
+            if (is_polygraphy_key(entries->Get(i).key())) entries->DeleteSubrange(i, 1);
+        return true;
+    };
+    auto metadata_of = [](const onnx::TensorProto& tensor) {
+        onnx::TensorProto light;
+        light.set_name(tensor.name());
+        light.set_data_type(tensor.data_type());
+        *light.mutable_dims() = tensor.dims();
+        light.set_data_location(onnx::TensorProto::EXTERNAL);
+        return light;
+    };
+    for (const auto& initializer : model.graph().initializer()) {
+        onnx::TensorProto& tensor = *result.model.mutable_graph()->add_initializer();
+        const bool in_memory = initializer.data_location() != onnx::TensorProto::EXTERNAL &&
+                               initializer.has_raw_data() && initializer.raw_data().size() >= min_bytes &&
+                               initializer.data_type() != onnx::TensorProto::STRING;
+        tensor = in_memory ? metadata_of(initializer) : initializer;
+        if (in_memory) {
+            set_entry(tensor, "location", kInMemoryLocation);
+            set_entry(tensor, "length", std::to_string(initializer.raw_data().size()));
+            result.in_memory.push_back(&initializer);
+        } else if (is_checked_external(initializer) && !keep_reference(tensor)) {
+            tensor = metadata_of(initializer);
+            set_entry(tensor, "location", kInMemoryLocation);
+            set_entry(tensor, "length", std::to_string(checked_reference(initializer).length));
+            result.elsewhere.push_back(&initializer);
+        }
+    }
+    // Tensors of subgraphs and attributes are left in place; their references lose polygraphy's key.
+    for_each_tensor(result.model, [&](onnx::TensorProto& tensor) {
+        if (is_checked_external(tensor) && !keep_reference(tensor))
+            throw UnsupportedError("Tensor " + in_quotes(tensor.name()) +
+                                   " is not an initializer and its external data lies in another folder than the "
+                                   "model's other weights");
+    });
+    return result;
+}
+
+bool onnx_file_may_use_external_data(const std::string& path) {
+    OnnxModel structure;
+    try {
+        structure = onnx_structure_from_path_unlogged(path);  // tensor values skipped unread; a probe, not a load
+    } catch (const FormatError&) {
+        return true;  // the full loader gives the real error
+    }
+    bool external = false;
+    for_each_tensor(*structure, [&external](const onnx::TensorProto& tensor) {
+        if (tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0) external = true;
+    });
+    return external;
+}
+
+bool check_onnx_file_external_data(const std::string& path, const std::optional<std::string>& external_data_dir) {
+    const OnnxModel structure = onnx_structure_from_path_unlogged(path);  // values skipped; a probe
+    remove_checked_marks(*structure);
+    bool external = false;
+    for_each_tensor(*structure, [&external](const onnx::TensorProto& tensor) {
+        external = external || tensor.data_location() == onnx::TensorProto::EXTERNAL;
+    });
+    if (external) check_external_data(*structure, external_data_folder(path, external_data_dir));
+    return external;
+}
+
+fs::path external_data_folder(const std::string& model_path, const std::optional<std::string>& external_data_dir) {
+    fs::path folder = external_data_dir ? fs::path(*external_data_dir) : fs::path(model_path).parent_path();
+    return folder.empty() ? fs::path(".") : folder;
+}
+
+void save_onnx_with_external_data(const onnx::ModelProto& model, const std::string& path,
+                                  const ExternalDataOptions& options) {
+    const fs::path model_path(path);
+    std::string location = options.location.empty() ? model_path.filename().string() + ".data" : options.location;
+    const fs::path location_path(location);
+    if (location_path.is_absolute() || location_path.lexically_normal().string().starts_with(".."))
+        throw PolygraphyException(
+            fmt::format("External data path '{}' must be relative to the model's folder and stay inside it", location));
+    const fs::path data_path = model_path.parent_path() / location_path;
+    refuse_overwriting_sources(model, data_path);
+
+    // The copy leaves out the top-level initializers: large ones are written to the data file
+    // straight from `model` (or from the files their data is in), so a multi-GB model is not held
+    // twice in memory.
+    onnx::ModelProto copy = copy_without_initializers(model);
+    const onnx::GraphProto& graph = model.graph();
+    onnx::GraphProto& target = *copy.mutable_graph();
+
+    // One tensor's bytes in the data file: in memory, or in the file a checked reference names.
+    struct Chunk {
+        uint64_t offset = 0;
+        std::string_view memory;
+        const onnx::TensorProto* reference = nullptr;
+    };
+    constexpr uint64_t kAlignment = 64;        // so that every tensor can be mapped with its elements aligned
+    std::vector<Chunk> chunks;                 // in file order
+    std::deque<std::string> owned;             // data converted from typed fields or moved out of the copy
+    std::deque<onnx::TensorProto> references;  // checked references of tensors the copy rewrites
+    uint64_t end = 0;
+    auto point_to_file = [&](onnx::TensorProto& tensor, uint64_t size, Chunk chunk) {
+        chunk.offset = (end + kAlignment - 1) / kAlignment * kAlignment;
         tensor.clear_raw_data();
         tensor.set_data_location(onnx::TensorProto::EXTERNAL);
         tensor.clear_external_data();
-        auto add = [&](const std::string& key, const std::string& value) {
-            auto* entry = tensor.add_external_data();
-            entry->set_key(key);
-            entry->set_value(value);
-        };
-        add("location", location);
-        add("offset", std::to_string(offset));
-        add("length", std::to_string(data.size()));
-        offset += data.size();
-        chunks.push_back(data);
+        set_entry(tensor, "location", location);
+        set_entry(tensor, "offset", std::to_string(chunk.offset));
+        set_entry(tensor, "length", std::to_string(size));
+        end = chunk.offset + size;
+        chunks.push_back(chunk);
+    };
+    // A checked reference: to the new file when large enough, else its bytes inline.
+    auto rehome = [&](onnx::TensorProto& tensor, const onnx::TensorProto& reference) {
+        const uint64_t length = checked_reference(reference).length;
+        if (length >= options.size_threshold && length > 0) {
+            point_to_file(tensor, length, Chunk{0, {}, &reference});
+            return;
+        }
+        std::string data;
+        copy_external_bytes(reference, [&data](std::string_view part) { data.append(part); });
+        tensor.clear_external_data();
+        tensor.clear_data_location();
+        tensor.set_raw_data(std::move(data));
     };
     auto externalize = [&](onnx::TensorProto& tensor) {
+        if (is_checked_external(tensor)) {
+            references.push_back(tensor);
+            rehome(tensor, references.back());
+            return;
+        }
         if (tensor.data_location() == onnx::TensorProto::EXTERNAL) return;
         if (tensor.data_type() == onnx::TensorProto::STRING) return;
         if (!tensor.has_raw_data()) {
@@ -302,15 +604,16 @@ void save_onnx_with_external_data(const onnx::ModelProto& model, const std::stri
         if (tensor.raw_data().size() < options.size_threshold || tensor.raw_data().empty()) return;
         owned.emplace_back();
         owned.back().swap(*tensor.mutable_raw_data());
-        point_to_file(tensor, owned.back());
+        point_to_file(tensor, owned.back().size(), Chunk{0, owned.back(), nullptr});
     };
     for (const auto& initializer : graph.initializer()) {
         const bool large_raw = initializer.data_location() != onnx::TensorProto::EXTERNAL &&
                                initializer.data_type() != onnx::TensorProto::STRING && initializer.has_raw_data() &&
                                !initializer.raw_data().empty() &&
                                initializer.raw_data().size() >= options.size_threshold;
+        const bool checked = is_checked_external(initializer);
         onnx::TensorProto& tensor = *target.add_initializer();
-        if (!large_raw) {
+        if (!large_raw && !checked) {
             tensor = initializer;
             externalize(tensor);
             continue;
@@ -319,7 +622,10 @@ void save_onnx_with_external_data(const onnx::ModelProto& model, const std::stri
         tensor.set_data_type(initializer.data_type());
         *tensor.mutable_dims() = initializer.dims();
         tensor.set_doc_string(initializer.doc_string());
-        point_to_file(tensor, initializer.raw_data());
+        if (checked)
+            rehome(tensor, initializer);
+        else
+            point_to_file(tensor, initializer.raw_data().size(), Chunk{0, initializer.raw_data(), nullptr});
     }
     std::function<void(onnx::GraphProto&, bool)> visit_graph = [&](onnx::GraphProto& body, bool top_level) {
         if (!top_level)
@@ -334,15 +640,30 @@ void save_onnx_with_external_data(const onnx::ModelProto& model, const std::stri
         }
     };
     visit_graph(target, true);
+    for (auto& function : *copy.mutable_functions())
+        for (auto& node : *function.mutable_node())
+            for (auto& attribute : *node.mutable_attribute())
+                if (attribute.has_t()) externalize(*attribute.mutable_t());
 
     const std::string bytes = bytes_from_onnx(copy);  // checks the size before anything is written
     logger().info(fmt::format("Saving ONNX model to: {}", path));
-    logger().verbose(fmt::format("Writing {} tensor(s) ({} bytes) to external data file: {}", chunks.size(), offset,
+    logger().verbose(fmt::format("Writing {} tensor(s) ({} bytes) to external data file: {}", chunks.size(), end,
                                  data_path.string()));
     write_file_atomically(data_path.string(), [&](std::FILE* out) {
-        for (const auto& chunk : chunks)
-            if (!chunk.empty() && std::fwrite(chunk.data(), 1, chunk.size(), out) != chunk.size())
+        uint64_t written = 0;
+        auto write = [&](std::string_view part) {
+            if (!part.empty() && std::fwrite(part.data(), 1, part.size(), out) != part.size())
                 throw PolygraphyException(fmt::format("Failed to write external data to '{}'", data_path.string()));
+            written += part.size();
+        };
+        static const std::string padding(kAlignment, '\0');
+        for (const Chunk& chunk : chunks) {
+            write(std::string_view(padding).substr(0, static_cast<std::size_t>(chunk.offset - written)));
+            if (chunk.reference)
+                copy_external_bytes(*chunk.reference, write);
+            else
+                write(chunk.memory);
+        }
     });
     write_file_atomically(path, bytes);
 }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "polygraphy/backend/onnx/evaluator.h"
+#include "polygraphy/backend/onnx/functions.h"
 #include "polygraphy/backend/onnx/partition.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
@@ -222,6 +223,11 @@ FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOp
         throw PolygraphyException(
             fmt::format("Invalid number of constant folding passes: {} (expected 1 or more)", *options.num_passes));
     const GraphEvaluator& evaluator = options.evaluator ? *options.evaluator : default_graph_evaluator();
+    if (calls_local_functions(model)) {
+        // Values inside function bodies fold like any other once the calls are expanded.
+        logger().verbose("Inlining local functions before constant folding");
+        inline_local_functions(model);
+    }
     FoldConstantsStats stats;
     const std::size_t nodes_before = static_cast<std::size_t>(model.graph().node_size());
     while (true) {

@@ -2,6 +2,7 @@
 #include "polygraphy/backend/onnx/graph.h"
 
 #include "backend/onnx/domain.h"
+#include "backend/onnx/external_data.h"
 #include "backend/onnx/graph_internal.h"
 
 #include <unordered_map>
@@ -114,7 +115,7 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
             home[initializer.name()] = Home::kFp32;
             continue;
         }
-        if (initializer.data_location() == onnx::TensorProto::EXTERNAL) {
+        if (initializer.data_location() == onnx::TensorProto::EXTERNAL && !is_checked_external(initializer)) {
             home[initializer.name()] = Home::kFp32;  // data not loaded: leave it, cast at run time
             continue;
         }

@@ -2,6 +2,7 @@
 #include "polygraphy/backend/onnx/lint.h"
 
 #include "backend/onnx/domain.h"
+#include "backend/onnx/external_data.h"
 #include "backend/onnx/messages.h"
 
 #include <onnx/checker.h>
@@ -158,8 +159,9 @@ private:
         for (const auto& output : graph_.output())
             if (output.type().has_tensor_type() && !output.type().tensor_type().has_shape()) outputs_lack_shape = true;
         std::optional<onnx::ModelProto> adjusted;
-        if (newer_ir || outputs_lack_shape) {
-            adjusted = model_;
+        const bool external = checked_external_bytes(model_) > 0;
+        if (newer_ir || outputs_lack_shape || external) {
+            adjusted = external ? checker_copy(model_) : model_;
             adjusted->set_ir_version(ir_version);
             for (auto& output : *adjusted->mutable_graph()->mutable_output())
                 if (output.type().has_tensor_type() && !output.type().tensor_type().has_shape())

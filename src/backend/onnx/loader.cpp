@@ -4,8 +4,13 @@
 #include "backend/onnx/domain.h"
 #include "backend/onnx/external_data.h"
 #include "backend/onnx/protobuf.h"
+#include "polygraphy/backend/onnx/functions.h"
 
+#include <atomic>
+#include <charconv>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -153,11 +158,8 @@ OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> ext
         MappedFile file(path);
         model = parse_model(file.view(), in_quotes(path));
     }
-    if (!ignore_external_data) {
-        fs::path folder = external_data_dir ? fs::path(*external_data_dir) : fs::path(path).parent_path();
-        if (folder.empty()) folder = ".";
-        load_external_data(*model, folder);
-    }
+    remove_checked_marks(*model);  // only the checks below may mark a reference as checked
+    if (!ignore_external_data) check_external_data(*model, external_data_folder(path, external_data_dir));
     return model;
 }
 
@@ -170,6 +172,11 @@ OnnxModel OnnxFromPath::operator()() const {
 OnnxModel modify_outputs(OnnxModel model, const std::vector<std::string>& outputs,
                          const std::vector<std::string>& exclude_outputs) {
     if (!model) throw PolygraphyException("Cannot modify outputs: the model is null");
+    // The tensors inside local functions become graph tensors that can be marked (functions.h names them).
+    if ((!outputs.empty() || !exclude_outputs.empty()) && calls_local_functions(*model)) {
+        logger().verbose("Inlining local functions so that the tensors inside them can be marked as outputs");
+        inline_local_functions(*model);
+    }
     onnx::GraphProto& graph = *model->mutable_graph();
     const std::vector<std::string> known = onnx_tensor_names(graph);
 
@@ -221,29 +228,13 @@ OnnxModel ModifyOutputs::operator()() const {
 
 // ---- saving -------------------------------------------------------------------------------------
 
-std::string bytes_from_onnx(const onnx::ModelProto& model) {
-    const std::size_t size = model.ByteSizeLong();
-    if (size > kProtobufLimit) {
-        throw PolygraphyException("Cannot serialize the model: it is " + std::to_string(size) +
-                                  " bytes, over protobuf's 2 GiB limit" +
-                                  "\nNote: Models this large must keep their weights in external data files");
-    }
-    std::string bytes;
-    if (!model.SerializeToString(&bytes)) throw PolygraphyException("Failed to serialize the ONNX model");
-    return bytes;
-}
+namespace {
 
-std::string BytesFromOnnx::operator()() const {
-    const OnnxModel model = model_();
-    if (!model) throw PolygraphyException("BytesFromOnnx: the model loader returned no model");
-    return bytes_from_onnx(*model);
-}
+constexpr const char* kSizeLimitVariable = "POLYGRAPHY_ONNX_SIZE_LIMIT";
+std::atomic<std::size_t> g_size_limit{0};  // 0: not set
 
-void save_onnx(const onnx::ModelProto& model, const std::string& path) {
-    logger().info("Saving ONNX model to: " + path);
-    const std::size_t size = model.ByteSizeLong();
-    if (size > kProtobufLimit) (void)bytes_from_onnx(model);  // throws the size error
-    // Serialized straight into the (buffered) file: no second copy of the model in memory.
+// Serializes `model` straight into the (buffered) file: no second copy of the model in memory.
+void write_model(const onnx::ModelProto& model, const std::string& path) {
     class FileStream : public google::protobuf::io::CopyingOutputStream {
     public:
         explicit FileStream(std::FILE* out) : out_(out) {}
@@ -255,6 +246,7 @@ void save_onnx(const onnx::ModelProto& model, const std::string& path) {
         std::FILE* out_;
     };
     write_file_atomically(path, [&](std::FILE* out) {
+        (void)model.ByteSizeLong();  // SerializeWithCachedSizes() needs this model's sizes cached
         FileStream file(out);
         google::protobuf::io::CopyingOutputStreamAdaptor stream(&file, 1 << 20);
         bool ok = true;
@@ -265,6 +257,77 @@ void save_onnx(const onnx::ModelProto& model, const std::string& path) {
         }
         if (!ok || !stream.Flush()) throw PolygraphyException("Failed to serialize the ONNX model");
     });
+}
+
+}  // namespace
+
+std::size_t onnx_size_limit() {
+    if (const std::size_t set = g_size_limit.load()) return set;
+    const char* text = std::getenv(kSizeLimitVariable);
+    if (!text || !*text) return kProtobufLimit;
+    uint64_t bytes = 0;
+    const char* end = text + std::strlen(text);
+    const auto [ptr, ec] = std::from_chars(text, end, bytes);
+    if (ec != std::errc() || ptr != end || bytes == 0 || bytes > kProtobufLimit)
+        throw PolygraphyException(std::string(kSizeLimitVariable) + " must be a number of bytes from 1 to " +
+                                  std::to_string(kProtobufLimit) + ", not " + in_quotes(text));
+    return static_cast<std::size_t>(bytes);
+}
+
+void set_onnx_size_limit(std::size_t bytes) {
+    if (bytes > kProtobufLimit)
+        throw PolygraphyException("The ONNX size limit cannot exceed protobuf's " + std::to_string(kProtobufLimit) +
+                                  " bytes, not " + std::to_string(bytes));
+    g_size_limit.store(bytes);
+}
+
+uint64_t onnx_serialized_size(const onnx::ModelProto& model) {
+    return model.ByteSizeLong() + checked_external_bytes(model);
+}
+
+std::string bytes_from_onnx(const onnx::ModelProto& model) {
+    const uint64_t size = onnx_serialized_size(model);
+    if (size > onnx_size_limit()) {
+        throw PolygraphyException("Cannot serialize the model: it is " + std::to_string(size) + " bytes, over the " +
+                                  std::to_string(onnx_size_limit()) + " bytes protobuf allows" +
+                                  "\nNote: Models this large must keep their weights in external data files");
+    }
+    std::string bytes;
+    bool ok = false;
+    if (checked_external_bytes(model) > 0) {
+        onnx::ModelProto copy = model;
+        load_checked_external_data(copy);
+        ok = copy.SerializeToString(&bytes);
+    } else {
+        ok = model.SerializeToString(&bytes);
+    }
+    if (!ok) throw PolygraphyException("Failed to serialize the ONNX model");
+    return bytes;
+}
+
+std::string BytesFromOnnx::operator()() const {
+    const OnnxModel model = model_();
+    if (!model) throw PolygraphyException("BytesFromOnnx: the model loader returned no model");
+    return bytes_from_onnx(*model);
+}
+
+void save_onnx(const onnx::ModelProto& model, const std::string& path) {
+    const uint64_t size = onnx_serialized_size(model);
+    if (size > onnx_size_limit()) {
+        logger().warning("The model is " + std::to_string(size) + " bytes, more than one ONNX file holds (" +
+                         std::to_string(onnx_size_limit()) + "): saving its weights to the external data file " +
+                         in_quotes(fs::path(path).filename().string() + ".data"));
+        save_onnx_with_external_data(model, path);
+        return;
+    }
+    logger().info("Saving ONNX model to: " + path);
+    if (checked_external_bytes(model) == 0) {
+        write_model(model, path);
+        return;
+    }
+    onnx::ModelProto copy = model;  // self-contained: the weights of checked references are read in
+    load_checked_external_data(copy);
+    write_model(copy, path);
 }
 
 OnnxModel SaveOnnx::operator()() const {

@@ -1,5 +1,6 @@
 // onnx_structure_from_path: the model without tensor values, from a filtered copy of its wire format.
 #include "polygraphy/backend/onnx/structure.h"
+#include "backend/onnx/structure_unlogged.h"
 
 #include "polygraphy/backend/onnx/tensor_proto.h"
 
@@ -184,7 +185,6 @@ private:
 namespace {
 
 OnnxModel load_filtered(const std::string& path, bool keep_references, std::size_t* file_size) {
-    logger().info("Loading model: " + path);
     const std::string what = "'" + path + "'";
     std::error_code error;
     if (!std::filesystem::exists(path, error)) throw PolygraphyException("Model file does not exist: " + what);
@@ -211,10 +211,16 @@ OnnxModel load_filtered(const std::string& path, bool keep_references, std::size
 }  // namespace
 
 OnnxModel onnx_structure_from_path(const std::string& path) {
+    logger().info("Loading model: " + path);
+    return load_filtered(path, false, nullptr);
+}
+
+OnnxModel onnx_structure_from_path_unlogged(const std::string& path) {
     return load_filtered(path, false, nullptr);
 }
 
 OnnxFileModel::OnnxFileModel(std::string path) : path_(std::move(path)) {
+    logger().info("Loading model: " + path_);
     model_ = load_filtered(path_, true, &file_size_);
 }
 

@@ -96,7 +96,10 @@ Meta meta_of(const onnx::TensorProto& tensor) {
 // The values of a tensor as numpy prints them, or Polygraphy's placeholder (and one logged error).
 std::string values_str(const onnx::TensorProto& tensor, const OnnxSummaryOptions& options) {
     try {
-        return stats::array_to_string(options.decode ? options.decode(tensor) : tensor_from_proto(tensor));
+        Tensor values = options.decode ? options.decode(tensor) : tensor_from_proto(tensor);
+        // Floats numpy lacks (bfloat16, float8) print at their exact float32 values, as onnx's to_array gives them.
+        if (dtype_is_floating(values.dtype()) && !dtype_to_npy_descr(values.dtype())) values = values.cast(DataType::kFloat32);
+        return stats::array_to_string(values);
     } catch (const std::exception& error) {
         logger().log_once(Severity::kError, std::string("Failed to load weights.\nNote: Error was: ") + error.what());
     }

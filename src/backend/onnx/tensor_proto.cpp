@@ -1,12 +1,16 @@
 // Conversions between onnx::TensorProto and Tensor.
 #include "polygraphy/backend/onnx/tensor_proto.h"
 
+#include "backend/onnx/external_data.h"
+
 #include <bit>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -81,8 +85,7 @@ void narrow_into(const Field& values, void* out) {
     }
 }
 
-Tensor decode_raw(const onnx::TensorProto& proto, DataType dtype, std::size_t numel) {
-    const std::string& raw = proto.raw_data();
+Tensor decode_raw(const onnx::TensorProto& proto, DataType dtype, std::size_t numel, std::string_view raw) {
     if (dtype == DataType::kString) {
         throw FormatError(tensor_label(proto) + " is a string tensor with raw_data; strings must be in string_data");
     }
@@ -105,6 +108,20 @@ Tensor decode_raw(const onnx::TensorProto& proto, DataType dtype, std::size_t nu
         for (std::size_t i = 0; i < numel; ++i) data[i] = data[i] != 0;
     }
     return tensor;
+}
+
+// A checked external reference: the mapped bytes themselves (read-only) when the elements can be
+// used as stored, else decoded into a new tensor.
+Tensor decode_external(const onnx::TensorProto& proto, DataType dtype) {
+    const std::size_t numel = checked_numel(proto);
+    ExternalBytes external = read_external_bytes(proto);
+    const auto address = reinterpret_cast<std::uintptr_t>(external.bytes.data());
+    const bool usable_as_stored = !is_packed_4bit(dtype) && dtype != DataType::kBool && dtype != DataType::kString &&
+                                  address % dtype_size(dtype) == 0 &&
+                                  external.bytes.size() == raw_byte_count(dtype, numel);
+    if (!usable_as_stored || numel == 0) return decode_raw(proto, dtype, numel, external.bytes);
+    return Tensor::wrap(dtype, shape_of(proto), std::const_pointer_cast<void>(std::move(external.owner)),
+                        const_cast<char*>(external.bytes.data()));
 }
 
 Tensor decode_typed(const onnx::TensorProto& proto, DataType dtype, std::size_t numel) {
@@ -205,6 +222,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto) {
         throw FormatError(tensor_label(proto) + " has an undefined or unknown data type (" +
                           std::to_string(proto.data_type()) + ")");
     }
+    if (is_checked_external(proto)) return decode_external(proto, dtype);
     if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
         std::string location;
         for (const auto& entry : proto.external_data()) {
@@ -222,7 +240,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto) {
         throw UnsupportedError(tensor_label(proto) + " has no values: the model was saved without weights " +
                                "(TRT_WEIGHTLESS), which only TensorRT can refit");
     }
-    if (proto.has_raw_data()) return decode_raw(proto, dtype, numel);
+    if (proto.has_raw_data()) return decode_raw(proto, dtype, numel, proto.raw_data());
     return decode_typed(proto, dtype, numel);
 }
 

@@ -44,9 +44,8 @@ NodeChecker onnxrt_node_checker() {
                 return {false, "Cannot be checked: the type of input '" + input.name() +
                                    "' is unknown (the model has no value_info for it; run shape inference first)"};
         try {
-            const std::string bytes = bytes_from_onnx(model);
             QuietInfo quiet;
-            onnxrt::SessionFromOnnx::from_bytes([bytes] { return bytes; })();
+            onnxrt::session_from_onnx(model);
         } catch (const std::exception& error) {
             return {false, prune_onnxrt_message(failure_reason(error.what()))};
         }

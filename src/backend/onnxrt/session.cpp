@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "backend/onnx/external_data.h"
 #include "backend/onnxrt/ort_api.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/exception.h"
@@ -82,24 +83,23 @@ TensorMetadata read_metadata(const OrtSession* session, std::size_t count, GetNa
     return metadata;
 }
 
-// Registers one (already matched) provider. CPU needs nothing: ORT always adds it as the fallback.
-void append_provider(OrtSessionOptions* options, const std::string& provider) {
+// Enables one (already matched) provider on `options`: ORT's failure status, or null. CPU needs
+// nothing: ORT always adds it as the fallback. Throws UnsupportedError for providers polygraphy has
+// no way to enable.
+StatusPtr enable_provider(OrtSessionOptions* options, const std::string& provider) {
     const OrtApi& ort = api();
-    const std::string context = "Could not enable ONNX-Runtime execution provider " + provider;
-    if (provider == "CPUExecutionProvider") return;
+    if (provider == "CPUExecutionProvider") return nullptr;
     if (provider == "CUDAExecutionProvider") {
         OrtCUDAProviderOptionsV2* raw = nullptr;
-        check(ort.CreateCUDAProviderOptions(&raw), context);
+        if (OrtStatus* status = ort.CreateCUDAProviderOptions(&raw)) return StatusPtr(status);
         CUDAProviderOptionsV2Ptr cuda(raw);
-        check(ort.SessionOptionsAppendExecutionProvider_CUDA_V2(options, cuda.get()), context);
-        return;
+        return StatusPtr(ort.SessionOptionsAppendExecutionProvider_CUDA_V2(options, cuda.get()));
     }
     if (provider == "TensorrtExecutionProvider") {
         OrtTensorRTProviderOptionsV2* raw = nullptr;
-        check(ort.CreateTensorRTProviderOptions(&raw), context);
+        if (OrtStatus* status = ort.CreateTensorRTProviderOptions(&raw)) return StatusPtr(status);
         TensorRTProviderOptionsV2Ptr tensorrt(raw);
-        check(ort.SessionOptionsAppendExecutionProvider_TensorRT_V2(options, tensorrt.get()), context);
-        return;
+        return StatusPtr(ort.SessionOptionsAppendExecutionProvider_TensorRT_V2(options, tensorrt.get()));
     }
     // Providers ORT enables by short name through its generic entry point.
     static const std::map<std::string, std::string> kShortNames = {
@@ -115,7 +115,38 @@ void append_provider(OrtSessionOptions* options, const std::string& provider) {
                                "enable it.\nNote: providers polygraphy can enable: CPUExecutionProvider, "
                                "CUDAExecutionProvider, TensorrtExecutionProvider and ORT's generic ones (XNNPACK, "
                                "OpenVINO, QNN, ...)");
-    check(ort.SessionOptionsAppendExecutionProvider(options, found->second.c_str(), nullptr, nullptr, 0), context);
+    return StatusPtr(ort.SessionOptionsAppendExecutionProvider(options, found->second.c_str(), nullptr, nullptr, 0));
+}
+
+// The providers of available_providers() that can be enabled here. ORT lists every provider it was
+// built with, but CUDA and TensorRT also need provider libraries (and a GPU) that a CPU package
+// does not ship, so each is tried on scratch options.
+std::vector<std::string> enableable_providers() {
+    std::vector<std::string> usable;
+    for (const std::string& provider : available_providers()) {
+        OrtSessionOptions* raw = nullptr;
+        check(api().CreateSessionOptions(&raw), "Could not create ONNX-Runtime session options");
+        SessionOptionsPtr scratch(raw);
+        try {
+            if (!enable_provider(scratch.get(), provider)) usable.push_back(provider);
+        } catch (const UnsupportedError&) {
+        }
+    }
+    return usable;
+}
+
+// Enables `provider`, or says plainly that this ONNX-Runtime cannot, instead of ORT's internal
+// message (which names ORT's source files and loggers).
+void append_provider(OrtSessionOptions* options, const std::string& provider) {
+    if (!enable_provider(options, provider)) return;
+    const std::vector<std::string> usable = enableable_providers();
+    const bool cpu_only = usable == std::vector<std::string>{"CPUExecutionProvider"};
+    throw UnsupportedError(
+        (cpu_only ? "This ONNX-Runtime build has only the CPU execution provider: " + provider + " cannot be enabled"
+                  : "This ONNX-Runtime build cannot enable " + provider) +
+        " (ONNX-Runtime was built with it, but its provider library or device is missing here).\nNote: providers "
+        "that can be enabled: " +
+        python_list_repr(usable) + ". Use --providers cpu or leave --providers out");
 }
 
 SessionOptionsPtr make_session_options(const SessionOptions& options, const std::vector<std::string>& providers) {
@@ -145,20 +176,90 @@ SessionOptionsPtr make_session_options(const SessionOptions& options, const std:
     return result;
 }
 
-std::shared_ptr<Session> create_session(const std::string* bytes, const std::string* path,
-                                        const SessionOptions& options) {
+// What a session is created from: a file ONNX-Runtime reads itself, serialized bytes, or a model in memory.
+struct SessionSource {
+    const std::string* path = nullptr;
+    const std::string* bytes = nullptr;
+    const onnx::ModelProto* model = nullptr;
+};
+
+// Initializers of at least this many bytes go to ONNX-Runtime apart from the serialized graph.
+constexpr std::size_t kWeightBytesApart = 1024;
+
+// ONNX-Runtime reads the weights of a model in memory without serializing them: the graph goes as
+// bytes with its checked external references, which ONNX-Runtime reads from their folder (as from a
+// path: no copy in polygraphy), and the weights held in memory go as OrtValues over their bytes
+// (ONNX-Runtime copies them while creating the session).
+OrtSession* create_from_model(const onnx::ModelProto& model, OrtSessionOptions* session_options) {
+    const OrtApi& ort = api();
+    const WeightlessCopy weightless = weightless_copy(model, kWeightBytesApart);
+    if (weightless.folder)
+        check(ort.AddSessionConfigEntry(session_options, "session.model_external_initializers_file_folder_path",
+                                        weightless.folder->c_str()),
+              "Could not tell ONNX-Runtime where the external data is");
+
+    OrtMemoryInfo* memory = nullptr;
+    check(ort.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &memory),
+          "Could not describe CPU memory for ONNX-Runtime");
+    const MemoryInfoPtr cpu_memory(memory);
+    std::vector<std::string> names;
+    std::vector<ValuePtr> values;
+    std::vector<ExternalBytes> mapped;  // alive until the session is created
+    auto hand_over = [&](const onnx::TensorProto& tensor, std::string_view bytes) {
+        const auto element_type = static_cast<ONNXTensorElementDataType>(tensor.data_type());
+        const std::vector<int64_t> dims(tensor.dims().begin(), tensor.dims().end());
+        static int64_t no_dims = 0;
+        OrtValue* raw = nullptr;
+        check(
+            ort.CreateTensorWithDataAsOrtValue(cpu_memory.get(), const_cast<char*>(bytes.data()), bytes.size(),
+                                               dims.empty() ? &no_dims : dims.data(), dims.size(), element_type, &raw),
+            "Could not hand initializer '" + tensor.name() + "' to ONNX-Runtime", ErrorKind::kModel);
+        values.emplace_back(raw);
+        names.push_back(tensor.name());
+    };
+    for (const onnx::TensorProto* tensor : weightless.in_memory) hand_over(*tensor, tensor->raw_data());
+    for (const onnx::TensorProto* tensor : weightless.elsewhere) {
+        mapped.push_back(read_external_bytes(*tensor));
+        hand_over(*tensor, mapped.back().bytes);
+    }
+    if (!values.empty()) {
+        std::vector<const char*> name_pointers;
+        std::vector<const OrtValue*> value_pointers;
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            name_pointers.push_back(names[i].c_str());
+            value_pointers.push_back(values[i].get());
+        }
+        check(ort.AddExternalInitializers(session_options, name_pointers.data(), value_pointers.data(), values.size()),
+              "Could not hand the model's weights to ONNX-Runtime");
+    }
+    std::string graph;
+    if (!weightless.model.SerializeToString(&graph))
+        throw PolygraphyException("Cannot serialize the model's graph for ONNX-Runtime (over 2 GiB without weights?)");
+    logger().verbose("Handing ONNX-Runtime a graph of " + std::to_string(graph.size()) + " bytes, " +
+                     std::to_string(values.size()) + " initializer(s) from memory" +
+                     (weightless.folder ? ", external data from " + weightless.folder->string() : std::string()));
+    OrtSession* raw = nullptr;
+    check(ort.CreateSessionFromArray(env(), graph.data(), graph.size(), session_options, &raw),
+          "ONNX-Runtime could not create a session for the model", ErrorKind::kModel);
+    return raw;
+}
+
+std::shared_ptr<Session> create_session(const SessionSource& source, const SessionOptions& options) {
     const OrtApi& ort = api();
     const std::vector<std::string> providers = resolve_providers(options.providers, available_providers());
     logger().start("Creating ONNX-Runtime Inference Session with providers: " + python_list_repr(providers));
     SessionOptionsPtr session_options = make_session_options(options, providers);
 
     OrtSession* raw = nullptr;
-    if (path) {
-        check(ort.CreateSession(env(), path->c_str(), session_options.get(), &raw),
-              "ONNX-Runtime could not create a session for " + *path, ErrorKind::kModel);
+    if (source.path) {
+        check(ort.CreateSession(env(), source.path->c_str(), session_options.get(), &raw),
+              "ONNX-Runtime could not create a session for " + *source.path, ErrorKind::kModel);
+    } else if (source.bytes) {
+        check(
+            ort.CreateSessionFromArray(env(), source.bytes->data(), source.bytes->size(), session_options.get(), &raw),
+            "ONNX-Runtime could not create a session for the model", ErrorKind::kModel);
     } else {
-        check(ort.CreateSessionFromArray(env(), bytes->data(), bytes->size(), session_options.get(), &raw),
-              "ONNX-Runtime could not create a session for the model", ErrorKind::kModel);
+        raw = create_from_model(*source.model, session_options.get());
     }
     auto impl = std::make_unique<Session::Impl>();
     impl->session.reset(raw);
@@ -345,40 +446,39 @@ TensorMap Session::run(const TensorMap& feed, double* run_seconds) const {
     return result;
 }
 
-SessionFromOnnx::SessionFromOnnx(Loader<std::string> bytes, std::optional<std::string> path, SessionOptions options)
-    : bytes_(std::move(bytes)), path_(std::move(path)), options_(std::move(options)) {}
+SessionFromOnnx::SessionFromOnnx(OnnxLoader model, Loader<std::string> bytes, std::optional<std::string> path,
+                                 SessionOptions options)
+    : model_(std::move(model)), bytes_(std::move(bytes)), path_(std::move(path)), options_(std::move(options)) {}
 
 SessionFromOnnx::SessionFromOnnx(OnnxLoader model, SessionOptions options)
-    : SessionFromOnnx(
-          [model = std::move(model)]() {
-              const OnnxModel loaded = model();
-              if (!loaded) throw InternalError("SessionFromOnnx: the ONNX loader returned no model");
-              return bytes_from_onnx(*loaded);
-          },
-          std::nullopt, std::move(options)) {}
+    : SessionFromOnnx(std::move(model), nullptr, std::nullopt, std::move(options)) {}
 
 SessionFromOnnx SessionFromOnnx::from_bytes(Loader<std::string> model_bytes, SessionOptions options) {
-    return SessionFromOnnx(std::move(model_bytes), std::nullopt, std::move(options));
+    return SessionFromOnnx(nullptr, std::move(model_bytes), std::nullopt, std::move(options));
 }
 
 SessionFromOnnx SessionFromOnnx::from_path(std::string model_path, SessionOptions options) {
-    return SessionFromOnnx(nullptr, std::move(model_path), std::move(options));
+    return SessionFromOnnx(nullptr, nullptr, std::move(model_path), std::move(options));
 }
 
 std::shared_ptr<Session> SessionFromOnnx::operator()() const {
     load_library();  // a missing library is reported before the model is loaded
-    if (path_) return create_session(nullptr, &*path_, options_);
-    const std::string bytes = bytes_();
-    return create_session(&bytes, nullptr, options_);
+    if (path_) return create_session({.path = &*path_}, options_);
+    if (bytes_) {
+        const std::string bytes = bytes_();
+        return create_session({.bytes = &bytes}, options_);
+    }
+    const OnnxModel loaded = model_();
+    if (!loaded) throw InternalError("SessionFromOnnx: the ONNX loader returned no model");
+    return create_session({.model = loaded.get()}, options_);
 }
 
 std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, const SessionOptions& options) {
-    const std::string bytes = bytes_from_onnx(model);
-    return create_session(&bytes, nullptr, options);
+    return create_session({.model = &model}, options);
 }
 
 std::shared_ptr<Session> session_from_path(const std::string& model_path, const SessionOptions& options) {
-    return create_session(nullptr, &model_path, options);
+    return create_session({.path = &model_path}, options);
 }
 
 }  // namespace polygraphy::onnxrt

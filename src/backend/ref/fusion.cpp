@@ -1,6 +1,8 @@
 #include "backend/ref/fusion.h"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -21,11 +23,11 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::st
     return nullptr;
 }
 
-// The float32 scalars the graph fixes before running: initializers that are not also graph inputs
-// (those can be fed) and Constant nodes. What cannot be read is left out, so it is never fused.
-class ConstantScalars {
+// The values the graph fixes before running: initializers that are not also graph inputs (those can
+// be fed) and Constant nodes. What cannot be read is left out, so it is never fused.
+class GraphConstants {
 public:
-    ConstantScalars(const onnx::GraphProto& graph, const std::vector<onnx::NodeProto>& nodes) {
+    GraphConstants(const onnx::GraphProto& graph, const std::vector<onnx::NodeProto>& nodes) {
         std::unordered_set<std::string> inputs;
         for (const auto& input : graph.input()) inputs.insert(input.name());
         for (const auto& initializer : graph.initializer())
@@ -39,7 +41,17 @@ public:
         }
     }
 
-    std::optional<float> get(const std::string& name) const {
+    /// The data type and dims of a constant tensor (from its proto, nothing decoded).
+    std::optional<std::pair<int32_t, std::vector<int64_t>>> type_and_dims(const std::string& name) const {
+        if (floats_.contains(name)) return std::pair<int32_t, std::vector<int64_t>>{onnx::TensorProto::FLOAT, {}};
+        auto found = protos_.find(name);
+        if (found == protos_.end()) return std::nullopt;
+        return std::pair<int32_t, std::vector<int64_t>>{found->second->data_type(),
+                                                        {found->second->dims().begin(), found->second->dims().end()}};
+    }
+
+    /// The value of a float32 scalar constant.
+    std::optional<float> scalar(const std::string& name) const {
         if (auto found = floats_.find(name); found != floats_.end()) return found->second;
         auto found = protos_.find(name);
         if (found == protos_.end()) return std::nullopt;
@@ -74,8 +86,8 @@ void set_float_attr(onnx::NodeProto& node, std::string_view name, float value) {
 }  // namespace
 
 std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
-                                   const std::vector<std::vector<std::string>>& node_inputs,
-                                   const onnx::GraphProto& graph, int64_t default_opset) {
+                                   std::vector<std::vector<std::string>>& node_inputs, const onnx::GraphProto& graph,
+                                   int64_t default_opset) {
     // Every read of a value, one entry per occurrence (Mul(x, x) reads x twice).
     std::unordered_map<std::string, std::vector<std::size_t>> readers;
     for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -86,33 +98,92 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
         for (const auto& output : node.output()) ++producers[output];
     std::unordered_set<std::string> graph_outputs;
     for (const auto& output : graph.output()) graph_outputs.insert(output.name());
-    const ConstantScalars constants(graph, nodes);
+    const GraphConstants constants(graph, nodes);
 
     auto only_reader = [&](const std::string& name) -> std::optional<std::size_t> {
         auto found = readers.find(name);
         if (found == readers.end() || found->second.size() != 1 || graph_outputs.contains(name)) return std::nullopt;
         return found->second.front();
     };
-    // Only well-formed activations (what their kernels accept) are folded, so that folding never
-    // hides a node the session would have refused.
-    auto op_is = [&](std::size_t index, const char* op) {
+    // Only well-formed nodes (what their kernels accept) are folded, so that folding never hides a
+    // node the session would have refused.
+    auto op_is = [&](std::size_t index, std::string_view op) {
         const onnx::NodeProto& node = nodes[index];
-        const int max_inputs = std::string_view(op) == "Clip" ? 3 : std::string_view(op) == "Mul" ? 2 : 1;
+        const int max_inputs = op == "Clip" ? 3 : (op == "Mul" || op == "Add" || op == "Div") ? 2 : 1;
         return is_default_domain(node.domain()) && node.op_type() == op && node.input_size() >= 1 &&
                node.input_size() <= max_inputs && node.output_size() == 1;
     };
+    // The operand of binary node `index` that is not `x`; empty unless the node reads x exactly once.
+    auto other_operand = [&](std::size_t index, const std::string& x) -> std::string {
+        const onnx::NodeProto& node = nodes[index];
+        if (node.input_size() != 2 || (node.input(0) == x) == (node.input(1) == x)) return "";
+        return node.input(0) == x ? node.input(1) : node.input(0);
+    };
+    auto is_scalar = [&](const std::string& name, float value) {
+        const std::optional<float> constant = constants.scalar(name);
+        return constant && std::abs(*constant - value) <= 1e-6f * std::abs(value);
+    };
+    // Dims of a constant whose type is one of `types`.
+    auto constant_dims = [&](const std::string& name,
+                             std::initializer_list<int32_t> types) -> std::optional<std::vector<int64_t>> {
+        const auto found = constants.type_and_dims(name);
+        if (!found || std::find(types.begin(), types.end(), found->first) == types.end()) return std::nullopt;
+        return found->second;
+    };
+    // The readers of a producer's single output, when nothing else (a graph output, a second
+    // producer) stands in the way of folding them.
+    auto foldable_readers = [&](const onnx::NodeProto& producer) -> const std::vector<std::size_t>* {
+        if (producer.output_size() != 1 || producer.output(0).empty()) return nullptr;
+        const std::string& y = producer.output(0);
+        if (graph_outputs.contains(y) || producers[y] != 1) return nullptr;
+        const auto found = readers.find(y);
+        return found == readers.end() ? nullptr : &found->second;
+    };
 
     std::vector<bool> removed(nodes.size(), false);
+    // The producer takes the output of the last absorbed node, and the absorbed nodes go.
+    auto absorb = [&](std::size_t producer, const std::vector<std::size_t>& absorbed) {
+        const onnx::NodeProto& last = nodes[absorbed.back()];
+        if (last.output_size() < 1 || last.output(0).empty() || producers[last.output(0)] != 1) return false;
+        nodes[producer].set_output(0, last.output(0));
+        for (std::size_t index : absorbed) removed[index] = true;
+        return true;
+    };
+
+    // MatMul(x, W) + b, as exporters write a Linear layer: W a float32 matrix, b a float32 [N].
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        onnx::NodeProto& conv = nodes[i];
-        if (removed[i] || !is_default_domain(conv.domain()) || (conv.op_type() != "Conv" && conv.op_type() != "ConvTranspose") ||
-            conv.output_size() != 1 || conv.output(0).empty() || find_attr(conv, std::string(kFusedActivationAttr)))
+        onnx::NodeProto& matmul = nodes[i];
+        if (!is_default_domain(matmul.domain()) || matmul.op_type() != "MatMul" || matmul.input_size() != 2) continue;
+        const auto weight = constant_dims(matmul.input(1), {onnx::TensorProto::FLOAT});
+        const std::vector<std::size_t>* uses = foldable_readers(matmul);
+        if (!weight || weight->size() != 2 || !uses || uses->size() != 1 || !op_is(uses->front(), "Add")) continue;
+        const std::string bias = other_operand(uses->front(), matmul.output(0));
+        const auto bias_dims = bias.empty() ? std::nullopt : constant_dims(bias, {onnx::TensorProto::FLOAT});
+        if (!bias_dims || *bias_dims != std::vector<int64_t>{weight->back()} || !absorb(i, {uses->front()})) continue;
+        matmul.add_input(bias);
+        node_inputs[i].push_back(bias);
+        auto* attr = matmul.add_attribute();
+        attr->set_name(std::string(kFusedBiasAttr));
+        attr->set_type(onnx::AttributeProto::INT);
+        attr->set_i(1);
+    }
+
+    const std::initializer_list<int32_t> float_types = {onnx::TensorProto::FLOAT, onnx::TensorProto::FLOAT16,
+                                                        onnx::TensorProto::BFLOAT16};
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        onnx::NodeProto& producer = nodes[i];
+        if (removed[i] || !is_default_domain(producer.domain()) ||
+            find_attr(producer, std::string(kFusedActivationAttr)))
             continue;
-        const std::string& y = conv.output(0);
-        if (graph_outputs.contains(y) || producers[y] != 1) continue;
-        const auto found = readers.find(y);
-        if (found == readers.end()) continue;
-        const std::vector<std::size_t>& uses = found->second;
+        const std::string& op = producer.op_type();
+        // A MatMul or Gemm applies an activation to float products only: its weight says the type.
+        const bool takes_activation = op == "Conv" || op == "ConvTranspose" ||
+                                      ((op == "MatMul" || op == "Gemm") && producer.input_size() >= 2 &&
+                                       constant_dims(producer.input(1), float_types));
+        const std::vector<std::size_t>* found = takes_activation ? foldable_readers(producer) : nullptr;
+        if (!found) continue;
+        const std::vector<std::size_t>& uses = *found;
+        const std::string& y = producer.output(0);
 
         // The activation: its kind, Clip's bounds, and its nodes (the last one's output replaces y).
         std::string kind;
@@ -120,6 +191,11 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
         std::vector<std::size_t> absorbed;
         if (uses.size() == 1 && op_is(uses[0], "Relu") && nodes[uses[0]].input(0) == y) {
             kind = "Relu";
+            absorbed = {uses[0]};
+        } else if (uses.size() == 1 && op_is(uses[0], "Gelu") && default_opset >= 20 && nodes[uses[0]].input(0) == y) {
+            const auto* approximate = find_attr(nodes[uses[0]], "approximate");
+            if (approximate && approximate->s() != "none") continue;  // the tanh form is not the erf one
+            kind = "Gelu";
             absorbed = {uses[0]};
         } else if (uses.size() == 1 && op_is(uses[0], "Clip") && nodes[uses[0]].input(0) == y) {
             // As the Clip kernel reads its bounds: inputs 1 and 2 since opset 11 (absent: unbounded);
@@ -129,43 +205,54 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
             for (int k = 0; k < 2; ++k) {
                 if (default_opset >= 11) {
                     if (clip.input_size() <= k + 1 || clip.input(k + 1).empty()) continue;
-                    const std::optional<float> bound = constants.get(clip.input(k + 1));
+                    const std::optional<float> bound = constants.scalar(clip.input(k + 1));
                     known = known && bound && !std::isnan(*bound);
                     if (bound) bounds[k] = *bound;
                 } else {
                     const auto* attr = find_attr(clip, k == 0 ? "min" : "max");
-                    bounds[k] = attr ? attr->f()
-                                     : (k == 0 ? std::numeric_limits<float>::lowest() : std::numeric_limits<float>::max());
+                    bounds[k] =
+                        attr ? attr->f()
+                             : (k == 0 ? std::numeric_limits<float>::lowest() : std::numeric_limits<float>::max());
                 }
             }
             if (!known) continue;
             kind = "Clip";
             absorbed = {uses[0]};
-        } else if (uses.size() == 2 && uses[0] != uses[1]) {
+        } else if (uses.size() == 2 && uses[0] != uses[1] && (op_is(uses[0], "Sigmoid") || op_is(uses[1], "Sigmoid"))) {
             // SiLU: y read by Sigmoid and by a Mul whose other input is that Sigmoid's output only.
             const std::size_t sigmoid = op_is(uses[0], "Sigmoid") ? uses[0] : uses[1];
             const std::size_t mul = sigmoid == uses[0] ? uses[1] : uses[0];
-            if (!op_is(sigmoid, "Sigmoid") || !op_is(mul, "Mul") || nodes[sigmoid].output_size() != 1) continue;
+            if (!op_is(mul, "Mul") || nodes[sigmoid].output_size() != 1) continue;
             const std::string& s = nodes[sigmoid].output(0);
-            const onnx::NodeProto& product = nodes[mul];
-            if (s.empty() || only_reader(s) != mul || product.input_size() != 2 ||
-                !((product.input(0) == y && product.input(1) == s) || (product.input(0) == s && product.input(1) == y)))
-                continue;
+            if (s.empty() || only_reader(s) != mul || other_operand(mul, y) != s) continue;
             kind = "Silu";
             absorbed = {sigmoid, mul};
+        } else if (uses.size() == 2 && uses[0] != uses[1]) {
+            // GELU as torch exports it: Mul(Mul(y, Add(Erf(Div(y, sqrt(2))), 1)), 0.5), operands of
+            // Add and Mul in either order.
+            const std::size_t div = op_is(uses[0], "Div") ? uses[0] : uses[1];
+            const std::size_t mul = div == uses[0] ? uses[1] : uses[0];
+            if (!op_is(div, "Div") || !op_is(mul, "Mul") || nodes[div].input_size() != 2 || nodes[div].input(0) != y ||
+                !is_scalar(nodes[div].input(1), static_cast<float>(M_SQRT2)))
+                continue;
+            const std::optional<std::size_t> erf = only_reader(nodes[div].output(0));
+            if (!erf || !op_is(*erf, "Erf")) continue;
+            const std::optional<std::size_t> add = only_reader(nodes[*erf].output(0));
+            if (!add || !op_is(*add, "Add") || !is_scalar(other_operand(*add, nodes[*erf].output(0)), 1.0f)) continue;
+            if (only_reader(nodes[*add].output(0)) != mul || other_operand(mul, y) != nodes[*add].output(0)) continue;
+            const std::optional<std::size_t> half = only_reader(nodes[mul].output(0));
+            if (!half || !op_is(*half, "Mul") || !is_scalar(other_operand(*half, nodes[mul].output(0)), 0.5f)) continue;
+            kind = "Gelu";
+            absorbed = {div, *erf, *add, mul, *half};
         } else {
             continue;
         }
-        const onnx::NodeProto& last = nodes[absorbed.back()];
-        if (last.output_size() < 1 || last.output(0).empty() || producers[last.output(0)] != 1) continue;
-
-        set_string_attr(conv, kFusedActivationAttr, kind);
+        if (!absorb(i, absorbed)) continue;
+        set_string_attr(producer, kFusedActivationAttr, kind);
         if (kind == "Clip") {
-            set_float_attr(conv, kFusedClipMinAttr, bounds[0]);
-            set_float_attr(conv, kFusedClipMaxAttr, bounds[1]);
+            set_float_attr(producer, kFusedClipMinAttr, bounds[0]);
+            set_float_attr(producer, kFusedClipMaxAttr, bounds[1]);
         }
-        conv.set_output(0, last.output(0));
-        for (std::size_t index : absorbed) removed[index] = true;
     }
     return removed;
 }

@@ -1,4 +1,4 @@
-// Graph pass of the built-in runtime: activations folded into the convolution that feeds them.
+// Graph pass of the built-in runtime: bias Adds and activations folded into the node that feeds them.
 #pragma once
 
 #include <cstddef>
@@ -10,18 +10,24 @@
 
 namespace polygraphy::ref {
 
-/// Folds each Relu, Clip with constant bounds, and SiLU (Mul(x, Sigmoid(x)), as PyTorch exports it)
-/// whose input is read by nothing else into the Conv or ConvTranspose producing that input
-/// (kFusedActivationAttr in ops/families.h): the convolution takes the activation's output name and
-/// the activation's nodes are removed, so the activation costs no pass over memory.
+/// Folds what ONNX Runtime's CPU graph optimizer also fuses into the node producing it, so that it
+/// costs no pass over memory (private attributes in ops/families.h):
+/// - the bias Add of a MatMul with a float32 matrix weight and a float32 [N] bias (a Linear layer
+///   as exporters write it) into the MatMul (kFusedBiasAttr; the bias becomes its third input);
+/// - a Relu, a Clip with constant bounds, a SiLU (Mul(x, Sigmoid(x))) or a GELU (the Gelu operator
+///   with approximate "none", or torch's erf pattern Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5))
+///   into the Conv or ConvTranspose before it, or into a MatMul or Gemm whose weight is a float
+///   constant (kFusedActivationAttr).
+/// The producer takes the output name of the last folded node, and the folded nodes are removed.
 ///
-/// A convolution output stays unfused when anything else reads it (a subgraph included: `node_inputs`
-/// holds each node's declared and implicit inputs) or when it is a graph output, so layer-wise runs
+/// An output stays unfused when anything else reads it (a subgraph included: `node_inputs` holds
+/// each node's declared and implicit inputs) or when it is a graph output, so layer-wise runs
 /// (`mark all`) still see every layer as written. `default_opset` is the model's ai.onnx opset (it
-/// decides where Clip's bounds come from). Returns, per node, whether it was folded into a
-/// convolution and must be dropped (the caller drops it, with whatever it keeps per node).
+/// decides where Clip's bounds come from). Updates `node_inputs` of the nodes that gain an input, and
+/// returns, per node, whether it was folded and must be dropped (the caller drops it, with whatever
+/// it keeps per node).
 std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
-                                   const std::vector<std::vector<std::string>>& node_inputs,
-                                   const onnx::GraphProto& graph, int64_t default_opset);
+                                   std::vector<std::vector<std::string>>& node_inputs, const onnx::GraphProto& graph,
+                                   int64_t default_opset);
 
 }  // namespace polygraphy::ref

@@ -1,6 +1,8 @@
 // RefRunner: BaseRunner over a reference Session.
 #include "polygraphy/backend/ref/runner.h"
 
+#include "polygraphy/common/logger.h"
+
 namespace polygraphy::ref {
 
 RefRunner::RefRunner(Loader<std::shared_ptr<Session>> session, std::optional<std::string> name)
@@ -14,6 +16,10 @@ void RefRunner::activate_impl() {
 }
 
 void RefRunner::deactivate_impl() {
+    if (session_) {
+        if (const std::optional<SessionProfile> profile = session_->profile())
+            logger().info(name() + ": " + format_profile(*profile));
+    }
     session_.reset();
 }
 

@@ -1,12 +1,16 @@
 // Session: prepares an ONNX graph for the built-in CPU runtime and runs it.
 #include <omp.h>
 
-#include "backend/ref/fusion.h"
 #include "backend/onnx/domain.h"
+#include "backend/ref/fusion.h"
+#include "backend/ref/ops/families.h"
 #include "common/toposort.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <new>
 #include <set>
 #include <stdexcept>
@@ -15,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "polygraphy/backend/onnx/functions.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/backend/ref/runner.h"
@@ -88,10 +93,10 @@ struct Session::Impl {
         std::size_t node_index = 0;
         std::unique_ptr<NodeInfo> info;
         std::unique_ptr<Kernel> kernel;
-        std::vector<int> inputs;   // slot per node input, -1 when omitted, then the implicit inputs
+        std::vector<int> inputs;               // slot per node input, -1 when omitted, then the implicit inputs
         std::vector<std::string> outer_names;  // implicit inputs: enclosing values the subgraphs read
-        std::vector<int> outputs;  // slot per node output, -1 when omitted
-        std::vector<int> release;  // intermediate slots whose last consumer is this step
+        std::vector<int> outputs;              // slot per node output, -1 when omitted
+        std::vector<int> release;              // intermediate slots whose last consumer is this step
     };
 
     std::vector<onnx::NodeProto> nodes;  // owned copies: NodeInfo refers to them
@@ -108,7 +113,15 @@ struct Session::Impl {
     TensorMetadata input_metadata;
     TensorMetadata output_metadata;
     int num_threads = 1;
-    bool fuse = true;  // SessionOptions::fuse_activations
+    bool fuse = true;      // SessionOptions::fuse_activations
+    bool profile = false;  // SessionOptions::profile (top-level graph only)
+    struct ProfileTotals {
+        std::mutex mutex;
+        std::size_t runs_seen = 0;  // the first is not counted
+        std::vector<double> step_seconds;
+        double total_seconds = 0;
+    };
+    mutable ProfileTotals profile_totals;
     std::shared_ptr<const OpsetMap> opsets;
     std::vector<std::vector<std::string>> node_inputs;  // per node: declared inputs, then implicit ones
 
@@ -124,11 +137,15 @@ struct Session::Impl {
     void prepare(const onnx::ModelProto& model, const SessionOptions& options, const TensorMap& given_constants);
     /// Prepares `graph`; `outer_names` are values of enclosing graphs it may read (subgraphs only),
     /// `given_constants` values it reads as initializers (the top-level graph only).
+    /// `expanded`: the graph's nodes with their calls to local functions expanded, for a graph that
+    /// has some (nullptr: the graph's own nodes).
     void prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names,
-                       const TensorMap& given_constants = {});
+                       const TensorMap& given_constants = {}, std::vector<ExpandedNode>* expanded = nullptr);
     std::vector<std::size_t> topological_order(const std::unordered_set<std::string>& graph_values);
     /// Runs the steps over `values` (graph inputs and outer values already in their slots).
     void execute(std::vector<Value>& values, RunStats* stats) const;
+    /// Adds one run's per-step times to profile_totals.
+    void record_profile(const std::vector<double>& step_seconds, double total_seconds) const;
     const Value& value_at(const std::vector<Value>& values, int index) const {
         return constants[index].defined() ? constants[index] : values[index];
     }
@@ -168,13 +185,14 @@ public:
             else if (impl.defaults[index].defined())
                 values[index] = impl.defaults[index];
             else
-                throw ModelError(fmt::format("subgraph '{}' input '{}' has no value", graph_name_, impl.inputs[i].first));
+                throw ModelError(
+                    fmt::format("subgraph '{}' input '{}' has no value", graph_name_, impl.inputs[i].first));
         }
         for (const auto& [name, index] : impl.outer) {
             const Value* outer = context.outer_value(name);
             if (!outer || !outer->defined())
-                throw ModelError(fmt::format("subgraph '{}' reads '{}', which no enclosing graph defines", graph_name_,
-                                             name));
+                throw ModelError(
+                    fmt::format("subgraph '{}' reads '{}', which no enclosing graph defines", graph_name_, name));
             values[index] = *outer;
         }
         impl.execute(values, nullptr);
@@ -199,21 +217,46 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
             fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));
     num_threads = options.num_threads > 0 ? options.num_threads : std::max(1, omp_get_num_procs());
     fuse = options.fuse_activations;
+    profile = options.profile;
 
     auto imported = std::make_shared<OpsetMap>();
     for (const auto& import : model.opset_import())
         (*imported)[std::string(canonical_domain(import.domain()))] = import.version();
     opsets = std::move(imported);
-    prepare_graph(model.graph(), {}, given_constants);
+    if (!calls_local_functions(model)) {
+        prepare_graph(model.graph(), {}, given_constants);
+        return;
+    }
+    std::vector<ExpandedNode> expanded = expand_function_calls(model, model.graph());
+    prepare_graph(model.graph(), {}, given_constants, &expanded);
 }
 
 void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names,
-                                  const TensorMap& given_constants) {
+                                  const TensorMap& given_constants, std::vector<ExpandedNode>* expanded) {
     if (graph.sparse_initializer_size() > 0)
         throw UnsupportedError(fmt::format("Sparse initializers are not supported (first: '{}')",
                                            graph.sparse_initializer(0).values().name()));
 
-    nodes.assign(graph.node().begin(), graph.node().end());
+    // A node from a function body uses the function's opset imports, over the model's.
+    std::unordered_map<const onnx::FunctionProto*, std::shared_ptr<const OpsetMap>> function_opsets;
+    std::vector<std::shared_ptr<const OpsetMap>> opsets_of_node;
+    if (expanded) {
+        nodes.clear();
+        for (ExpandedNode& node : *expanded) {
+            std::shared_ptr<const OpsetMap>& own = function_opsets[node.function];
+            if (!own && node.function) {
+                auto merged = std::make_shared<OpsetMap>(*opsets);
+                for (const auto& import : node.function->opset_import())
+                    (*merged)[std::string(canonical_domain(import.domain()))] = import.version();
+                own = std::move(merged);
+            }
+            opsets_of_node.push_back(own ? own : opsets);
+            nodes.push_back(std::move(node.node));
+        }
+    } else {
+        nodes.assign(graph.node().begin(), graph.node().end());
+        opsets_of_node.assign(nodes.size(), opsets);
+    }
     node_inputs.resize(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         node_inputs[i].assign(nodes[i].input().begin(), nodes[i].input().end());
@@ -221,12 +264,12 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     }
     // Display names first, so that an unnamed node keeps the index it has in the model.
     for (std::size_t i = 0; i < nodes.size(); ++i)
-        display_names.push_back(nodes[i].name().empty() ? fmt::format("{}_{}", nodes[i].op_type(), i) : nodes[i].name());
+        display_names.push_back(nodes[i].name().empty() ? fmt::format("{}_{}", nodes[i].op_type(), i)
+                                                        : nodes[i].name());
     if (fuse) {
         const auto onnx_opset = opsets->find("");
-        const std::vector<bool> folded =
-            fuse_activations(nodes, node_inputs, graph,
-                             onnx_opset != opsets->end() ? onnx_opset->second : kOpsetOfUnimportedDomain);
+        const std::vector<bool> folded = fuse_activations(
+            nodes, node_inputs, graph, onnx_opset != opsets->end() ? onnx_opset->second : kOpsetOfUnimportedDomain);
         std::size_t kept = 0;
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             if (folded[i]) continue;
@@ -234,12 +277,14 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
                 nodes[kept] = std::move(nodes[i]);
                 node_inputs[kept] = std::move(node_inputs[i]);
                 display_names[kept] = std::move(display_names[i]);
+                opsets_of_node[kept] = std::move(opsets_of_node[i]);
             }
             ++kept;
         }
         nodes.resize(kept);
         node_inputs.resize(kept);
         display_names.resize(kept);
+        opsets_of_node.resize(kept);
     }
 
     std::vector<int64_t> node_opsets(nodes.size());
@@ -249,8 +294,8 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const onnx::NodeProto& node = nodes[i];
         const std::string domain(canonical_domain(node.domain()));
-        auto imported = opsets->find(domain);
-        node_opsets[i] = imported != opsets->end() ? imported->second : kOpsetOfUnimportedDomain;
+        auto imported = opsets_of_node[i]->find(domain);
+        node_opsets[i] = imported != opsets_of_node[i]->end() ? imported->second : kOpsetOfUnimportedDomain;
         entries[i] = registry.find(domain, node.op_type(), node_opsets[i]);
         if (!entries[i])
             unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i], node.op_type(),
@@ -333,9 +378,8 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         for (const auto& input : node.input()) {
             const int input_slot = input.empty() ? -1 : slot_of.at(input);
             step.inputs.push_back(input_slot);
-            constant_inputs.push_back(input_slot >= 0 && constants[input_slot].is_tensor()
-                                          ? &constants[input_slot].tensor()
-                                          : nullptr);
+            constant_inputs.push_back(
+                input_slot >= 0 && constants[input_slot].is_tensor() ? &constants[input_slot].tensor() : nullptr);
         }
         for (std::size_t k = static_cast<std::size_t>(node.input_size()); k < node_inputs[index].size(); ++k) {
             step.outer_names.push_back(node_inputs[index][k]);
@@ -343,9 +387,10 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         }
         for (const auto& output : node.output()) step.outputs.push_back(output.empty() ? -1 : slot_of.at(output));
         step.info = std::make_unique<NodeInfo>(node, node_opsets[index], display_names[index], constant_inputs);
-        step.info->set_subgraph_builder([opsets = opsets, threads = num_threads, fuse = fuse](const onnx::GraphProto& body) {
-            return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads, fuse));
-        });
+        step.info->set_subgraph_builder(
+            [opsets = opsets_of_node[index], threads = num_threads, fuse = fuse](const onnx::GraphProto& body) {
+                return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads, fuse));
+            });
         with_node_context(*step.info, [&] { step.kernel = entries[index]->factory(*step.info); });
         if (!step.kernel) throw InternalError(fmt::format("factory of {} returned no kernel", node.op_type()));
 
@@ -444,6 +489,74 @@ int Session::num_threads() const {
     return impl_->num_threads;
 }
 
+std::optional<SessionProfile> Session::profile() const {
+    const Impl& impl = *impl_;
+    if (!impl.profile) return std::nullopt;
+    std::lock_guard<std::mutex> lock(impl.profile_totals.mutex);
+    SessionProfile result;
+    result.runs = impl.profile_totals.runs_seen > 0 ? impl.profile_totals.runs_seen - 1 : 0;
+    result.total_seconds = impl.profile_totals.total_seconds;
+    for (std::size_t i = 0; i < impl.steps.size(); ++i) {
+        const NodeInfo& info = *impl.steps[i].info;
+        std::string op_type = info.op_type();
+        if (info.attr_int(kFusedBiasAttr, 0) != 0) op_type += "+Add";
+        if (const std::string folded = info.attr_string(kFusedActivationAttr, ""); !folded.empty())
+            op_type += "+" + folded;
+        const auto& seconds = impl.profile_totals.step_seconds;
+        result.nodes.push_back({impl.order[i], std::move(op_type), i < seconds.size() ? seconds[i] : 0.0});
+    }
+    return result;
+}
+
+std::string format_profile(const SessionProfile& profile, std::size_t max_nodes) {
+    if (profile.runs == 0) return "Profile: no run counted (the first run, which prepares the kernels, is not)";
+    const double runs = static_cast<double>(profile.runs);
+    double nodes_total = 0;
+    for (const auto& node : profile.nodes) nodes_total += node.seconds;
+    auto percent = [&](double seconds) { return nodes_total > 0 ? 100.0 * seconds / nodes_total : 0.0; };
+    std::string text = fmt::format(
+        "Profile of {} run(s) (the first run is not counted): {:.3f} ms per run, {:.3f} ms of it in {} nodes\n",
+        profile.runs, profile.total_seconds / runs * 1e3, nodes_total / runs * 1e3, profile.nodes.size());
+
+    struct OpTotal {
+        std::size_t nodes = 0;
+        double seconds = 0;
+    };
+    std::map<std::string, OpTotal> by_op;
+    for (const auto& node : profile.nodes) {
+        OpTotal& total = by_op[node.op_type];
+        ++total.nodes;
+        total.seconds += node.seconds;
+    }
+    std::vector<std::pair<std::string, OpTotal>> ops(by_op.begin(), by_op.end());
+    std::stable_sort(ops.begin(), ops.end(),
+                     [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    std::size_t op_width = 7;
+    for (const auto& [op, total] : ops) op_width = std::max(op_width, op.size());
+    text += fmt::format("  By op type:\n    {:<{}}  {:>5}  {:>11}  {:>6}\n", "op type", op_width, "nodes", "ms per run",
+                        "share");
+    for (const auto& [op, total] : ops)
+        text += fmt::format("    {:<{}}  {:>5}  {:>11.3f}  {:>5.1f}%\n", op, op_width, total.nodes,
+                            total.seconds / runs * 1e3, percent(total.seconds));
+
+    std::vector<const SessionProfile::Node*> slowest;
+    for (const auto& node : profile.nodes) slowest.push_back(&node);
+    std::stable_sort(slowest.begin(), slowest.end(),
+                     [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+    if (slowest.size() > max_nodes) slowest.resize(max_nodes);
+    std::size_t name_width = 4, type_width = 7;
+    for (const auto* node : slowest) {
+        name_width = std::max(name_width, node->name.size());
+        type_width = std::max(type_width, node->op_type.size());
+    }
+    text += fmt::format("  Slowest nodes ({} of {}):\n    {:<{}}  {:<{}}  {:>11}  {:>6}", slowest.size(),
+                        profile.nodes.size(), "node", name_width, "op type", type_width, "ms per run", "share");
+    for (const auto* node : slowest)
+        text += fmt::format("\n    {:<{}}  {:<{}}  {:>11.3f}  {:>5.1f}%", node->name, name_width, node->op_type,
+                            type_width, node->seconds / runs * 1e3, percent(node->seconds));
+    return text;
+}
+
 TensorMap Session::run(const TensorMap& feed) const {
     return run(feed, nullptr);
 }
@@ -482,11 +595,15 @@ Session::ValueMap Session::run_values(const ValueMap& feed, RunStats* stats) con
 }
 
 void Session::Impl::execute(std::vector<Value>& values, RunStats* stats) const {
+    using Clock = std::chrono::steady_clock;
     RunStats local;
     std::size_t live = 0;
+    std::vector<double> step_seconds(profile ? steps.size() : 0);
+    const Clock::time_point run_start = profile ? Clock::now() : Clock::time_point();
     std::vector<const Tensor*> inputs;
     std::vector<const Value*> input_values;
-    for (const auto& step : steps) {
+    for (std::size_t step_index = 0; step_index < steps.size(); ++step_index) {
+        const Step& step = steps[step_index];
         inputs.clear();
         input_values.clear();
         for (int index : step.inputs) {
@@ -503,7 +620,9 @@ void Session::Impl::execute(std::vector<Value>& values, RunStats* stats) const {
         context.attach_values(&input_values, &step.outer_names);
         if (logger().enabled(Severity::kUltraVerbose))
             logger().ultra_verbose(fmt::format("Running node '{}' ({})", step.info->name(), step.info->op_type()));
+        const Clock::time_point step_start = profile ? Clock::now() : Clock::time_point();
         with_node_context(*step.info, [&] { step.kernel->compute(context); });
+        if (profile) step_seconds[step_index] = std::chrono::duration<double>(Clock::now() - step_start).count();
         for (std::size_t j = 0; j < step.outputs.size(); ++j) {
             const int index = step.outputs[j];
             if (index < 0) continue;
@@ -521,6 +640,15 @@ void Session::Impl::execute(std::vector<Value>& values, RunStats* stats) const {
         }
     }
     if (stats) *stats = local;
+    if (profile) record_profile(step_seconds, std::chrono::duration<double>(Clock::now() - run_start).count());
+}
+
+void Session::Impl::record_profile(const std::vector<double>& step_seconds, double total_seconds) const {
+    std::lock_guard<std::mutex> lock(profile_totals.mutex);
+    if (profile_totals.runs_seen++ == 0) return;
+    if (profile_totals.step_seconds.empty()) profile_totals.step_seconds.assign(step_seconds.size(), 0.0);
+    for (std::size_t i = 0; i < step_seconds.size(); ++i) profile_totals.step_seconds[i] += step_seconds[i];
+    profile_totals.total_seconds += total_seconds;
 }
 
 std::shared_ptr<Session> SessionFromOnnx::operator()() const {

@@ -19,12 +19,12 @@ std::string ConvertTool::description() const {
 std::vector<std::unique_ptr<ArgGroup>> ConvertTool::subscriptions() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, "inputs"}));
-    for (auto& group : make_tf_arg_groups()) groups.push_back(std::move(group));
+    for (auto& group : make_tf_arg_groups(UnavailableArgsFor::kConvert)) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<OnnxInferShapesArgs>());
     groups.push_back(std::make_unique<OnnxLoadArgs>(OnnxLoadArgs::Config{"onnx-", false}));
     groups.push_back(std::make_unique<OnnxSaveArgs>(OnnxSaveArgs::Config{"output", "-o", true}));
     groups.push_back(std::make_unique<DataLoaderArgs>());
-    for (auto& group : make_trt_arg_groups()) groups.push_back(std::move(group));
+    for (auto& group : make_trt_arg_groups(UnavailableArgsFor::kConvert)) groups.push_back(std::move(group));
     return groups;
 }
 

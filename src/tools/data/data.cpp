@@ -1,6 +1,7 @@
 #include "tools/data/data.h"
 
 #include "polygraphy/common/run_results.h"
+#include "polygraphy/job/saved_data.h"
 
 namespace polygraphy::tools {
 
@@ -11,6 +12,7 @@ std::string DataTool::description() const {
 Subtools DataTool::make_subtools() const {
     Subtools subtools{"Data Manipulation Subtools", {}};
     subtools.tools.push_back(std::make_unique<DataToInputTool>());
+    subtools.tools.push_back(std::make_unique<DataConvertTool>());
     return subtools;
 }
 

@@ -28,4 +28,18 @@ protected:
     int run_impl(const ParsedArgs& args) override;
 };
 
+/// `data convert [--load-inputs P] [--load-outputs P [--runner NAME]] [--save-inputs F]
+/// [--save-outputs F] [--save-test-data DIR]`: moves inputs and results between Polygraphy's JSON
+/// and ONNX test-data folders (test_data.h). Every path is read by the readers `run` uses
+/// (job/saved_data.h), so a format they learn (`.npz`) is converted too.
+class DataConvertTool : public Tool {
+public:
+    DataConvertTool() : Tool("convert") {}
+    std::string description() const override;
+
+protected:
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
 }  // namespace polygraphy::tools

@@ -5,6 +5,7 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_summary.h"
 #include "polygraphy/comparator/html_report.h"
+#include "polygraphy/job/saved_data.h"
 #include "tools/args/util.h"
 #include "tools/inspect/inspect.h"
 
@@ -64,7 +65,7 @@ int InspectDataTool::run_impl(const ParsedArgs& args) {
     const auto report = args.value("report");
     if (report && !is_html_report_path(*report))
         throw UsageError("--report writes an HTML page: give a path ending in .html\nNote: given: " + *report);
-    const auto data = load_run_results_or_inputs(path);
+    const auto data = load_saved_results_or_inputs(path);
     if (const auto* results = std::get_if<RunResults>(&data))
         logger().info(str_from_run_results(*results, options));
     else

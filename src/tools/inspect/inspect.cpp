@@ -11,6 +11,7 @@ Subtools InspectTool::make_subtools() const {
     subtools.tools.push_back(std::make_unique<InspectModelTool>());
     subtools.tools.push_back(std::make_unique<InspectDataTool>());
     subtools.tools.push_back(std::make_unique<InspectCapabilityTool>());
+    subtools.tools.push_back(std::make_unique<InspectSparsityTool>());
     return subtools;
 }
 

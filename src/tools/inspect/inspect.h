@@ -1,4 +1,4 @@
-// `polygraphy inspect`: model, data and capability subtools.
+// `polygraphy inspect`: model, data, capability and sparsity subtools.
 #pragma once
 
 #include "polygraphy/tools/tool.h"
@@ -19,8 +19,9 @@ protected:
 /// `inspect model M.onnx [--show layers attrs weights]`: str_from_onnx() logged under
 /// `==== ONNX Model ====`. Without `weights` the model is read by onnx_structure_from_path (no
 /// weights, no external data: fast on large models); with it, fully (external data included
-/// unless --ignore-external-data). `--display-as trt` and `--combine-tensor-info` are TensorRT-only
-/// and refused; `--list-unbounded-dds` is refused (not available yet).
+/// unless --ignore-external-data). `--list-unbounded-dds` adds the tensors
+/// find_unbounded_dds_tensors() finds. `--display-as trt` and `--combine-tensor-info` are
+/// TensorRT-only and refused.
 class InspectModelTool : public Tool {
 public:
     InspectModelTool() : Tool("model") {}
@@ -55,6 +56,19 @@ public:
 protected:
     std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
     std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `inspect sparsity M.onnx`: check_sparsity() (sparsity.h) logs, for each weight 2:4 sparsity
+/// applies to, whether it follows the pattern.
+class InspectSparsityTool : public Tool {
+public:
+    InspectSparsityTool() : Tool("sparsity") {}
+    std::string description() const override;
+    bool show_start_end_logging(const ParsedArgs&) const override { return true; }
+
+protected:
+    std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
     int run_impl(const ParsedArgs& args) override;
 };
 

@@ -4,11 +4,14 @@
 #include <optional>
 
 #include "polygraphy/backend/onnx/capability.h"
+#include "polygraphy/backend/onnx/dds.h"
 #include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/common/logger.h"
 #include "tools/args/backend/onnx/loader.h"
+#include "tools/args/backend/unavailable.h"
 #include "tools/args/model.h"
 #include "tools/inspect/inspect.h"
+#include "tools/inspect/unbounded_dds.h"
 
 namespace polygraphy::tools {
 
@@ -20,8 +23,12 @@ std::string InspectModelTool::description() const {
 std::vector<std::unique_ptr<ArgGroup>> InspectModelTool::subscriptions() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, ""}));
+    for (auto& group : make_tf_arg_groups(UnavailableArgsFor::kInspectModel)) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<OnnxInferShapesArgs>());
     groups.push_back(std::make_unique<OnnxLoadArgs>());
+    // Plugins, layer precisions, tensor data types and parser flags act on the TensorRT network
+    // built from the model, which only --display-as trt shows: refused like it.
+    for (auto& group : make_trt_arg_groups(UnavailableArgsFor::kInspectModel)) groups.push_back(std::move(group));
     return groups;
 }
 
@@ -42,7 +49,8 @@ std::vector<OptionSpec> InspectModelTool::tool_options() const {
         Option({"--list-unbounded-dds"})
             .dest("show_unbounded_dds")
             .kind(OptionKind::kFlag)
-            .help("List all tensors with unbounded Data-Dependent Shapes (DDS). Not available in this build yet"),
+            .help("List all tensors with unbounded Data-Dependent Shapes (DDS). Note that listing unbounded DDS only "
+                  "works for models that have been constant folded and have shapes inferred."),
         Option({"--combine-tensor-info"})
             .help("Path to a tensor JSON file to combine into an engine's layer information. Not available in this "
                   "build (TensorRT)"),
@@ -52,8 +60,6 @@ std::vector<OptionSpec> InspectModelTool::tool_options() const {
 int InspectModelTool::run_impl(const ParsedArgs& args) {
     if (args.has("display_as") || args.has("combine_tensor_info"))
         throw UnsupportedError("TensorRT is not available in this build (--display-as trt, --combine-tensor-info)");
-    if (args.flag("show_unbounded_dds"))
-        throw UnsupportedError("--list-unbounded-dds is not available in this build yet");
 
     const auto show = args.values("show");
     auto shows = [&](const char* aspect) { return std::find(show.begin(), show.end(), aspect) != show.end(); };
@@ -83,6 +89,8 @@ int InspectModelTool::run_impl(const ParsedArgs& args) {
     // Shapes of intermediate tensors for --show layers (libonnx; best effort, never fails).
     if (arg_group<OnnxInferShapesArgs>().do_shape_inference()) infer_value_info(*model);
     logger().info("==== ONNX Model ====\n" + str_from_onnx(*model, options));
+    if (args.flag("show_unbounded_dds"))
+        logger().info("Found tensors with unbounded DDS: " + unbounded_dds_str(find_unbounded_dds_tensors(*model)));
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/python_repr.h"
 #include "polygraphy/job/run_job.h"
+#include "polygraphy/job/runner_processes.h"
 #include "polygraphy/job/script.h"
 #include "tools/args/backend/onnx/loader.h"
 #include "tools/args/backend/runner_select.h"
@@ -35,7 +36,7 @@ std::vector<std::unique_ptr<ArgGroup>> RunTool::subscriptions() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<RunnerSelectArgs>());
     groups.push_back(std::make_unique<ModelArgs>());
-    for (auto& group : make_tf_arg_groups()) groups.push_back(std::move(group));
+    for (auto& group : make_tf_arg_groups(UnavailableArgsFor::kRun)) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<OnnxSaveArgs>(OnnxSaveArgs::Config{"save-onnx", "", false}));
     groups.push_back(std::make_unique<OnnxInferShapesArgs>());
     groups.push_back(std::make_unique<OnnxLoadArgs>());
@@ -43,7 +44,7 @@ std::vector<std::unique_ptr<ArgGroup>> RunTool::subscriptions() {
     for (const auto& module : extension_modules())
         if (module.run_arg_groups)
             for (auto& group : module.run_arg_groups()) groups.push_back(std::move(group));
-    for (auto& group : make_trt_arg_groups()) groups.push_back(std::move(group));
+    for (auto& group : make_trt_arg_groups(UnavailableArgsFor::kRun)) groups.push_back(std::move(group));
     groups.push_back(std::make_unique<DataLoaderArgs>());
     groups.push_back(std::make_unique<ComparatorRunArgs>());
     groups.push_back(std::make_unique<ComparatorPostprocessArgs>());
@@ -63,7 +64,7 @@ std::vector<OptionSpec> RunTool::tool_options() const {
 }
 
 bool RunTool::show_start_end_logging(const ParsedArgs& args) const {
-    return !args.has("gen_script");
+    return !args.has("gen_script") && !is_runner_process();  // a runner process's parent says both
 }
 
 RunJob RunTool::job() const {
@@ -139,8 +140,13 @@ int RunTool::run_impl(const ParsedArgs& args) {
     if (runner_select.selected().empty()) logger().warning("No runners have been selected. Inference will not be run!");
 
     const auto script_path = args.value("gen_script");
+    const auto& inference = arg_group<ComparatorRunArgs>();
     if (script_path && *script_path == "-")
         throw UsageError("--gen-script -: this build writes the program to a file only; give a path such as run.cpp");
+    if (script_path && inference.use_subprocess())
+        throw UnsupportedError(
+            "--gen-script cannot write --use-subprocess to a program (it runs runners in "
+            "processes of the polygraphy tool itself)");
     std::vector<const ArgGroup*> undescribed;
     RunJob job = describe_job(&undescribed);
     job.compare.report_command = command_line(args);
@@ -149,6 +155,16 @@ int RunTool::run_impl(const ParsedArgs& args) {
         write_file_atomically(*script_path, program);
         logger().info("Writing script to: " + *script_path);
         return 0;
+    }
+    if (is_runner_process()) {
+        run_runner_process(job);  // started by run_job_in_processes() below, in the parent
+        return 0;
+    }
+    if (inference.use_subprocess()) {
+        // Each runner process runs this same command line.
+        std::vector<std::string> command = {std::filesystem::read_symlink("/proc/self/exe").string(), "run"};
+        command.insert(command.end(), args.argv.begin(), args.argv.end());
+        return run_job_in_processes(job, {command, inference.subprocess_timeout()}).passed ? 0 : 1;
     }
     return run_job(job).passed ? 0 : 1;
 }

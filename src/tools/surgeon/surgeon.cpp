@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/structure.h"
@@ -13,20 +14,10 @@
 #include "tools/args/comparator/data_loader.h"
 #include "tools/args/model.h"
 #include "tools/args/util.h"
+#include "tools/surgeon/model_io.h"
 
 namespace polygraphy::tools {
 namespace {
-
-OnnxModel load_and_log(const OnnxLoadArgs& load) {
-    OnnxModel model = load.onnx_loader()();
-    logger().info("Original Model:\n" + str_from_onnx(*model) + "\n\n");
-    return model;
-}
-
-void save_and_log(const OnnxSaveArgs& save, const onnx::ModelProto& model) {
-    save.save(model);
-    logger().info("New Model:\n" + str_from_onnx(model) + "\n\n");
-}
 
 // `auto` or a dtype name.
 std::optional<DataType> parse_dtype(const std::string& flag, const std::string& arg, const std::string& text) {
@@ -80,6 +71,9 @@ Subtools SurgeonTool::make_subtools() const {
     subtools.tools.push_back(std::make_unique<SurgeonExtractTool>());
     subtools.tools.push_back(std::make_unique<SurgeonSanitizeTool>());
     subtools.tools.push_back(std::make_unique<SurgeonInsertTool>());
+    subtools.tools.push_back(std::make_unique<SurgeonPruneTool>());
+    subtools.tools.push_back(std::make_unique<SurgeonWeightStripTool>());
+    subtools.tools.push_back(std::make_unique<SurgeonWeightReconstructTool>());
     return subtools;
 }
 
@@ -164,7 +158,12 @@ std::vector<OptionSpec> SurgeonSanitizeTool::tool_options() const {
         Option({"--set-unbounded-dds-upper-bound"})
             .dest("upper_bounds")
             .kind(OptionKind::kValues)
-            .help("Set upper bounds for tensors with unbounded DDS. Not available in this build yet"),
+            .help("Set upper bounds for tensors with unbounded DDS(data-dependent shape), by inserting the ONNX Min "
+                  "operator. To specify per-tensor upper bounds, use the format: --set-unbounded-dds-upper-bound "
+                  "[<tensor_name>:]<upper_bound>. If no tensor name is provided, the upper bound is used for any "
+                  "tensors with unbounded DDS that are not explicitly specified. For example: "
+                  "--set-unbounded-dds-upper-bound 10000 tensor_a:5000 tensor_b:4000. Note that setting upper bounds "
+                  "only works for models that have been constant folded and have shapes inferred."),
         Option({"--fold-constants"})
             .kind(OptionKind::kFlag)
             .help("Fold constants in the graph by computing subgraphs whose values are not dependent on runtime "
@@ -195,8 +194,11 @@ std::vector<OptionSpec> SurgeonSanitizeTool::tool_options() const {
 }
 
 int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
-    if (args.has("upper_bounds"))
-        throw UnsupportedError("--set-unbounded-dds-upper-bound is not available in this build yet");
+    const auto upper_bounds = args.has("upper_bounds")
+                                  ? std::optional(args_util::parse_per_key_ints("--set-unbounded-dds-upper-bound",
+                                                                                args.values("upper_bounds"),
+                                                                                std::numeric_limits<int64_t>::min()))
+                                  : std::nullopt;
     const bool fold = args.flag("fold_constants");
     FoldConstantsOptions fold_options;
     for (const auto& [dest, flag] : std::vector<std::pair<std::string, std::string>>{
@@ -227,7 +229,7 @@ int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
     // The loader (and override_input_shapes) have just inferred shapes.
     fold_options.infer_shapes_before_first_pass = !infer.do_shape_inference();
 
-    OnnxModel model = load_and_log(arg_group<OnnxLoadArgs>());
+    OnnxModel model = load_and_log(arg_group<OnnxLoadArgs>(), upper_bounds);
     const TensorMetadata& shapes = arg_group<ModelArgs>().input_shapes();
     if (!shapes.empty()) {
         OrderedMap<DynShape> overrides;
@@ -237,6 +239,7 @@ int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
             overrides.set(name, *meta.shape);
         }
         override_input_shapes(*model, overrides);
+        logger().info("Overriding input shapes to:\n" + get_onnx_input_metadata(model->graph()).to_string());
     }
     // As Polygraphy's (ONNX-GraphSurgeon's) cleanup: graph inputs stay even when unused.
     if (args.flag("cleanup")) cleanup(*model);

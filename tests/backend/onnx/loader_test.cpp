@@ -3,16 +3,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "build_paths.h"
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "test_helpers.h"
-#include "build_paths.h"
 
 namespace polygraphy {
 namespace {
@@ -145,16 +147,81 @@ TEST_F(OnnxLoaderTest, MissingOrCorruptFilesAreErrorsNamingThePath) {
 
 // ---- external data ------------------------------------------------------------------------------
 
-TEST_F(OnnxLoaderTest, LoadsExternalDataIntoRawData) {
+// The path of the file mapped at `address` in this process, from /proc/self/maps ("" when none).
+std::string mapped_file_at(const void* address) {
+    std::ifstream maps("/proc/self/maps");
+    const auto target = reinterpret_cast<uintptr_t>(address);
+    for (std::string line; std::getline(maps, line);) {
+        uintptr_t begin = 0, end = 0;
+        if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2 || target < begin || target >= end) continue;
+        const auto slash = line.find('/');
+        return slash == std::string::npos ? std::string() : line.substr(slash);
+    }
+    return "";
+}
+
+TEST_F(OnnxLoaderTest, ExternalDataStaysInItsFileAndIsReadWhenNeeded) {
     TempDir dir;
     const std::string path = save_with_external(dir, "weights.bin", "16", "16");
     write_bytes(dir.file("model/weights.bin"), std::string(16, 'x') + bytes_of(weights()) + "tail");
 
     const OnnxModel model = onnx_from_path(path);
     const onnx::TensorProto& w = model->graph().initializer(0);
-    EXPECT_EQ(w.data_location(), onnx::TensorProto::DEFAULT);
-    EXPECT_EQ(w.external_data_size(), 0);
-    EXPECT_TRUE(tensor_from_proto(w).equals(weights()));
+    EXPECT_EQ(w.data_location(), onnx::TensorProto::EXTERNAL);
+    EXPECT_FALSE(w.has_raw_data());
+    const Tensor value = tensor_from_proto(w);
+    EXPECT_TRUE(value.equals(weights()));
+    EXPECT_EQ(mapped_file_at(value.data()), "");  // small: read, not mapped
+    // Saved self-contained: the weights are read into the file, without polygraphy's marks.
+    save_onnx(*model, dir.file("self_contained.onnx"));
+    const OnnxModel saved = onnx_from_path(dir.file("self_contained.onnx"));
+    EXPECT_EQ(saved->graph().initializer(0).data_location(), onnx::TensorProto::DEFAULT);
+    EXPECT_TRUE(tensor_from_proto(saved->graph().initializer(0)).equals(weights()));
+}
+
+TEST_F(OnnxLoaderTest, LargeExternalTensorsAreMappedNotCopied) {
+    TempDir dir;
+    fs::create_directories(dir.file("model"));
+    const Tensor big = testing::random_tensor({256, 256}, 7);  // 256 KiB: mapped
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 256});
+    builder.initializer("w", big);
+    builder.node("MatMul", {"x", "w"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{1, 256});
+    save_onnx_with_external_data(*builder.build(), dir.file("model/big.onnx"));
+
+    const OnnxModel model = onnx_from_path(dir.file("model/big.onnx"));
+    const Tensor value = tensor_from_proto(model->graph().initializer(0));
+    EXPECT_TRUE(value.equals(big));
+    EXPECT_EQ(mapped_file_at(value.data()), fs::canonical(dir.file("model/big.onnx.data")).string());
+}
+
+TEST_F(OnnxLoaderTest, ExternalDataThatShrankAfterLoadingIsAClearError) {
+    TempDir dir;
+    const std::string path = save_with_external(dir, "weights.bin");
+    write_bytes(dir.file("model/weights.bin"), bytes_of(weights()));
+    const OnnxModel model = onnx_from_path(path);
+    write_bytes(dir.file("model/weights.bin"), bytes_of(weights()).substr(0, 10));
+    EXPECT_THAT(error_message<FormatError>([&] { tensor_from_proto(model->graph().initializer(0)); }),
+                HasSubstr("Tensor 'w': external data of 16 bytes at offset 0 runs past the end of 'weights.bin'"));
+    EXPECT_THROW(save_onnx(*model, dir.file("out.onnx")), FormatError);
+    EXPECT_FALSE(fs::exists(dir.file("out.onnx")));
+}
+
+TEST_F(OnnxLoaderTest, AFilesOwnCheckedMarksAreNotTrusted) {
+    TempDir dir;
+    ModelBuilder builder = weighted_model();
+    add_external(*builder.proto().mutable_graph()->mutable_initializer(0), "../secret.bin", "0", "16");
+    auto* forged = builder.proto().mutable_graph()->mutable_initializer(0)->add_external_data();
+    forged->set_key("polygraphy.folder");
+    forged->set_value(dir.path());
+    fs::create_directories(dir.file("model"));
+    write_bytes(dir.file("secret.bin"), bytes_of(weights()));
+    builder.save(dir.file("model/forged.onnx"));
+    EXPECT_THAT(error_message<PolygraphyException>([&] { onnx_from_path(dir.file("model/forged.onnx")); }),
+                HasSubstr("leaves the external data folder"));
+    const OnnxModel ignored = onnx_from_path(dir.file("model/forged.onnx"), std::nullopt, true);
+    EXPECT_THROW(tensor_from_proto(ignored->graph().initializer(0)), PolygraphyException);
 }
 
 TEST_F(OnnxLoaderTest, ExternalDataWithoutOffsetOrLengthAndInSubfolders) {
@@ -346,7 +413,7 @@ TEST_F(OnnxLoaderTest, LoadsExternalDataInSubgraphsAndConstants) {
     EXPECT_TRUE(tensor_from_proto(graph.node(0).attribute(0).t()).equals(weights()));
     for (int i = 0; i < 2; ++i) {
         const onnx::TensorProto& inner = graph.node(1).attribute(i).g().initializer(0);
-        EXPECT_EQ(inner.data_location(), onnx::TensorProto::DEFAULT);
+        EXPECT_EQ(inner.data_location(), onnx::TensorProto::EXTERNAL);  // checked, read when needed
         EXPECT_TRUE(tensor_from_proto(inner).equals(weights()));
     }
 }

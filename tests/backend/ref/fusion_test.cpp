@@ -39,13 +39,14 @@ SessionOptions with_fusion(bool fuse) {
     return options;
 }
 
-// Runs the model folded and as written; returns the folded session's execution order after
-// checking that both give `output` within `tolerance` (0: bit-identical).
-Names expect_same_values(const ModelBuilder& builder, const std::string& output, double tolerance = 0.0) {
+// Runs the model folded and as written on an input x of `x_shape`; returns the folded session's
+// execution order after checking that both give `output` within `tolerance` (0: bit-identical).
+Names expect_same_values(const ModelBuilder& builder, const std::string& output, double tolerance = 0.0,
+                         const Shape& x_shape = {1, 4, 8, 8}) {
     const OnnxModel model = builder.build();
     const Session folded(*model, with_fusion(true));
     const Session written(*model, with_fusion(false));
-    const TensorMap feed{{"x", random_tensor({1, 4, 8, 8}, 3, -2.0f, 2.0f)}};
+    const TensorMap feed{{"x", random_tensor(x_shape, 3, -2.0f, 2.0f)}};
     const Tensor a = folded.run(feed).at(output), b = written.run(feed).at(output);
     EXPECT_EQ(a.shape(), b.shape());
     for (int64_t i = 0; i < a.numel(); ++i)
@@ -145,6 +146,144 @@ TEST(Fusion, ConsecutiveConvolutionsEachTakeTheirActivation) {
     EXPECT_EQ(expect_same_values(builder, "y"), (Names{"conv", "conv2"}));
 }
 
+// x(2,5,16) -> MatMul with w (16x24) -> "m"; a torch Linear on a 3-D input, less its bias.
+const Shape kLinearInput = {2, 5, 16};
+ModelBuilder linear_model(int64_t opset = 17) {
+    ModelBuilder builder(opset);
+    builder.input("x", DataType::kFloat32, kLinearInput);
+    builder.initializer("w", random_tensor({16, 24}, 1));
+    builder.initializer("b", random_tensor({24}, 2));
+    builder.node("MatMul", {"x", "w"}, {"m"}, "matmul");
+    return builder;
+}
+
+// Tolerances of the folds below: oneDNN adds a fused bias inside its float32 accumulation, and its
+// GELU post-op evaluates erf with ~1e-7 absolute error, so folded and written results differ in the
+// last bits; the bound is well above that for values of magnitude ~1-10.
+constexpr double kFoldedLinearTolerance = 1e-5;
+
+TEST(Fusion, MatMulPlusConstantBiasFoldsAsALinearLayerInEitherOperandOrder) {
+    for (bool bias_first : {false, true}) {
+        ModelBuilder builder = linear_model();
+        builder.node("Add", bias_first ? Names{"b", "m"} : Names{"m", "b"}, {"y"}, "add");
+        builder.output("y", DataType::kFloat32, Shape{2, 5, 24});
+        EXPECT_EQ(expect_same_values(builder, "y", kFoldedLinearTolerance, kLinearInput), (Names{"matmul"}))
+            << bias_first;
+    }
+}
+
+TEST(Fusion, MatMulBiasThatIsNotAConstantVectorOrAMarkedProductStaysUnfolded) {
+    {  // a [1, 24] bias: Add broadcasts it the same, but only a vector is folded
+        ModelBuilder builder = linear_model();
+        builder.initializer("b2", random_tensor({1, 24}, 4));
+        builder.node("Add", {"m", "b2"}, {"y"}, "add");
+        builder.output("y", DataType::kFloat32, Shape{2, 5, 24});
+        EXPECT_EQ(expect_same_values(builder, "y", 0.0, kLinearInput), (Names{"matmul", "add"}));
+    }
+    {  // the bias can be fed
+        ModelBuilder builder = linear_model();
+        builder.input("fed", DataType::kFloat32, Shape{24});
+        builder.initializer("fed", random_tensor({24}, 5));
+        builder.node("Add", {"m", "fed"}, {"y"}, "add");
+        builder.output("y", DataType::kFloat32, Shape{2, 5, 24});
+        EXPECT_EQ(expect_same_values(builder, "y", 0.0, kLinearInput), (Names{"matmul", "add"}));
+    }
+    {  // the product is a graph output (`mark all`)
+        ModelBuilder builder = linear_model();
+        builder.node("Add", {"m", "b"}, {"y"}, "add");
+        builder.output("m", DataType::kFloat32, Shape{2, 5, 24});
+        builder.output("y", DataType::kFloat32, Shape{2, 5, 24});
+        EXPECT_EQ(expect_same_values(builder, "m", 0.0, kLinearInput), (Names{"matmul", "add"}));
+    }
+}
+
+// y = x * 0.5 * (1 + erf(x / sqrt(2))) as torch exports it (with another `divisor`, not GELU);
+// `swapped` puts every commutative operand the other way round.
+void add_torch_gelu(ModelBuilder& builder, const std::string& x, const std::string& y, bool swapped,
+                    float divisor = static_cast<float>(M_SQRT2)) {
+    set_attr(builder.node("Constant", {}, {"sqrt2"}, "sqrt2"), "value", scalar(divisor));
+    set_attr(builder.node("Constant", {}, {"one"}, "one"), "value", scalar(1.0f));
+    set_attr(builder.node("Constant", {}, {"half"}, "half"), "value", scalar(0.5f));
+    builder.node("Div", {x, "sqrt2"}, {"d"}, "div");
+    builder.node("Erf", {"d"}, {"e"}, "erf");
+    builder.node("Add", swapped ? Names{"one", "e"} : Names{"e", "one"}, {"a"}, "add1");
+    builder.node("Mul", swapped ? Names{"a", x} : Names{x, "a"}, {"p"}, "mul");
+    builder.node("Mul", swapped ? Names{"half", "p"} : Names{"p", "half"}, {y}, "mul_half");
+}
+
+TEST(Fusion, TorchGeluFoldsIntoTheLinearLayerBeforeIt) {
+    for (bool swapped : {false, true}) {
+        ModelBuilder builder = linear_model();
+        builder.node("Add", {"b", "m"}, {"l"}, "add");
+        add_torch_gelu(builder, "l", "y", swapped);
+        builder.output("y", DataType::kFloat32, Shape{2, 5, 24});
+        EXPECT_EQ(expect_same_values(builder, "y", kFoldedLinearTolerance, kLinearInput), (Names{"matmul"})) << swapped;
+    }
+}
+
+TEST(Fusion, GeluPatternWithAnotherConstantOrASharedValueStaysUnfolded) {
+    {  // x / 2 is not GELU
+        ModelBuilder builder = conv_model();
+        add_torch_gelu(builder, "c", "y", false, 2.0f);
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        EXPECT_EQ(expect_same_values(builder, "y").size(), 6u);
+    }
+    {  // erf(x / sqrt 2) is also a graph output
+        ModelBuilder builder = conv_model();
+        add_torch_gelu(builder, "c", "y", false);
+        builder.output("e", DataType::kFloat32, Shape{1, 8, 8, 8});
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        EXPECT_EQ(expect_same_values(builder, "y").size(), 6u);
+    }
+}
+
+TEST(Fusion, GeluOperatorFoldsIntoAConvolutionUnlessItIsTheTanhForm) {
+    for (const std::string approximate : {"none", "tanh"}) {
+        ModelBuilder builder = conv_model(20);
+        set_attr(builder.node("Gelu", {"c"}, {"y"}, "gelu"), "approximate", approximate);
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        const Names expected = approximate == "none" ? Names{"conv"} : Names{"conv", "gelu"};
+        EXPECT_EQ(expect_same_values(builder, "y", kFoldedLinearTolerance), expected) << approximate;
+    }
+}
+
+TEST(Fusion, ActivationsFoldIntoGemmAndMatMulWithFloatWeightsOnly) {
+    {  // Gemm with a constant B (and C)
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kFloat32, Shape{3, 16});
+        builder.initializer("w", random_tensor({24, 16}, 1));
+        builder.initializer("c", random_tensor({24}, 2));
+        set_attr(builder.node("Gemm", {"x", "w", "c"}, {"g"}, "gemm"), "transB", int64_t{1});
+        builder.node("Relu", {"g"}, {"y"}, "relu");
+        builder.output("y", DataType::kFloat32, Shape{3, 24});
+        EXPECT_EQ(expect_same_values(builder, "y", 0.0, {3, 16}), (Names{"gemm"}));
+    }
+    {  // MatMul whose B is fed: its type is unknown before running, so nothing folds
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kFloat32, Shape{3, 16});
+        builder.input("w", DataType::kFloat32, Shape{16, 24});
+        builder.node("MatMul", {"x", "w"}, {"m"}, "matmul");
+        builder.node("Relu", {"m"}, {"y"}, "relu");
+        builder.output("y", DataType::kFloat32, Shape{3, 24});
+        const Session folded(*builder.build(), with_fusion(true));
+        EXPECT_EQ(folded.execution_order(), (Names{"matmul", "relu"}));
+    }
+    {  // integer MatMul: the Relu stays a node (a fused activation takes floats only)
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kInt32, Shape{2, 2});
+        builder.initializer("w", Tensor::from_doubles(DataType::kInt32, {2, 2}, {1, -2, 3, -4}));
+        builder.node("MatMul", {"x", "w"}, {"m"}, "matmul");
+        builder.node("Relu", {"m"}, {"y"}, "relu");
+        builder.output("y", DataType::kInt32, Shape{2, 2});
+        const Session folded(*builder.build(), with_fusion(true));
+        EXPECT_EQ(folded.execution_order(), (Names{"matmul", "relu"}));
+        const Tensor y = folded.run({{"x", Tensor::from_doubles(DataType::kInt32, {2, 2}, {1, 1, 2, 0})}}).at("y");
+        // numpy: np.maximum([[1, 1], [2, 0]] @ [[1, -2], [3, -4]], 0) = [[4, 0], [2, 0]]
+        EXPECT_EQ(std::vector<int32_t>(y.data_as<int32_t>(), y.data_as<int32_t>() + 4),
+                  (std::vector<int32_t>{4, 0, 2, 0}));
+    }
+}
+
 // Both ways a folded activation runs (a oneDNN post-op, and the separate oneDNN pass after pointwise
 // convolutions) treat NaN the same documented way.
 TEST(Fusion, FoldedReluAndClipMapNaNToZeroOrTheLowerBoundAsDocumented) {
@@ -157,8 +296,10 @@ TEST(Fusion, FoldedReluAndClipMapNaNToZeroOrTheLowerBoundAsDocumented) {
             set_attr(builder.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{pad, pad, pad, pad});
             builder.initializer("lo", scalar(-0.5f));
             builder.initializer("hi", scalar(0.5f));
-            if (activation == "Relu") builder.node("Relu", {"c"}, {"y"}, "act");
-            else builder.node("Clip", {"c", "lo", "hi"}, {"y"}, "act");
+            if (activation == "Relu")
+                builder.node("Relu", {"c"}, {"y"}, "act");
+            else
+                builder.node("Clip", {"c", "lo", "hi"}, {"y"}, "act");
             builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
             const OnnxModel model = builder.build();
             Tensor x = random_tensor({1, 4, 8, 8}, 5);
@@ -168,7 +309,8 @@ TEST(Fusion, FoldedReluAndClipMapNaNToZeroOrTheLowerBoundAsDocumented) {
             const Tensor y = folded.run({{"x", x}}).at("y");
             const Tensor written = Session(*model, with_fusion(false)).run({{"x", x}}).at("y");
             const float expected = activation == "Relu" ? 0.0f : -0.5f;
-            EXPECT_EQ(y.data_as<float>()[0], expected) << activation << " after a " << kernel << "x" << kernel << " conv";
+            EXPECT_EQ(y.data_as<float>()[0], expected)
+                << activation << " after a " << kernel << "x" << kernel << " conv";
             EXPECT_TRUE(std::isnan(written.data_as<float>()[0])) << activation;
         }
     }

@@ -3,10 +3,10 @@
 #include <fstream>
 #include <thread>
 
-#include "model_builder.h"
-#include "polygraphy/backend/ref/runner.h"
-#include "ops/op_test_util.h"
 #include "build_paths.h"
+#include "model_builder.h"
+#include "ops/op_test_util.h"
+#include "polygraphy/backend/ref/runner.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -308,6 +308,46 @@ TEST(SessionTest, RunsConcurrentlyFromSeveralThreads) {
             ASSERT_EQ(results[t].data_as<float>()[i], v * v - v);  // numpy: x * x - x
         }
     }
+}
+
+TEST(SessionTest, ProfileTimesEveryStepOfTheRunsAfterTheFirst) {
+    // Conv -> Relu (folded: one step "Conv+Relu") -> Neg.
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{1, 2, 4, 4});
+    builder.initializer("w", polygraphy::testing::random_tensor({3, 2, 3, 3}, 1));
+    set_attr(builder.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Relu", {"c"}, {"r"}, "relu");
+    builder.node("Neg", {"r"}, {"y"}, "neg");
+    builder.output("y", DataType::kFloat32, Shape{1, 3, 4, 4});
+    const OnnxModel model = builder.build();
+    const TensorMap feed{{"x", polygraphy::testing::random_tensor({1, 2, 4, 4}, 2)}};
+
+    EXPECT_FALSE(Session(*model, SessionOptions{1}).profile().has_value());  // off by default
+
+    SessionOptions options{1};
+    options.profile = true;
+    const Session session(*model, options);
+    EXPECT_EQ(session.profile()->runs, 0u);
+    EXPECT_THAT(format_profile(*session.profile()), ::testing::HasSubstr("no run counted"));
+    for (int run = 0; run < 3; ++run) session.run(feed);
+    const SessionProfile profile = *session.profile();
+    EXPECT_EQ(profile.runs, 2u);  // the first run prepares the kernels' primitives and is not counted
+    ASSERT_EQ(profile.nodes.size(), 2u);
+    EXPECT_EQ(profile.nodes[0].name, "conv");
+    EXPECT_EQ(profile.nodes[0].op_type, "Conv+Relu");
+    EXPECT_EQ(profile.nodes[1].name, "neg");
+    EXPECT_EQ(profile.nodes[1].op_type, "Neg");
+    double nodes_total = 0;
+    for (const auto& node : profile.nodes) {
+        EXPECT_GT(node.seconds, 0.0) << node.name;
+        nodes_total += node.seconds;
+    }
+    EXPECT_GE(profile.total_seconds, nodes_total);
+
+    const std::string text = format_profile(profile, 1);
+    EXPECT_THAT(text, ::testing::HasSubstr("Profile of 2 run(s)"));
+    EXPECT_THAT(text, ::testing::HasSubstr("Conv+Relu"));
+    EXPECT_THAT(text, ::testing::HasSubstr("Slowest nodes (1 of 2)"));
 }
 
 TEST(SessionTest, SessionFromOnnxBuildsFromALoader) {

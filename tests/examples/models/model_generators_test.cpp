@@ -237,9 +237,7 @@ TEST_F(GeneratedModelCli, DecoderWithLocalFunctionsRunsOnOnnxRuntimeAsTheInlined
     EXPECT_THAT(result.output, HasSubstr("PASSED | All outputs matched"));
 }
 
-// Enable when the built-in runtime inlines local functions (issue 15, item 5); today it reports
-// "Unsupported operators: node '/model/layers.0/input_layernorm/RMSNorm' (RMSNorm, domain 'custom', opset 1), ...".
-TEST_F(GeneratedModelCli, DISABLED_DecoderWithLocalFunctionsRunsOnTheBuiltInRuntime) {
+TEST_F(GeneratedModelCli, DecoderWithLocalFunctionsRunsOnTheBuiltInRuntime) {
     TempDir dir;
     ASSERT_EQ(generate("make_decoder_model", dir.file("functions.onnx"), {"--functions"}).exit_code, 0);
     expect_runs_pass(dir.file("functions.onnx"), {"input_ids"}, {"--ref", "--onnxrt", "--validate"});

@@ -108,6 +108,85 @@ TEST_F(RunGroups, TensorRtAndTensorFlowAreRefused) {
               "TensorFlow is not available in this build (option: --tf-outputs)");
 }
 
+// Every TensorRT option Polygraphy 0.49.27's `run` takes (TrtConfigArgs, TrtLoadPluginsArgs,
+// TrtOnnxFlagArgs, TrtLoadNetworkArgs, engine saving/loading, TrtRunnerArgs) parses and is refused by name.
+TEST_F(RunGroups, EveryTensorRtOptionIsRefusedByName) {
+    const std::vector<std::vector<std::string>> options = {
+        {"--trt-opt-shapes", "x:[1]"},
+        {"--trt-max-shapes", "x:[1]"},
+        {"--tf32"},
+        {"--bf16"},
+        {"--fp8"},
+        {"--int8"},
+        {"--precision-constraints", "obey"},
+        {"--sparse-weights"},
+        {"--version-compatible"},
+        {"--exclude-lean-runtime"},
+        {"--calibration-cache", "c"},
+        {"--calib-base-cls", "IInt8MinMaxCalibrator"},
+        {"--calibration-base-class", "IInt8MinMaxCalibrator"},
+        {"--quantile", "0.5"},
+        {"--regression-cutoff", "0.5"},
+        {"--load-timing-cache", "t"},
+        {"--error-on-timing-cache-miss"},
+        {"--disable-compilation-cache"},
+        {"--save-tactics", "t"},
+        {"--load-tactic-replay", "t"},
+        {"--tactic-sources"},
+        {"--trt-config-script", "s.py"},
+        {"--trt-config-func-name", "f"},
+        {"--trt-config-postprocess-script", "s.py"},
+        {"--trt-cpps", "s.py"},
+        {"--trt-safety-restricted"},
+        {"--refittable"},
+        {"--strip-plan"},
+        {"--use-dla"},
+        {"--allow-gpu-fallback"},
+        {"--pool-limit", "workspace:1M"},
+        {"--preview-features"},
+        {"--builder-optimization-level", "3"},
+        {"--hardware-compatibility-level", "ampere_plus"},
+        {"--max-aux-streams", "2"},
+        {"--quantization-flags"},
+        {"--profiling-verbosity", "detailed"},
+        {"--weight-streaming"},
+        {"--runtime-platform", "same_as_build"},
+        {"--tiling-optimization-level", "fast"},
+        {"--plugins", "p.so"},
+        {"--onnx-flags", "native_instancenorm"},
+        {"--plugin-instancenorm"},
+        {"--trt-outputs", "y"},
+        {"--trt-exclude-outputs", "y"},
+        {"--layer-precisions", "l:fp16"},
+        {"--tensor-dtypes", "x:fp16"},
+        {"--tensor-datatypes", "x:fp16"},
+        {"--trt-network-func-name", "f"},
+        {"--trt-npps", "s.py"},
+        {"--strongly-typed"},
+        {"--mark-debug", "y"},
+        {"--mark-unfused-tensors-as-debug-tensors"},
+        {"--save-timing-cache", "t"},
+        {"--load-runtime", "r"},
+        {"--optimization-profile", "0"},
+        {"--allocation-strategy", "static"},
+        {"--weight-streaming-budget", "1G"},
+    };
+    for (const auto& option : options) {
+        std::vector<std::string> args = {"m.onnx", "--ref"};
+        args.insert(args.end(), option.begin(), option.end());
+        EXPECT_EQ(error_of(args), "TensorRT is not available in this build (option: " + option[0] + ")");
+    }
+    // --weight-streaming (above) is its own flag, not an abbreviation of --weight-streaming-budget, so
+    // their common prefix is ambiguous, as in argparse.
+    EXPECT_THAT(error_of({"m.onnx", "--ref", "--weight-stream"}),
+                HasSubstr("ambiguous option: --weight-stream could match --weight-streaming"));
+    EXPECT_EQ(error_of({"m.onnx", "--ref", "--use-tftrt"}),
+              "TensorFlow is not available in this build (option: --use-tftrt)");
+    // As in Polygraphy, `run` has no engine-capability or tensor-format options (`convert` has).
+    for (const char* convert_only : {"--engine-capability", "--direct-io", "--tensor-formats"})
+        EXPECT_FALSE(tool_.parser().parse_known_args({"m.onnx", convert_only, "x"}).unknown.empty()) << convert_only;
+}
+
 TEST_F(RunGroups, ModelTypes) {
     EXPECT_EQ(error_of({"m.engine"}), "TensorRT is not available in this build (model type: engine)");
     EXPECT_EQ(error_of({"m.graphdef"}), "TensorFlow is not available in this build (model type: frozen)");
@@ -242,7 +321,10 @@ TEST_F(RunGroups, CompareErrors) {
     EXPECT_EQ(error_of({"--postprocess", "out0:bottom-5"}),
               "Invalid value in --postprocess: 'out0:bottom-5'. Expected [<out_name>:]top-<K>[,axis=<axis>], but "
               "'bottom-5' is not a post-processing function (valid choices are: ['top-<K>'])");
-    EXPECT_EQ(error_of({"--use-subprocess"}), "--use-subprocess is not available in this build");
+    EXPECT_EQ(error_of({"--subprocess-timeout", "5"}), "--subprocess-timeout needs --use-subprocess");
+    parse({"--use-subprocess", "--subprocess-timeout", "2.5"});
+    EXPECT_TRUE(group<ComparatorRunArgs>().use_subprocess());
+    EXPECT_EQ(group<ComparatorRunArgs>().subprocess_timeout(), 2.5);
     EXPECT_EQ(error_of({"--compare-func-script", "c.py"}),
               "--compare-func-script is not available in this build (it runs Python code)");
     EXPECT_EQ(error_of({"--warm-up", "-1"}),
@@ -315,9 +397,11 @@ TEST_F(RunGroups, RefRunnerOptions) {
     parse({"m.onnx", "--ref"});
     EXPECT_EQ(group<RefRunnerArgs>().threads(), 0);
     EXPECT_TRUE(group<RefRunnerArgs>().fuse_activations());
-    parse({"m.onnx", "--ref", "--ref-threads", "3", "--ref-no-fusion"});
+    EXPECT_FALSE(group<RefRunnerArgs>().profile());
+    parse({"m.onnx", "--ref", "--ref-threads", "3", "--ref-no-fusion", "--ref-profile"});
     EXPECT_EQ(group<RefRunnerArgs>().threads(), 3);
     EXPECT_FALSE(group<RefRunnerArgs>().fuse_activations());
+    EXPECT_TRUE(group<RefRunnerArgs>().profile());
 }
 
 TEST_F(RunGroups, ComparatorRunOptions) {

@@ -31,8 +31,10 @@ TEST(DebugRepeat, SortsArtifactsAndCountsVerdicts) {
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[I] RUNNING | Command: "));
     EXPECT_THAT(result.output, HasSubstr("RUNNING | Iteration 3"));
-    EXPECT_THAT(result.output, HasSubstr("PASSED | Iteration 0 | Duration "));
-    EXPECT_THAT(result.output, HasSubstr("[E]     FAILED | Iteration 1 | Duration "));
+    // Counted from 1, as Polygraphy and the RUNNING lines count.
+    EXPECT_THAT(result.output, HasSubstr("PASSED | Iteration 1 | Duration "));
+    EXPECT_THAT(result.output, HasSubstr("[E]     FAILED | Iteration 2 | Duration "));
+    EXPECT_THAT(result.output, HasSubstr("PASSED | Iteration 3 | Duration "));
     EXPECT_THAT(result.output, HasSubstr("Finished 3 iteration(s) | Passed: 2/3 | Pass Rate: 66.66666666666667%"));
     EXPECT_EQ(count_files(dir.file("arts/good")), 2u);
     EXPECT_EQ(count_files(dir.file("arts/bad")), 1u);

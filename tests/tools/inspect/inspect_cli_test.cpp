@@ -5,17 +5,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "build_paths.h"
 #include "model_builder.h"
+#include "test_helpers.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/run_results.h"
-#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::run_polygraphy;
 using testing::TempDir;
 
@@ -34,7 +35,7 @@ const std::string kShared =
 TEST(InspectCli, SubtoolsAreListedAndRequired) {
     auto result = run_polygraphy({"inspect", "-h"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
-    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability} ...\n"));
+    EXPECT_THAT(result.output, ::testing::StartsWith("usage: polygraphy inspect [-h] {model,data,capability,sparsity} ...\n"));
     EXPECT_THAT(result.output, HasSubstr("\nInspection Subtools:\n"));
     EXPECT_THAT(result.output, HasSubstr("    model "));
 
@@ -45,7 +46,7 @@ TEST(InspectCli, SubtoolsAreListedAndRequired) {
     result = run_polygraphy({"inspect", "modle"});
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.output, HasSubstr("polygraphy inspect: error: argument subtool: invalid choice: 'modle' "
-                                         "(choose from 'model', 'data', 'capability')"));
+                                         "(choose from 'model', 'data', 'capability', 'sparsity')"));
 
     result = run_polygraphy({"inspect", "model", "-h"});
     EXPECT_EQ(result.exit_code, 0);
@@ -179,6 +180,30 @@ TEST_F(InspectModel, BadInput) {
 
     result = run_polygraphy({"inspect", "model"});
     EXPECT_EQ(result.exit_code, 2);
+}
+
+// The options of Polygraphy's TensorRT and TensorFlow loaders that `inspect model` takes act on a
+// TensorRT network or a TensorFlow graph: each is refused with one line, naming it, before any output.
+TEST_F(InspectModel, TensorRtAndTensorFlowLoadingOptionsAreRefused) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--plugins", "p.so"}, "TensorRT"},         {{"--layer-precisions", "mul:fp16"}, "TensorRT"},
+        {{"--tensor-dtypes", "x:fp16"}, "TensorRT"}, {{"--onnx-flags", "native_instancenorm"}, "TensorRT"},
+        {{"--strongly-typed"}, "TensorRT"},          {{"--load-runtime", "r.so"}, "TensorRT"},
+        {{"--ckpt", "model"}, "TensorFlow"},         {{"--freeze-graph"}, "TensorFlow"},
+    };
+    for (const auto& [option, backend] : cases) {
+        std::vector<std::string> args = {"inspect", "model", model_};
+        args.insert(args.end(), option.begin(), option.end());
+        const auto result = run_polygraphy(args);
+        EXPECT_EQ(result.exit_code, 1) << option[0];
+        EXPECT_EQ(testing::count_occurrences(result.output, "[!]"), 1u) << result.output;
+        EXPECT_THAT(result.output,
+                    HasSubstr("[!] " + backend + " is not available in this build (option: " + option[0] + ")\n"));
+        EXPECT_THAT(result.output, Not(HasSubstr("==== ONNX Model")));
+    }
+    // Options of the network's outputs are not inspect's (Polygraphy leaves them out too).
+    const auto result = run_polygraphy({"inspect", "model", model_, "--trt-outputs", "y"});
+    EXPECT_THAT(result.output, HasSubstr("Unrecognized Options: ['--trt-outputs', 'y']"));
 }
 
 TEST_F(InspectModel, PolygraphyTestModelsIfPresent) {

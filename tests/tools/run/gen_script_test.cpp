@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "build_paths.h"
 #include "model_builder.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/common/logger.h"
@@ -16,7 +17,6 @@
 #include "tools/args/parser.h"
 #include "tools/registry.h"
 #include "tools/run/run.h"
-#include "build_paths.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -245,6 +245,7 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
                                           "--ref-threads",
                                           "2",
                                           "--ref-no-fusion",
+                                          "--ref-profile",
                                           "--input-shapes",
                                           "x:[2,3]",
                                           "--int-min",
@@ -277,7 +278,7 @@ TEST_F(GenScript, WritesEveryOptionItScripts) {
                                    "std::vector<std::string>{\"y\"}))"));
     EXPECT_THAT(program, HasSubstr("OnnxLoader(SaveOnnx(modified_onnx, \"" + dir_.file("saved.onnx") + "\"))"));
     EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx, ref::SessionOptions{.num_threads = 2, "
-                                   ".fuse_activations = false})"));
+                                   ".fuse_activations = false, .profile = true})"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.input_metadata.add(\"x\", std::nullopt, "
                                    "DynShape{Dim::fixed(2), Dim::fixed(3)});"));
     EXPECT_THAT(program, HasSubstr("data_loader_options.int_range = ValRange{1.0, 3.0};"));
@@ -306,9 +307,12 @@ TEST_F(GenScript, WritesTheWholeOnnxLoaderChain) {
     EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx)"));
 }
 
-TEST_F(GenScript, NoRunnersWritesNoInference) {
+// As Polygraphy's script, the program still calls Comparator::run (which warns that no runners were
+// provided), and compares nothing.
+TEST_F(GenScript, NoRunnersWritesAnInferenceWithoutRunners) {
     const std::string program = generate({model_});
-    EXPECT_THAT(program, Not(HasSubstr("Comparator::run")));
+    EXPECT_THAT(program, HasSubstr("std::vector<std::unique_ptr<BaseRunner>> runners;\n\n"));
+    EXPECT_THAT(program, HasSubstr("RunResults results = Comparator::run(runner_ptrs, data_loader, run_options);"));
     EXPECT_THAT(program, Not(HasSubstr("compare_accuracy")));
 }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -72,6 +73,26 @@ TEST_F(RunOnnxrtCli, ExternalDataEscapingTheFolderIsRefusedBeforeOnnxRuntimeSees
     EXPECT_NE(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[E] "));
     EXPECT_THAT(result.output, HasSubstr("leaves the external data folder: '../outside.bin'"));
+}
+
+// ONNX-Runtime lists providers it was built with whose libraries a CPU package lacks: asking for one
+// says so plainly, lists what can be enabled, and shows none of ONNX-Runtime's internal logger text.
+TEST_F(RunOnnxrtCli, ProvidersThisBuildCannotEnableAreNamedPlainly) {
+    const auto available = onnxrt::available_providers();
+    if (std::find(available.begin(), available.end(), "CUDAExecutionProvider") == available.end())
+        GTEST_SKIP() << "this ONNX-Runtime does not list CUDA (asking for it is an unknown provider)";
+    TempDir dir;
+    weighted_add().save(dir.file("model.onnx"));
+    auto result = run_polygraphy({"run", dir.file("model.onnx"), "--onnxrt", "--providers", "cuda"});
+    if (result.exit_code == 0) GTEST_SKIP() << "the CUDA provider works here";
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.output, ::testing::ContainsRegex(
+                                   "\\[!\\] This ONNX-Runtime build (has only the CPU execution provider: "
+                                   "CUDAExecutionProvider cannot be enabled|cannot enable CUDAExecutionProvider)"));
+    EXPECT_THAT(result.output, HasSubstr("Note: providers that can be enabled: ["));
+    EXPECT_THAT(result.output, HasSubstr("'CPUExecutionProvider'"));
+    for (const char* internal : {"onnxruntime::", "logging.h", "DefaultLogger", "provider_bridge"})
+        EXPECT_THAT(result.output, ::testing::Not(HasSubstr(internal)));
 }
 
 }  // namespace

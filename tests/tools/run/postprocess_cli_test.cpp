@@ -72,6 +72,12 @@ TEST_F(RunPostprocess, TopKIndicesOfTwoRunnersAgree) {
     EXPECT_THAT(result.output, HasSubstr("Comparing Output: 'z' (dtype=int64, shape=(2, 3))"));
     EXPECT_THAT(result.output, HasSubstr("[I]         PASSED | Difference is within index tolerance (0)"));
     EXPECT_THAT(result.output, HasSubstr("[I] PASSED | Runtime:"));
+    // Polygraphy's Comparator.postprocess lines, before the comparison.
+    const auto applying = result.output.find(
+        "[I] Applying post-processing to outputs: top_k_impl\n"
+        "[I] Finished applying post-processing\n");
+    ASSERT_NE(applying, std::string::npos) << result.output;
+    EXPECT_LT(applying, result.output.find("Accuracy Comparison"));
 }
 
 TEST_F(RunPostprocess, RefAndOnnxRuntimeTopKIndicesAgree) {

@@ -81,6 +81,17 @@ TEST_F(RunTool, RefNoFusionRunsEveryNodeAsWritten) {
     EXPECT_TRUE(a.lst.at(0).second.at(0).outputs.at("y").equals(b.lst.at(0).second.at(0).outputs.at("y")));
 }
 
+TEST_F(RunTool, RefProfilePrintsWhereTheTimeWentWhenTheRunnerFinishes) {
+    const CommandResult profiled = run({model_, "--ref", "--ref-profile", "--iterations", "3"});
+    ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
+    EXPECT_THAT(profiled.output, HasSubstr("Profile of 2 run(s)"));
+    EXPECT_THAT(profiled.output, HasSubstr("By op type:"));
+    EXPECT_THAT(profiled.output, HasSubstr("Slowest nodes"));
+    const CommandResult plain = run({model_, "--ref", "--iterations", "3"});
+    ASSERT_EQ(plain.exit_code, 0) << plain.output;
+    EXPECT_THAT(plain.output, Not(HasSubstr("Profile of")));
+}
+
 TEST_F(RunTool, TwoRunnersAreCompared) {
     auto result = run({model_, "--ref", "--ref", "--validate"});
     EXPECT_EQ(result.exit_code, 0) << result.output;
@@ -135,6 +146,9 @@ TEST_F(RunTool, LoadedResultsWithoutModelOrRunners) {
     auto result = run({"--load-outputs", a, b});
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("[W] No runners have been selected. Inference will not be run!"));
+    // Comparator.run is still called, as in Polygraphy's script, and says so.
+    EXPECT_THAT(result.output, HasSubstr("[W] No runners were provided to Comparator.run(). Inference will not be "
+                                         "run, and run results will be empty.\n"));
     EXPECT_THAT(result.output, HasSubstr("Accuracy Comparison"));
     EXPECT_THAT(result.output, HasSubstr("[I] PASSED | Runtime:"));
 }

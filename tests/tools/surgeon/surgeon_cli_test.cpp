@@ -16,8 +16,8 @@ namespace polygraphy::tools {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::ModelBuilder;
+using ::testing::Not;
 using testing::run_polygraphy;
 using testing::set_attr;
 using testing::TempDir;
@@ -210,11 +210,16 @@ TEST_F(SurgeonCli, SanitizeNewerOpsetsUseRuntimeShapeInference) {
 }
 
 TEST_F(SurgeonCli, SanitizeBadInputAndOutputPaths) {
-    auto missing_folder = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("nope/out.onnx")});
-    EXPECT_EQ(missing_folder.exit_code, 1);
-    EXPECT_THAT(missing_folder.output, HasSubstr("[!] Cannot save the model to '" + dir_.file("nope/out.onnx") +
-                                                 "': folder '" + dir_.file("nope") + "' does not exist"));
-    EXPECT_FALSE(fs::exists(dir_.file("nope")));
+    // A missing output folder is created, as Polygraphy does (and as the JSON outputs are).
+    auto missing_folder = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("nope/deeper/out.onnx")});
+    EXPECT_EQ(missing_folder.exit_code, 0) << missing_folder.output;
+    EXPECT_EQ(op_types(*load_quietly(dir_.file("nope/deeper/out.onnx"))).size(), 11u);
+    // A folder that cannot be created (a file is in the way): one line, nothing written.
+    std::ofstream(dir_.file("blocker")) << "a file";
+    auto blocked = run_polygraphy({"surgeon", "sanitize", model_path_, "-o", dir_.file("blocker/out.onnx")});
+    EXPECT_EQ(blocked.exit_code, 1);
+    EXPECT_THAT(blocked.output, HasSubstr("[!] Could not write " + dir_.file("blocker/out.onnx") + ": cannot create folder"));
+    EXPECT_FALSE(fs::exists(dir_.file("blocker/out.onnx")));
 
     const std::string corrupt = dir_.file("corrupt.onnx");
     std::ofstream(corrupt) << "this is not a model";
@@ -341,6 +346,26 @@ TEST_F(SurgeonCli, ConvertRefusesTensorRtTargets) {
     EXPECT_EQ(unknown.exit_code, 1);
     EXPECT_THAT(unknown.output, HasSubstr("[!] Could not automatically determine model type based on output path"));
     EXPECT_FALSE(fs::exists(dir_.file("model.engine")));
+}
+
+// `convert` takes the builder options only it has in Polygraphy (engine capability, tensor formats)
+// and refuses them like the others; --save-engine is `run`'s (convert writes -o).
+TEST_F(SurgeonCli, ConvertRefusesItsTensorRtBuilderOptions) {
+    for (const std::vector<std::string>& option : {std::vector<std::string>{"--engine-capability", "standard"},
+                                                   {"--direct-io"},
+                                                   {"--tensor-formats", "x:[linear]"},
+                                                   {"--trt-config-script", "s.py"},
+                                                   {"--hardware-compatibility-level", "ampere_plus"}}) {
+        std::vector<std::string> args = {"convert", model_path_, "-o", dir_.file("out.onnx")};
+        args.insert(args.end(), option.begin(), option.end());
+        const auto result = run_polygraphy(args);
+        EXPECT_EQ(result.exit_code, 1) << option[0];
+        EXPECT_THAT(result.output,
+                    HasSubstr("[!] TensorRT is not available in this build (option: " + option[0] + ")"));
+    }
+    EXPECT_FALSE(fs::exists(dir_.file("out.onnx")));
+    EXPECT_THAT(run_polygraphy({"convert", model_path_, "-o", dir_.file("out.onnx"), "--save-engine", "e"}).output,
+                HasSubstr("Unrecognized Options: ['--save-engine', 'e']"));
 }
 
 }  // namespace

@@ -12,8 +12,11 @@
 namespace polygraphy {
 
 /// Decodes raw_data or the typed *_data fields of every dtype (float16/bfloat16 stored in int32_data,
-/// int4 packed two per byte, strings). A tensor whose data lives in external files is an error here:
-/// OnnxFromPath resolves external data before tensors are converted. FormatError when the data size
+/// int4 packed two per byte, strings). A tensor whose data lives in an external file that
+/// OnnxFromPath checked is mapped read-only, not copied: the returned tensor shares the file's pages
+/// (it must not be written to; its buffer is aligned to its element size, not to 64 bytes); bool and
+/// int4 tensors, and small ones, are copied. Other external tensors are an error (FormatError: not
+/// loaded), as are files that changed since loading (too short, moved). FormatError when the data size
 /// disagrees with the dims.
 Tensor tensor_from_proto(const onnx::TensorProto& proto);
 

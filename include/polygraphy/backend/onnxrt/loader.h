@@ -113,12 +113,16 @@ private:
 };
 
 /// Loader that builds a Session (Polygraphy's SessionFromOnnx). The model may come from an ONNX
-/// loader chain (serialized with bytes_from_onnx), from serialized bytes, or from a file path that
-/// ONNX-Runtime reads itself (with its external data). Logs "Creating ONNX-Runtime Inference Session
-/// with providers: [...]". Models ONNX-Runtime refuses -> ModelError with its message on one line.
+/// loader chain, from serialized bytes, or from a file path that ONNX-Runtime reads itself (with its
+/// external data). A model from a loader is handed over without serializing its weights, so models
+/// of any size work: ONNX-Runtime receives the graph alone, reads the weights of checked external
+/// references (see OnnxFromPath) from their folder itself, as it would from the model's path, and
+/// gets the initializers held in memory (1 KiB or more) as values to copy. Logs "Creating ONNX-Runtime
+/// Inference Session with providers: [...]". Models ONNX-Runtime refuses -> ModelError with its message
+/// on one line.
 class SessionFromOnnx {
 public:
-    /// Session from an ONNX model loader (serialized for ONNX-Runtime).
+    /// Session from an ONNX model loader (handed over as the class says).
     explicit SessionFromOnnx(OnnxLoader model, SessionOptions options = {});
     /// Session from serialized model bytes.
     static SessionFromOnnx from_bytes(Loader<std::string> model_bytes, SessionOptions options = {});
@@ -132,14 +136,16 @@ public:
     const SessionOptions& options() const { return options_; }
 
 private:
-    SessionFromOnnx(Loader<std::string> bytes, std::optional<std::string> path, SessionOptions options);
+    SessionFromOnnx(OnnxLoader model, Loader<std::string> bytes, std::optional<std::string> path,
+                    SessionOptions options);
 
-    Loader<std::string> bytes_;       ///< set unless building from a path
+    OnnxLoader model_;                 ///< set when building from a model loader
+    Loader<std::string> bytes_;        ///< set when building from bytes
     std::optional<std::string> path_;  ///< set when ONNX-Runtime reads the file itself
     SessionOptions options_;
 };
 
-/// Immediately evaluated SessionFromOnnx (a model in memory).
+/// Immediately evaluated SessionFromOnnx (a model in memory, handed over as SessionFromOnnx says).
 std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, const SessionOptions& options = {});
 /// Immediately evaluated SessionFromOnnx::from_path.
 std::shared_ptr<Session> session_from_path(const std::string& model_path, const SessionOptions& options = {});

@@ -17,12 +17,35 @@ class Session;
 /// Options of the built-in runtime.
 struct SessionOptions {
     int num_threads = 0;  ///< 0: the cores available; negative values are rejected
-    /// Fold Relu, Clip and SiLU into the Conv/ConvTranspose feeding them when nothing else reads the
-    /// convolution's output (never for graph outputs, so layer-wise runs see every layer). Faster;
-    /// a folded Relu or Clip maps NaN to 0 (or Clip's lower bound), as ONNX Runtime's fused kernels
-    /// do. False runs every node as written.
+    /// Fold Relu, Clip, SiLU and GELU into the Conv/ConvTranspose (or float MatMul/Gemm) feeding
+    /// them, and a Linear layer's bias Add into its MatMul, when nothing else reads the intermediate
+    /// output (never for graph outputs, so layer-wise runs see every layer). Faster; a folded Relu or
+    /// Clip maps NaN to 0 (or Clip's lower bound), as ONNX Runtime's fused kernels do (README,
+    /// Precision). False runs every node as written.
     bool fuse_activations = true;
+    /// Time every node of every run (Session::profile(); `--ref-profile`). Costs two clock reads per
+    /// node.
+    bool profile = false;
 };
+
+/// Where the time of a session's runs went (SessionOptions::profile).
+struct SessionProfile {
+    /// One node that runs.
+    struct Node {
+        std::string name;     ///< display name (as in Session::execution_order())
+        std::string op_type;  ///< the operator, with "+Relu" etc. when a graph pass folded an activation in
+        double seconds = 0;   ///< total over the counted runs
+    };
+    /// Runs counted. The first run of a session is not: it creates the kernels' primitives.
+    std::size_t runs = 0;
+    /// Every node that runs, in execution order.
+    std::vector<Node> nodes;
+    /// Wall time of the counted runs (nodes plus the session's own work between them).
+    double total_seconds = 0;
+};
+
+/// The profile as a text table: time per run by op type, then the `max_nodes` slowest nodes.
+std::string format_profile(const SessionProfile& profile, std::size_t max_nodes = 25);
 
 /// Counters of one Session::run (for tests and diagnostics).
 struct RunStats {
@@ -72,6 +95,8 @@ public:
     const std::vector<std::string>& execution_order() const;
     /// Threads kernels use (SessionOptions::num_threads, or the cores available when it is 0).
     int num_threads() const;
+    /// Per-node times of the runs so far; nullopt unless SessionOptions::profile was set.
+    std::optional<SessionProfile> profile() const;
 
     /// Implementation (also prepares the subgraphs of If/Loop/Scan/SequenceMap nodes).
     struct Impl;
@@ -97,7 +122,8 @@ private:
 /// Immediately evaluated SessionFromOnnx: `session_from_onnx(*onnx_from_path("m.onnx"))`.
 std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto& model, SessionOptions options = {});
 
-/// Runner over a Session. The session is built in activate() and released in deactivate().
+/// Runner over a Session. The session is built in activate() and released in deactivate(), which
+/// first logs its profile (format_profile(), at info severity) when the session was profiling.
 class RefRunner : public BaseRunner {
 public:
     /// Runner over any session loader; `name` as in BaseRunner.

@@ -18,6 +18,11 @@ namespace polygraphy::ref {
 inline constexpr std::string_view kFusedActivationAttr = "polygraphy.fused_activation";
 inline constexpr std::string_view kFusedClipMinAttr = "polygraphy.fused_clip_min";
 inline constexpr std::string_view kFusedClipMaxAttr = "polygraphy.fused_clip_max";
+/// Private MatMul attribute (INT 1) through which a graph pass folds the Add of a float32 bias [N]
+/// into a MatMul with a float32 matrix B: the bias is the node's third input, added to every row of
+/// the product inside oneDNN's kernel (before a fused activation). oneDNN may add the bias at another
+/// point of its float32 accumulation than the Add would, so results can differ in the last bits.
+inline constexpr std::string_view kFusedBiasAttr = "polygraphy.fused_bias";
 
 // One registration function per family file, src/backend/ref/ops/<family>.cpp (the file's first
 // lines say what it holds), grouped as ONNX Runtime groups its CPU kernels.

@@ -60,17 +60,20 @@ void naive_matmul(int64_t m, int64_t n, int64_t k, MatrixView<T> a, MatrixView<T
 struct DnnlMatmulPlan {
     dnnl::matmul primitive;
     dnnl::memory::desc src, weights_plain, weights, dst;
+    dnnl::memory::desc bias;  ///< zero (no bias) unless the plan adds one
 };
 
-/// Creates a matmul plan; `weights_any` lets oneDNN choose the weights layout (for packed constants).
-/// Returns nullptr when oneDNN refuses the problem.
+/// Creates a matmul plan; `weights_any` lets oneDNN choose the weights layout (for packed constants);
+/// `bias` (a zero desc for none) is added to every row. Returns nullptr when oneDNN refuses the problem.
 std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc& src, const dnnl::memory::desc& weights_plain,
                                                        const dnnl::memory::desc& dst, bool weights_any, float alpha,
-                                                       bool accumulate, const onednn::FusedActivation& activation) {
+                                                       bool accumulate, const onednn::FusedActivation& activation,
+                                                       const dnnl::memory::desc& bias = {}) {
     auto plan = std::make_shared<DnnlMatmulPlan>();
     plan->src = src;
     plan->weights_plain = weights_plain;
     plan->dst = dst;
+    plan->bias = bias;
     const dnnl::memory::desc weights_desc =
         weights_any ? dnnl::memory::desc(weights_plain.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any)
                     : weights_plain;
@@ -83,7 +86,8 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
         attr.set_post_ops(ops);
     }
     try {
-        dnnl::matmul::desc desc(src, weights_desc, dst);
+        const dnnl::matmul::desc desc =
+            bias.is_zero() ? dnnl::matmul::desc(src, weights_desc, dst) : dnnl::matmul::desc(src, weights_desc, bias, dst);
         dnnl::matmul::primitive_desc pd(desc, attr, onednn::cpu_engine());
         plan->weights = pd.weights_desc();
         plan->primitive = dnnl::matmul(pd);
@@ -93,9 +97,10 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
     return plan;
 }
 
-/// Runs a plan. `packed` (may be null) holds the constant weights' packed copies.
+/// Runs a plan. `packed` (may be null) holds the constant weights' packed copies; `bias` is read
+/// when the plan has one.
 void run_matmul_plan(const DnnlMatmulPlan& plan, const void* a, const void* b, void* y,
-                     const onednn::PackedWeights* packed) {
+                     const onednn::PackedWeights* packed, const void* bias = nullptr) {
     dnnl::memory weights;
     if (packed != nullptr && plan.weights != plan.weights_plain) {
         weights = onednn::wrap_memory(plan.weights, packed->get(plan.weights_plain, b, plan.weights));
@@ -106,9 +111,11 @@ void run_matmul_plan(const DnnlMatmulPlan& plan, const void* a, const void* b, v
     } else {
         weights = onednn::wrap_memory(plan.weights, b);
     }
-    onednn::execute(plan.primitive, {{DNNL_ARG_SRC, onednn::wrap_memory(plan.src, a)},
-                                     {DNNL_ARG_WEIGHTS, weights},
-                                     {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y)}});
+    std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, onednn::wrap_memory(plan.src, a)},
+                                                  {DNNL_ARG_WEIGHTS, weights},
+                                                  {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y)}};
+    if (!plan.bias.is_zero()) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan.bias, bias));
+    onednn::execute(plan.primitive, args);
 }
 
 dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memory::dims& strides) {
@@ -186,6 +193,14 @@ void batched_naive_matmul(const MatMulShapes& s, const T* a, const T* b, T* y, i
 class MatMulKernel final : public Kernel {
 public:
     explicit MatMulKernel(const NodeInfo& node) : activation_(node) {
+        if (node.attr_int(kFusedBiasAttr, 0) != 0) {
+            const Tensor* bias = node.constant_input(2);
+            const Tensor* weight = node.constant_input(1);
+            if (bias == nullptr || bias->dtype() != DataType::kFloat32 || bias->rank() != 1 || weight == nullptr ||
+                weight->rank() != 2)
+                node.fail("a fused bias must be a constant float32 vector, and B a constant matrix");
+            bias_ = *bias;
+        }
         const Tensor* b = node.constant_input(1);
         if (b != nullptr && b->rank() == 2 && b->dtype() == DataType::kFloat32) constant_b_ = *b;
         if (b != nullptr && b->rank() == 2 && is_half_type(b->dtype())) constant_b_ = b->cast(DataType::kFloat32);
@@ -202,7 +217,10 @@ public:
         }
         if (!onednn::is_numeric_dtype(dtype)) onednn::fail_dtype(node, "input A", dtype, onednn::kNumericTypes);
         if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
+        if (bias_.defined() && dtype != DataType::kFloat32) onednn::fail_dtype(node, "a fused bias's input", dtype, "float32");
         const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+        if (bias_.defined() && bias_.numel() != s.n)
+            node.fail("the fused bias has " + std::to_string(bias_.numel()) + " values for " + std::to_string(s.n) + " columns");
         const int threads = context.num_threads();
         if (is_half_type(dtype)) {
             const Tensor a32 = a.cast(DataType::kFloat32);
@@ -214,7 +232,8 @@ public:
         }
         Tensor& y = context.allocate_output(0, dtype, s.output);
         if (y.numel() == 0) return;
-        if (s.k == 0) {  // a sum over nothing: zeros
+        if (s.k == 0) {  // a sum over nothing: zeros (plus the bias)
+            add_bias(y);
             if (dtype_is_floating(dtype)) activation_.apply_in_place(y, threads);
             return;
         }
@@ -238,12 +257,24 @@ private:
         batched_naive_matmul<T>(s, a.data_as<T>(), b.data_as<T>(), y.data_as<T>(), threads);
     }
 
+    /// Adds the fused bias to every row of a float32 `y` (for the paths oneDNN does not run).
+    void add_bias(Tensor& y) const {
+        if (!bias_.defined()) return;
+        const float* bias = bias_.data_as<float>();
+        float* data = y.data_as<float>();
+        const int64_t n = bias_.numel();
+        for (int64_t i = 0; i < y.numel(); ++i) data[i] += bias[i % n];
+    }
+
     void run_float(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) const {
         if (y.numel() == 0) return;
         if (s.k == 0) {
+            add_bias(y);
             activation_.apply_in_place(y, threads);
             return;
         }
+        const dnnl::memory::desc bias_desc = bias_.defined() ? onednn::plain_desc({1, s.n}) : dnnl::memory::desc();
+        const void* bias = bias_.defined() ? bias_.data() : nullptr;
         threads = onednn::resolve_threads(threads);
         onednn::ThreadScope scope(threads);
         const bool b_is_matrix = shape_volume(s.b_batch) == 1;
@@ -258,15 +289,16 @@ private:
             const bool packed = constant_b_.defined();
             auto plan = cache_.get(key, [&] {
                 return make_matmul_plan(onednn::plain_desc({rows, s.k}), onednn::plain_desc({s.k, s.n}),
-                                        onednn::plain_desc({rows, s.n}), packed, 1.0f, false, activation_);
+                                        onednn::plain_desc({rows, s.n}), packed, 1.0f, false, activation_, bias_desc);
             });
             if (plan != nullptr) {
                 run_matmul_plan(*plan, a.data(), packed ? constant_b_.data() : b.data(), y.data(),
-                                packed ? &packed_b_ : nullptr);
+                                packed ? &packed_b_ : nullptr, bias);
                 return;
             }
         } else {
-            // Batched product with broadcast batch dims in one primitive when oneDNN takes it.
+            // Batched product with broadcast batch dims in one primitive when oneDNN takes it (a fused
+            // bias comes with a matrix B only).
             auto plan = cache_.get(key, [&] {
                 const std::size_t rank = s.batch.size() + 2;
                 if (rank > DNNL_MAX_NDIMS) return std::shared_ptr<const DnnlMatmulPlan>();
@@ -288,7 +320,7 @@ private:
         Shape key2 = {s.m, s.k, s.n, threads, -2};
         auto plan = cache_.get(key2, [&] {
             return make_matmul_plan(onednn::plain_desc({s.m, s.k}), onednn::plain_desc({s.k, s.n}),
-                                    onednn::plain_desc({s.m, s.n}), false, 1.0f, false, activation_);
+                                    onednn::plain_desc({s.m, s.n}), false, 1.0f, false, activation_, bias_desc);
         });
         const int64_t batch = shape_volume(s.batch);
         for (int64_t i = 0; i < batch; ++i) {
@@ -296,15 +328,19 @@ private:
             const float* bp = b.data_as<float>() + broadcast_offset(i, s.batch, s.b_batch) * s.k * s.n;
             float* yp = y.data_as<float>() + i * s.m * s.n;
             if (plan != nullptr) {
-                run_matmul_plan(*plan, ap, bp, yp, nullptr);
+                run_matmul_plan(*plan, ap, bp, yp, nullptr, bias);
             } else {
                 naive_matmul<float>(s.m, s.n, s.k, {ap, s.k, 1}, {bp, s.n, 1}, yp, threads);
             }
         }
-        if (plan == nullptr) activation_.apply_in_place(y, threads);
+        if (plan == nullptr) {
+            add_bias(y);
+            activation_.apply_in_place(y, threads);
+        }
     }
 
     onednn::FusedActivation activation_;
+    Tensor bias_;  ///< the fused bias (kFusedBiasAttr), float32 [N]
     Tensor constant_b_;  ///< float32 value of a constant 2-D B
     onednn::PackedWeights packed_b_;
     onednn::PrimitiveCache<DnnlMatmulPlan> cache_;

@@ -65,13 +65,24 @@ private:
 inline constexpr const char* kTensorRtUnavailable = "TensorRT is not available in this build";
 inline constexpr const char* kTensorFlowUnavailable = "TensorFlow is not available in this build";
 
-/// `--trt` and its options (a representative set of Polygraphy's: --trt-min/opt/max-shapes, --tf32,
-/// --fp16, --bf16, --fp8, --int8, --precision-constraints, --save-engine, timing caches, tactics,
-/// plugins, --trt-outputs, ...), in Polygraphy's groups.
+/// The tool whose TensorRT/TensorFlow options are declared: each subscribes to different groups, and
+/// some groups have options for some tools only, as in Polygraphy 0.49.27.
+enum class UnavailableArgsFor {
+    kRun,           ///< every group (builder config, plugins, parser flags, network, engine saving/loading)
+    kConvert,       ///< builder config with --engine-capability/--direct-io, --tensor-formats; no --save-engine
+    kInspectModel,  ///< plugins, parser flags, network loading without custom outputs, --ckpt, --freeze-graph
+};
+
+/// `--trt` and its options: --optimization-profile, --allocation-strategy, --weight-streaming-budget.
 std::unique_ptr<RunnerArgGroup> make_trt_runner_args();
-std::vector<std::unique_ptr<ArgGroup>> make_trt_arg_groups();
-/// `--tf` and its options (--ckpt, --tf-outputs, --save-pb, --xla, --opset, ...).
+/// The TensorRT option groups of `tool`: all of Polygraphy's TrtConfigArgs, TrtLoadPluginsArgs,
+/// TrtOnnxFlagArgs, TrtLoadNetworkArgs, TrtSaveEngineBytesArgs, TrtLoadEngineBytesArgs and
+/// TrtLoadEngineArgs options that `tool` takes in Polygraphy (TensorRT-RTX's are left out).
+std::vector<std::unique_ptr<ArgGroup>> make_trt_arg_groups(UnavailableArgsFor tool);
+/// `--tf` and its option --save-timeline.
 std::unique_ptr<RunnerArgGroup> make_tf_runner_args();
-std::vector<std::unique_ptr<ArgGroup>> make_tf_arg_groups();
+/// The TensorFlow option groups of `tool` (TfTrtArgs with --tftrt/--use-tftrt, TfLoadArgs,
+/// TfConfigArgs, OnnxFromTfArgs' --opset), as in Polygraphy.
+std::vector<std::unique_ptr<ArgGroup>> make_tf_arg_groups(UnavailableArgsFor tool);
 
 }  // namespace polygraphy::tools

@@ -1,5 +1,7 @@
 #include "tools/args/comparator/comparator.h"
 
+#include <cmath>
+
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/html_report.h"
@@ -23,7 +25,13 @@ std::vector<OptionSpec> ComparatorRunArgs::options() const {
             .type(ValueType::kInt),
         Option({"--use-subprocess"})
             .kind(OptionKind::kFlag)
-            .help("Run runners in isolated subprocesses. Not available in this build"),
+            .help("Run runners in isolated subprocesses. A runner whose process crashes, fails or times out fails, "
+                  "and the other runners' results are still compared"),
+        Option({"--subprocess-timeout"})
+            .metavar("SECONDS")
+            .type(ValueType::kFloat)
+            .help("With --use-subprocess: the time after which a runner's process is killed and the runner fails. "
+                  "Defaults to no limit"),
         Option({"--save-inputs", "--save-input-data"})
             .dest("save_inputs_path")
             .help("Path to save inference inputs. The inputs (List[Dict[str, numpy.ndarray]]) will be encoded as JSON "
@@ -35,7 +43,16 @@ std::vector<OptionSpec> ComparatorRunArgs::options() const {
 }
 
 void ComparatorRunArgs::parse(const ParsedArgs& args) {
-    if (args.flag("use_subprocess")) throw UnsupportedError("--use-subprocess is not available in this build");
+    use_subprocess_ = args.flag("use_subprocess");
+    subprocess_timeout_.reset();
+    if (auto text = args.value("subprocess_timeout")) {
+        const auto seconds = args_util::parse_float(*text);
+        if (!seconds || !(*seconds > 0) || !std::isfinite(*seconds))
+            throw UsageError("Invalid value for --subprocess-timeout: " + python_repr(*text) +
+                             ". Expected a positive number of seconds");
+        if (!use_subprocess_) throw UsageError("--subprocess-timeout needs --use-subprocess");
+        subprocess_timeout_ = *seconds;
+    }
     warm_up_ = 0;
     if (auto text = args.value("warm_up")) {
         const auto value = args_util::parse_int(*text);

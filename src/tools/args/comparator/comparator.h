@@ -11,8 +11,8 @@
 
 namespace polygraphy::tools {
 
-/// `--warm-up N`, `--use-subprocess` (refused), `--save-inputs/--save-input-data PATH`,
-/// `--save-outputs/--save-results PATH`.
+/// `--warm-up N`, `--use-subprocess`, `--subprocess-timeout SECONDS`, `--save-inputs/--save-input-data
+/// PATH`, `--save-outputs/--save-results PATH`.
 class ComparatorRunArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparator Inference"; }
@@ -27,8 +27,14 @@ public:
     Comparator::RunOptions run_options() const;
     /// `--save-outputs`.
     const std::optional<std::string>& save_outputs_path() const { return save_outputs_path_; }
+    /// `--use-subprocess`: each runner in its own process (job/runner_processes.h).
+    bool use_subprocess() const { return use_subprocess_; }
+    /// `--subprocess-timeout SECONDS` (only with --use-subprocess).
+    const std::optional<double>& subprocess_timeout() const { return subprocess_timeout_; }
 
 private:
+    bool use_subprocess_ = false;
+    std::optional<double> subprocess_timeout_;
     int warm_up_ = 0;
     std::optional<std::string> save_inputs_path_;
     std::optional<std::string> save_outputs_path_;

@@ -421,8 +421,10 @@ IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbac
     auto try_remove = [](const std::optional<std::string>& path) {
         if (!path) return;
         std::error_code error;
-        if (fs::exists(fs::symlink_status(*path, error)) && !fs::remove(*path, error))
-            logger().warning("Could not clean up: " + *path);
+        // A model over the size limit was saved with its weights in "<artifact>.data" (save_onnx).
+        for (const std::string& file : {*path, *path + ".data"})
+            if (fs::exists(fs::symlink_status(file, error)) && !fs::remove(file, error))
+                logger().warning("Could not clean up: " + file);
     };
 
     // Far more than any real session needs; a guard against a callback that never stops.
@@ -477,9 +479,9 @@ IterativeDebugArgs::Summary IterativeDebugArgs::iterate(const Callbacks& callbac
         summary.iterations = index + 1;
         if (success) {
             ++summary.passed;
-            logger().finish("PASSED | Iteration " + std::to_string(index) + " | Duration " + python_float_repr(seconds) + "s");
+            logger().finish("PASSED | Iteration " + std::to_string(index + 1) + " | Duration " + python_float_repr(seconds) + "s");
         } else {
-            logger().error("FAILED | Iteration " + std::to_string(index) + " | Duration " + python_float_repr(seconds) + "s");
+            logger().error("FAILED | Iteration " + std::to_string(index + 1) + " | Duration " + python_float_repr(seconds) + "s");
         }
 
         bool keep_going;

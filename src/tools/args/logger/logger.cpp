@@ -3,7 +3,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/log_format.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/job/runner_processes.h"
 #include "tools/args/util.h"
 
 namespace polygraphy::tools {
@@ -27,9 +29,9 @@ std::vector<OptionSpec> LoggerArgs::options() const {
         Option({"--silent"}).kind(OptionKind::kFlag).help("Disable all output"),
         Option({"--log-format"})
             .kind(OptionKind::kValues)
-            .help(
-                "Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line number, "
-                "'no-colors': Disable colors}")
+            .help("Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line number "
+                  "(ignored with a warning in this build), "
+                  "'no-colors': Disable colors}")
             .choices({"timestamp", "line-info", "no-colors"}),
         Option({"--log-file"})
             .help("Path to a file where Polygraphy logging output should be written. This may not include logging "
@@ -82,17 +84,27 @@ void LoggerArgs::parse(const ParsedArgs& args) {
 
     Logger& log = logger();
     log.set_severity(severity_);
-    for (const auto& format : args.values("log_format"))
+    bool timestamps = false, line_info = false;
+    for (const auto& format : args.values("log_format")) {
         if (format == "no-colors") log.set_colors(false);
+        timestamps = timestamps || format == "timestamp";
+        line_info = line_info || format == "line-info";
+    }
+    set_log_timestamps(timestamps);
     log_file_ = args.value("log_file");
     if (log_file_) {
-        // Polygraphy starts the log file afresh (mode "w"); the logger itself appends.
+        // Polygraphy starts the log file afresh (mode "w"); the logger itself appends. A runner
+        // process (--use-subprocess) appends to its parent's file.
         std::error_code error;
         const auto parent = std::filesystem::path(*log_file_).parent_path();
         if (!parent.empty()) std::filesystem::create_directories(parent, error);
-        { std::ofstream truncate(*log_file_, std::ios::trunc); }
+        if (!is_runner_process()) {
+            std::ofstream truncate(*log_file_, std::ios::trunc);
+        }
         log.set_log_file(*log_file_);
     }
+    // Both need the source location of each logging call, which the logger does not take.
+    if (line_info) log.warning("--log-format line-info is not supported in this build and is ignored");
     if (!ignored_paths.empty())
         log.warning("Per-path verbosities are not supported in this build and are ignored: " +
                     python_list_repr(ignored_paths));

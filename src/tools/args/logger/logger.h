@@ -14,6 +14,8 @@ namespace polygraphy::tools {
 /// parse() applies the settings to the global logger at once. -v/-q counts override the default
 /// level of --verbosity (as Polygraphy's code does); per-path levels are accepted but this build
 /// has one process-wide level, so they are ignored with a warning. --silent leaves only `[!]` lines.
+/// `--log-format timestamp` adds the time to each line; `line-info` is ignored with a warning (the
+/// logger does not take the caller's source location).
 class LoggerArgs : public ArgGroup {
 public:
     std::string title() const override { return "Logging"; }

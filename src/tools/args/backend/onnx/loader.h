@@ -76,9 +76,9 @@ public:
     std::size_t external_data_size_threshold() const { return external_data_size_threshold_; }
     /// The step the options describe; nullopt without a path.
     std::optional<SaveOnnxStep> step() const;
-    /// Saves to path() as step() says (save_model(): atomically, with external data when asked).
-    /// PolygraphyException when the output folder does not exist or the model is over 2 GiB without
-    /// external data.
+    /// Saves to path() as step() says (save_model(): atomically, creating missing folders, with
+    /// external data when asked). PolygraphyException when the model is over 2 GiB without external
+    /// data.
     void save(const onnx::ModelProto& model) const;
 
 private:

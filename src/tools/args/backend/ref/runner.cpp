@@ -19,10 +19,15 @@ std::vector<OptionSpec> RefRunnerArgs::options() const {
             .type(ValueType::kInt),
         Option({"--ref-no-fusion"})
             .kind(OptionKind::kFlag)
-            .help("Run every node as written. By default, a Relu, Clip or SiLU that is the only reader of a Conv's "
-                  "output is folded into the convolution, which is faster; a folded Relu or Clip turns NaN into 0 (or "
-                  "the lower bound), as ONNX Runtime's fused kernels do. Outputs marked with --onnx-outputs are never "
-                  "folded away"),
+            .help("Run every node as written. By default, a Relu, Clip, SiLU or GELU that is the only reader of a "
+                  "Conv's (or a float MatMul's or Gemm's) output is folded into that node, and so is a Linear layer's "
+                  "bias Add into its MatMul, which is faster; a folded Relu or Clip turns NaN into 0 (or the lower "
+                  "bound), as ONNX Runtime's fused kernels do. Outputs marked with --onnx-outputs are never folded "
+                  "away"),
+        Option({"--ref-profile"})
+            .kind(OptionKind::kFlag)
+            .help("Time every node and print where the time went when the runner finishes: milliseconds per run by "
+                  "op type and for the slowest nodes (the first run, which prepares the kernels, is not counted)"),
     };
 }
 
@@ -36,12 +41,14 @@ void RefRunnerArgs::parse(const ParsedArgs& args) {
         threads_ = static_cast<int>(*value);
     }
     fuse_activations_ = !args.flag("ref_no_fusion");
+    profile_ = args.flag("ref_profile");
 }
 
 RunnerStep RefRunnerArgs::runner_step() const {
     ref::SessionOptions options;
     options.num_threads = threads_;
     options.fuse_activations = fuse_activations_;
+    options.profile = profile_;
     return RefRunnerStep{options};
 }
 

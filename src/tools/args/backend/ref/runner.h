@@ -7,7 +7,8 @@ namespace polygraphy::tools {
 
 /// `--ref` selects a RefRunnerStep: RefRunner(SessionFromOnnx(<the job's model>));
 /// `--ref-threads N` sets the runtime's threads (0: the cores available); `--ref-no-fusion` runs
-/// every node as written (SessionOptions::fuse_activations = false).
+/// every node as written (SessionOptions::fuse_activations = false); `--ref-profile` times every node
+/// and logs the profile when the runner finishes (SessionOptions::profile).
 class RefRunnerArgs : public RunnerArgGroup {
 public:
     std::string title() const override { return "Reference Runtime Inference"; }
@@ -28,10 +29,13 @@ public:
     int threads() const { return threads_; }
     /// False with `--ref-no-fusion`.
     bool fuse_activations() const { return fuse_activations_; }
+    /// True with `--ref-profile`.
+    bool profile() const { return profile_; }
 
 private:
     int threads_ = 0;
     bool fuse_activations_ = true;
+    bool profile_ = false;
 };
 
 }  // namespace polygraphy::tools
