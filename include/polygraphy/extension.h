@@ -44,8 +44,9 @@
 
 /// Version of the extension interface (ExtensionRegistrar and the headers it exposes).
 #define POLYGRAPHY_EXTENSION_ABI_VERSION \
-    3  // 3: ArgGroup::add_to_job, RunnerArgGroup::runner_step (RunJob), Tool without the parser header;
-       // OutputCompareResult, SimpleCompareOptions and CompareJob grew (HTML reports)
+    4  // 3: ArgGroup::add_to_job, RunnerArgGroup::runner_step (RunJob), Tool without the parser header;
+       // OutputCompareResult, SimpleCompareOptions and CompareJob grew (HTML reports);
+       // 4: Logger::log/log_once take the caller's source location, Logger members added
 
 /// Marks the entry points as exported even when a module builds with -fvisibility=hidden.
 #define POLYGRAPHY_EXTENSION_EXPORT __attribute__((visibility("default")))

@@ -9,4 +9,9 @@ namespace polygraphy {
 /// Logger::reset() turns it off.
 void set_log_timestamps(bool enabled);
 
+/// `--log-format line-info`: each message's prefix gains the file and line that logged it, after the
+/// time, `[I] [backend/onnx/loader.cpp:42] text` (logging_source_path() of the file).
+/// Logger::reset() turns it off.
+void set_log_line_info(bool enabled);
+
 }  // namespace polygraphy

@@ -1,5 +1,7 @@
 // The `polygraphy` command: top-level options, dispatch and exit statuses (child processes).
 #include <filesystem>
+#include <fstream>
+#include <regex>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -83,8 +85,63 @@ TEST(Cli, LogFormatTimestampAndLineInfo) {
     EXPECT_THAT(result.output, ::testing::ContainsRegex("\\[I\\] \\([0-9][0-9]:[0-9][0-9]:[0-9][0-9]\\) RUNNING \\| "));
     const auto plain = run_polygraphy({"run"});
     EXPECT_THAT(plain.output, Not(::testing::ContainsRegex("\\[I\\] \\([0-9][0-9]:")));
-    EXPECT_THAT(run_polygraphy({"run", "--log-format", "line-info"}).output,
-                HasSubstr("[W] --log-format line-info is not supported in this build and is ignored"));
+
+    // line-info: the library source file (relative to src/, as Polygraphy's are to its package) and line.
+    const auto with_lines = run_polygraphy({"run", "--log-format", "timestamp", "line-info"});
+    std::smatch where;
+    ASSERT_TRUE(std::regex_search(with_lines.output, where,
+                                  std::regex(R"(\[I\] \(\d\d:\d\d:\d\d\) \[([a-z_/]+\.cpp):(\d+)\] RUNNING \| )")))
+        << with_lines.output;
+    std::ifstream source(std::string(POLYGRAPHY_SOURCE_DIR) + "/src/" + where[1].str());
+    ASSERT_TRUE(source) << where[1];
+    std::string line;
+    for (int number = 1; number <= std::stoi(where[2].str()); ++number) std::getline(source, line);
+    EXPECT_THAT(line, HasSubstr("RUNNING"));  // the line that logs it, or the start of its statement
+    EXPECT_THAT(with_lines.output, Not(HasSubstr("not supported")));
+}
+
+// --verbosity path:LEVEL: files under `path` (relative to src/) use LEVEL; the longest path wins.
+TEST(Cli, PerPathVerbosity) {
+    testing::TempDir dir;
+    testing::ModelBuilder builder(13, "net");
+    builder.input("x", DataType::kFloat32, DynShape{Dim::fixed(2)});
+    builder.node("Relu", {"x"}, {"y"});
+    builder.output("y", DataType::kFloat32, DynShape{Dim::fixed(2)});
+    builder.save(dir.file("m.onnx"));
+    auto run = [&](std::vector<std::string> verbosity) {
+        std::vector<std::string> args = {"run", dir.file("m.onnx"), "--ref", "--verbosity"};
+        args.insert(args.end(), verbosity.begin(), verbosity.end());
+        const auto result = run_polygraphy(args);
+        EXPECT_EQ(result.exit_code, 0) << result.output;
+        return result.output;
+    };
+    const std::string from_data_loader = "[V] Generating data using numpy seed: 1";  // comparator/data_loader.cpp
+    const std::string from_comparator = "[V] Loading inputs from data loader";       // comparator/comparator.cpp
+
+    auto output = run({"comparator/data_loader.cpp:VERBOSE"});
+    EXPECT_THAT(output, HasSubstr(from_data_loader));
+    EXPECT_THAT(output, Not(HasSubstr(from_comparator)));
+    EXPECT_THAT(output, HasSubstr("[I] RUNNING | "));  // the default stays INFO
+    // Polygraphy's file names end in .py; a name matches whatever its extension.
+    EXPECT_THAT(run({"comparator/data_loader.py:verbose"}), HasSubstr(from_data_loader));
+    output = run({"warning", "comparator:VERBOSE"});
+    EXPECT_THAT(output, HasSubstr(from_data_loader));
+    EXPECT_THAT(output, HasSubstr(from_comparator));
+    EXPECT_THAT(output, Not(HasSubstr("[I] RUNNING")));  // tools/ uses the default, WARNING
+    output = run({"comparator/comparator.cpp:INFO", "comparator:VERBOSE"});
+    EXPECT_THAT(output, HasSubstr(from_data_loader));
+    EXPECT_THAT(output, Not(HasSubstr(from_comparator)));
+    // Only whole path components match.
+    EXPECT_THAT(run({"comparator/data:VERBOSE", "compar:VERBOSE"}), Not(HasSubstr("[V] ")));
+    // --silent silences every path.
+    EXPECT_THAT(run({"comparator:VERBOSE", "--silent"}), Not(HasSubstr("[V] ")));
+
+    for (const char* bad : {"foo:BAD", "comparator:", "loud"}) {
+        const auto result = run_polygraphy({"run", dir.file("m.onnx"), "--ref", "--verbosity", bad});
+        EXPECT_NE(result.exit_code, 0) << bad;
+        EXPECT_THAT(result.output, HasSubstr(std::string("Invalid value in --verbosity: '") + bad + "'")) << bad;
+        EXPECT_THAT(result.output, Not(HasSubstr("RUNNING"))) << bad;
+    }
 }
 
 TEST(Cli, ToolHelpIsGroupedByGroupTitles) {

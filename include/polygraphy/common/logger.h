@@ -5,8 +5,11 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <source_location>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace polygraphy {
 
@@ -28,6 +31,12 @@ enum class Severity : int {
 /// Parses "VERBOSE", "info", "extra_verbose", "warning"... (case-insensitive).
 bool severity_from_name(std::string_view name, Severity& out);
 
+/// The path a source file is known by in per-path severities and `line-info` prefixes, as
+/// Polygraphy names its files relative to its package folder: the part of `file` (a compiler's file
+/// name) after its last `src/` or `include/polygraphy/` folder, e.g. "backend/onnx/loader.cpp";
+/// `file` itself when it has neither.
+std::string logging_source_path(std::string_view file);
+
 /// The process-wide logger (Polygraphy's G_LOGGER). Thread-safe.
 ///
 /// Messages go to stdout (Polygraphy prints nothing on stderr), prefixed with the severity letter;
@@ -41,11 +50,19 @@ public:
     /// The process-wide instance.
     static Logger& global();
 
-    /// Messages below `severity` are dropped (Severity::kSilent drops everything).
+    /// Messages below `severity` are dropped (Severity::kSilent drops everything), except in files a
+    /// per-path severity names.
     void set_severity(Severity severity);
-    /// The current threshold.
+    /// The default threshold (the one of files no per-path severity names).
     Severity severity() const;
-    /// Whether a message of `severity` would be printed (to skip building costly messages).
+    /// Per-path thresholds, as Polygraphy's `--verbosity path:LEVEL`: a message logged from a file
+    /// under `path` (whole components of its logging_source_path(), e.g. "backend/onnx" or
+    /// "backend/onnx/loader.cpp") uses that threshold; the longest matching path wins, and the last
+    /// of equally long ones. The last component also names a file whatever its extension, so
+    /// Polygraphy's "backend/onnx/loader.py" names "backend/onnx/loader.cpp". Replaces earlier ones.
+    void set_path_severities(const std::vector<std::pair<std::string, Severity>>& severities);
+    /// Whether a message of `severity` may be printed from some file (to skip building costly
+    /// messages): checks the lowest of the default and per-path thresholds.
     bool enabled(Severity severity) const { return static_cast<int>(severity) >= static_cast<int>(severity_); }
 
     /// Also append every message (without colours) to `path`; parent folders are created.
@@ -54,25 +71,29 @@ public:
     /// Colours on or off (default: on when stdout is a terminal).
     void set_colors(bool enabled);
 
-    /// Prints `message` with the prefix of `severity` when enabled.
-    void log(Severity severity, std::string_view message);
-    /// Logs a message only the first time this exact text is seen.
-    void log_once(Severity severity, std::string_view message);
+    /// The caller's source location (the default argument of the logging functions below).
+    using Where = std::source_location;
 
-    /// log() at the severity the name says.
+    /// Prints `message` with the prefix of `severity` when the threshold of the file `where` names
+    /// lets it through.
+    void log(Severity severity, std::string_view message, const Where& where = Where::current());
+    /// Logs a message only the first time this exact text is seen.
+    void log_once(Severity severity, std::string_view message, const Where& where = Where::current());
+
+    /// log() at the severity the name says, from the caller's source location.
     /// @{
-    void ultra_verbose(std::string_view m) { log(Severity::kUltraVerbose, m); }
-    void super_verbose(std::string_view m) { log(Severity::kSuperVerbose, m); }
-    void extra_verbose(std::string_view m) { log(Severity::kExtraVerbose, m); }
-    void verbose(std::string_view m) { log(Severity::kVerbose, m); }
-    void info(std::string_view m) { log(Severity::kInfo, m); }
-    void start(std::string_view m) { log(Severity::kStart, m); }
-    void finish(std::string_view m) { log(Severity::kFinish, m); }
-    void warning(std::string_view m) { log(Severity::kWarning, m); }
-    void error(std::string_view m) { log(Severity::kError, m); }
+    void ultra_verbose(std::string_view m, const Where& w = Where::current()) { log(Severity::kUltraVerbose, m, w); }
+    void super_verbose(std::string_view m, const Where& w = Where::current()) { log(Severity::kSuperVerbose, m, w); }
+    void extra_verbose(std::string_view m, const Where& w = Where::current()) { log(Severity::kExtraVerbose, m, w); }
+    void verbose(std::string_view m, const Where& w = Where::current()) { log(Severity::kVerbose, m, w); }
+    void info(std::string_view m, const Where& w = Where::current()) { log(Severity::kInfo, m, w); }
+    void start(std::string_view m, const Where& w = Where::current()) { log(Severity::kStart, m, w); }
+    void finish(std::string_view m, const Where& w = Where::current()) { log(Severity::kFinish, m, w); }
+    void warning(std::string_view m, const Where& w = Where::current()) { log(Severity::kWarning, m, w); }
+    void error(std::string_view m, const Where& w = Where::current()) { log(Severity::kError, m, w); }
     /// @}
     /// Prints `[!] message` (tools use it for exceptions; library code throws instead).
-    void critical(std::string_view m) { log(Severity::kCritical, m); }
+    void critical(std::string_view m, const Where& w = Where::current()) { log(Severity::kCritical, m, w); }
 
     /// Undoes an indent() when destroyed (movable, not copyable).
     class IndentGuard {
@@ -101,16 +122,22 @@ public:
     /// Removes the status line of progress(), if one is shown.
     void clear_progress();
 
-    /// Restores defaults (severity INFO, no indentation, no log file, no once-cache). For tests.
+    /// Restores defaults (severity INFO, no per-path severities, plain format, no indentation, no log
+    /// file, no once-cache). For tests.
     void reset();
 
 private:
     Logger();
-    void write_locked(Severity severity, std::string_view message);
+    // Whether a message of `severity` from `where` passes the threshold of its file.
+    bool passes_locked(Severity severity, const Where& where) const;
+    void write_locked(Severity severity, std::string_view message, const Where& where);
     void erase_progress_locked();
 
     mutable std::mutex mutex_;
-    Severity severity_ = Severity::kInfo;
+    Severity severity_ = Severity::kInfo;          // the lowest threshold of all (enabled() reads it)
+    Severity default_severity_ = Severity::kInfo;  // set_severity()
+    // set_path_severities(), each path split into its components.
+    std::vector<std::pair<std::vector<std::string>, Severity>> path_severities_;
     int indent_ = 0;
     bool colors_ = false;
     bool terminal_ = false;  // stdout is a terminal: progress() may show a status line

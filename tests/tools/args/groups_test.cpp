@@ -224,6 +224,11 @@ TEST_F(RunGroups, LoggerSeverity) {
     EXPECT_EQ(logger().severity(), Severity::kWarning);
     parse({"--verbosity", "warning", "-v"});  // -v/-q override the default verbosity, as in Polygraphy
     EXPECT_EQ(logger().severity(), Severity::kVerbose);
+    parse({"--verbosity", "warning", "comparator:verbose"});  // a path's level leaves the default alone
+    EXPECT_EQ(logger().severity(), Severity::kWarning);
+    EXPECT_TRUE(logger().enabled(Severity::kVerbose));
+    parse({"--verbosity", "comparator:verbose", "--silent"});
+    EXPECT_FALSE(logger().enabled(Severity::kError));
     parse({"--silent", "-vvv"});
     EXPECT_EQ(logger().severity(), Severity::kCritical);
     parse({});

@@ -24,14 +24,18 @@ std::vector<OptionSpec> LoggerArgs::options() const {
                   "allows you to control per-path verbosity. Verbosity values come from Polygraphy's logging "
                   "verbosities and are case-insensitive: ULTRA_VERBOSE, SUPER_VERBOSE, EXTRA_VERBOSE, VERBOSE, INFO, "
                   "START, FINISH, WARNING, ERROR, CRITICAL. For example: `--verbosity INFO` or `--verbosity verbose`. "
-                  "Per-path verbosities (`<path>:<verbosity>`) are accepted, but this build applies one verbosity to "
-                  "everything and ignores them"),
+                  "To specify per-path verbosity, use the format: `<path>:<verbosity>`. For example: `--verbosity "
+                  "backend/onnxrt:INFO backend/onnxrt/session.cpp:VERBOSE`. Paths are relative to the library's "
+                  "`src/` folder (the paths `--log-format line-info` prints) and name whole path components; a file "
+                  "name matches whatever its extension. The most closely matching path is used to determine "
+                  "verbosity. For example, with: `--verbosity warning backend:info backend/onnxrt:verbose`, a file "
+                  "under `comparator` would use `WARNING` verbosity, one under `backend/onnx` would use `INFO`, and "
+                  "one under `backend/onnxrt` would use `VERBOSE`"),
         Option({"--silent"}).kind(OptionKind::kFlag).help("Disable all output"),
         Option({"--log-format"})
             .kind(OptionKind::kValues)
-            .help("Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line number "
-                  "(ignored with a warning in this build), "
-                  "'no-colors': Disable colors}")
+            .help("Format for log messages: {'timestamp': Include timestamp, 'line-info': Include file and line "
+                  "number, 'no-colors': Disable colors}")
             .choices({"timestamp", "line-info", "no-colors"}),
         Option({"--log-file"})
             .help("Path to a file where Polygraphy logging output should be written. This may not include logging "
@@ -64,7 +68,7 @@ std::optional<Severity> LoggerArgs::severity_from_level(int level) {
 
 void LoggerArgs::parse(const ParsedArgs& args) {
     std::optional<Severity> severity;
-    std::vector<std::string> ignored_paths;
+    std::vector<std::pair<std::string, Severity>> path_severities;
     for (const auto& entry : args.values("verbosity")) {
         const auto kv = args_util::split_key_value(entry);
         Severity parsed;
@@ -75,7 +79,7 @@ void LoggerArgs::parse(const ParsedArgs& args) {
         if (kv.key.empty())
             severity = parsed;
         else
-            ignored_paths.push_back(entry);
+            path_severities.emplace_back(kv.key, parsed);
     }
     // Polygraphy's code lets -v/-q set the default verbosity even when --verbosity gives one.
     if (auto from_counts = severity_from_level(args.count("verbose") - args.count("quiet"))) severity = from_counts;
@@ -84,6 +88,8 @@ void LoggerArgs::parse(const ParsedArgs& args) {
 
     Logger& log = logger();
     log.set_severity(severity_);
+    // --silent silences every path too (Polygraphy replaces the whole per-path table).
+    log.set_path_severities(args.flag("silent") ? decltype(path_severities){} : path_severities);
     bool timestamps = false, line_info = false;
     for (const auto& format : args.values("log_format")) {
         if (format == "no-colors") log.set_colors(false);
@@ -91,6 +97,7 @@ void LoggerArgs::parse(const ParsedArgs& args) {
         line_info = line_info || format == "line-info";
     }
     set_log_timestamps(timestamps);
+    set_log_line_info(line_info);
     log_file_ = args.value("log_file");
     if (log_file_) {
         // Polygraphy starts the log file afresh (mode "w"); the logger itself appends. A runner
@@ -103,11 +110,6 @@ void LoggerArgs::parse(const ParsedArgs& args) {
         }
         log.set_log_file(*log_file_);
     }
-    // Both need the source location of each logging call, which the logger does not take.
-    if (line_info) log.warning("--log-format line-info is not supported in this build and is ignored");
-    if (!ignored_paths.empty())
-        log.warning("Per-path verbosities are not supported in this build and are ignored: " +
-                    python_list_repr(ignored_paths));
 }
 
 bool LoggerArgs::add_to_job(RunJob& job) const {

@@ -12,10 +12,9 @@ namespace polygraphy::tools {
 /// `-v/--verbose` (repeatable), `-q/--quiet` (repeatable), `--verbosity LEVEL [path:LEVEL ...]`,
 /// `--silent`, `--log-format {timestamp,line-info,no-colors}...`, `--log-file PATH`.
 /// parse() applies the settings to the global logger at once. -v/-q counts override the default
-/// level of --verbosity (as Polygraphy's code does); per-path levels are accepted but this build
-/// has one process-wide level, so they are ignored with a warning. --silent leaves only `[!]` lines.
-/// `--log-format timestamp` adds the time to each line; `line-info` is ignored with a warning (the
-/// logger does not take the caller's source location).
+/// level of --verbosity (as Polygraphy's code does); `path:LEVEL` entries become the logger's
+/// per-path severities (Logger::set_path_severities). --silent leaves only `[!]` lines, in every file.
+/// `--log-format timestamp` adds the time to each line, `line-info` the file and line that logged it.
 class LoggerArgs : public ArgGroup {
 public:
     std::string title() const override { return "Logging"; }
