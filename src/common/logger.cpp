@@ -65,7 +65,7 @@ std::atomic<bool> g_line_info{false};   // set_log_line_info()
 
 // The severity letter, then the time and the file and line when asked for:
 // "[I] " or "[I] (12:34:56) [backend/onnx/loader.cpp:42] ".
-std::string prefix_of(Severity severity, const std::source_location& where) {
+std::string prefix_of(Severity severity, const Logger::Where& where) {
     std::string prefix = prefix_for(severity);
     if (g_timestamps.load(std::memory_order_relaxed)) {
         const std::time_t now = std::time(nullptr);
@@ -85,7 +85,7 @@ std::string prefix_of(Severity severity, const std::source_location& where) {
 }
 
 // "[I] first line\n    second line": continuation lines are indented to the text column.
-std::string format_message(Severity severity, std::string_view message, int indent, const std::source_location& where) {
+std::string format_message(Severity severity, std::string_view message, int indent, const Logger::Where& where) {
     const std::string pad(static_cast<std::size_t>(indent), ' ');
     const std::string prefix = prefix_of(severity, where);
     const std::string continuation = std::string(prefix.size(), ' ') + pad;

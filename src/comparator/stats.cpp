@@ -1,4 +1,7 @@
 // Array statistics with numpy's semantics, computed in two passes (see stats_internal.h).
+// Longer than the project's ~900-line guide on purpose: both passes share the chunk kernels and the
+// rank selection of one anonymous namespace; split, they would become a header of templates that
+// only this file uses.
 #include <omp.h>
 
 #include <algorithm>

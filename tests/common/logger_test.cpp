@@ -1,5 +1,4 @@
 #include <regex>
-#include <source_location>
 
 #include <gtest/gtest.h>
 
@@ -84,7 +83,7 @@ TEST(LoggingSourcePath, IsRelativeToTheLibraryFolders) {
 
 TEST_F(LoggerTest, LineInfoNamesTheCallersFileAndLine) {
     set_log_line_info(true);
-    const std::string file = logging_source_path(std::source_location::current().file_name());
+    const std::string file = logging_source_path(Logger::Where::current().file_name());
     int line = 0;
     const std::string out = capture([&] {
         line = __LINE__ + 1;
@@ -98,7 +97,7 @@ TEST_F(LoggerTest, LineInfoNamesTheCallersFileAndLine) {
 
 // This file is not under src/, so the paths below are this file's own path and its folders.
 TEST_F(LoggerTest, PathSeveritiesApplyToTheFilesTheyName) {
-    const std::string file = logging_source_path(std::source_location::current().file_name());
+    const std::string file = logging_source_path(Logger::Where::current().file_name());
     const std::string folder = file.substr(0, file.rfind('/'));
     auto verbose_line_shows = [] { return !capture([] { logger().verbose("detail"); }).empty(); };
 

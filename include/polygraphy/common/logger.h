@@ -5,7 +5,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,8 +70,25 @@ public:
     /// Colours on or off (default: on when stdout is a terminal).
     void set_colors(bool enabled);
 
-    /// The caller's source location (the default argument of the logging functions below).
-    using Where = std::source_location;
+    /// The caller's source location (the default argument of the logging functions below). Not
+    /// std::source_location: clang 14 (the fuzz build, plugin authors) has no such type with
+    /// libstdc++ 12, while both compilers expand these builtins at the call site.
+    class Where {
+    public:
+        /// The location of the expression that calls current(), or that uses it as a default argument.
+        static constexpr Where current(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) noexcept {
+            return Where(file, line);
+        }
+        /// The source file, as the compiler names it.
+        constexpr const char* file_name() const noexcept { return file_; }
+        /// The line in file_name().
+        constexpr unsigned line() const noexcept { return line_; }
+
+    private:
+        constexpr Where(const char* file, unsigned line) noexcept : file_(file), line_(line) {}
+        const char* file_;
+        unsigned line_;
+    };
 
     /// Prints `message` with the prefix of `severity` when the threshold of the file `where` names
     /// lets it through.
