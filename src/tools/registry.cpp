@@ -26,11 +26,11 @@ std::vector<std::unique_ptr<Tool>> make_tools() {
     std::vector<std::unique_ptr<Tool>> tools;
     tools.push_back(std::make_unique<RunTool>());
     tools.push_back(std::make_unique<ConvertTool>());
-    tools.push_back(std::make_unique<InspectTool>());
-    tools.push_back(std::make_unique<CheckTool>());
-    tools.push_back(std::make_unique<SurgeonTool>());
-    tools.push_back(std::make_unique<DebugTool>());
-    tools.push_back(std::make_unique<DataTool>());
+    tools.push_back(make_inspect_tool());
+    tools.push_back(make_check_tool());
+    tools.push_back(make_surgeon_tool());
+    tools.push_back(make_debug_tool());
+    tools.push_back(make_data_tool());
     for (const auto& module : extension_modules())
         if (module.tools)
             for (auto& tool : module.tools()) tools.push_back(std::move(tool));

@@ -81,8 +81,24 @@ int Tool::run(const ParsedArgs& args) {
 std::string version_info() {
     const std::filesystem::path library_folder = install_layout::library_folder();
     const std::string folder = library_folder.empty() ? "<unknown>" : library_folder.string();
-    return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION +
-           " | Path: " + python_list_repr({folder});
+    return std::string("Polygraphy | Version: ") + POLYGRAPHY_VERSION + " | Path: " + python_list_repr({folder});
+}
+
+DispatchingTool::DispatchingTool(std::string name, std::string description, std::string subtools_title,
+                                 std::vector<SubtoolFactory> subtools)
+    : Tool(std::move(name)),
+      description_(std::move(description)),
+      subtools_title_(std::move(subtools_title)),
+      subtools_(std::move(subtools)) {}
+
+Subtools DispatchingTool::make_subtools() const {
+    Subtools made{subtools_title_, {}};
+    for (const SubtoolFactory make : subtools_) made.tools.push_back(make());
+    return made;
+}
+
+int DispatchingTool::run_impl(const ParsedArgs& /*args*/) {
+    throw InternalError("'" + name() + "' only dispatches to its subtools");
 }
 
 }  // namespace polygraphy::tools

@@ -145,6 +145,14 @@ void set_attr(onnx::NodeProto& node, const std::string& name, const Tensor& valu
     *add_attr(node, name, onnx::AttributeProto::TENSOR).mutable_t() = encode_tensor(value, name);
 }
 
+void save_identity_model(const std::string& path, const Shape& shape) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, shape);
+    builder.node("Identity", {"x"}, {"y"}, "identity");
+    builder.output("y", DataType::kFloat32, shape);
+    builder.save(path);
+}
+
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo, float hi) {
     Tensor tensor(DataType::kFloat32, shape);
     std::mt19937 generator(seed);

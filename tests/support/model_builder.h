@@ -58,6 +58,10 @@ void set_attr(onnx::NodeProto& node, const std::string& name, const Tensor& valu
 /// A float32 tensor of `shape` with deterministic pseudo-random values in [lo, hi) (for weights).
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 
+/// Saves to `path` the smallest runnable model: float32 `y = Identity(x)` of `shape`, node `identity`
+/// (for tests of runners and tools that need any model at all).
+void save_identity_model(const std::string& path, const Shape& shape);
+
 /// A fresh empty temporary directory, removed by the destructor.
 class TempDir {
 public:

@@ -23,8 +23,8 @@ namespace polygraphy::tools {
 namespace {
 
 using testing::CommandResult;
+using testing::save_identity_model;
 using ::testing::HasSubstr;
-using testing::ModelBuilder;
 using ::testing::Not;
 using testing::run_with_plugins;
 using testing::TempDir;
@@ -50,12 +50,8 @@ std::vector<std::string> warnings(const std::string& output) {
 class ExtensionModuleCli : public ::testing::Test {
 protected:
     void SetUp() override {
-        ModelBuilder builder;
-        builder.input("x", DataType::kFloat32, Shape{2, 3});
-        builder.node("Identity", {"x"}, {"y"}, "identity");
-        builder.output("y", DataType::kFloat32, Shape{2, 3});
         model_ = dir_.file("identity.onnx");
-        builder.save(model_);
+        save_identity_model(model_, Shape{2, 3});
     }
     TempDir dir_;
     std::string model_;

@@ -110,11 +110,8 @@ TEST_F(ReshapeDestroyerExample, ReshapesThatMayChangeTheShapeStayAndTheRunnerRef
 }
 
 TEST_F(ReshapeDestroyerExample, SpeedIsValidatedAndSlowModesSleep) {
-    ModelBuilder builder;
-    builder.input("x", DataType::kFloat32, Shape{1});
-    builder.node("Identity", {"x"}, {"y"}, "identity");
-    builder.output("y", DataType::kFloat32, Shape{1});
-    const std::string model = save(builder, "identity.onnx");
+    const std::string model = dir_.file("identity.onnx");
+    testing::save_identity_model(model, Shape{1});
 
     auto result = run_example({model, "--res-des", "--res-des-speed", "warp"});
     EXPECT_EQ(result.exit_code, 2) << result.output;

@@ -85,6 +85,35 @@ private:
     std::unique_ptr<ArgumentParser> parser_;  // built by setup()
 };
 
+/// A tool that only dispatches to its subtools (`polygraphy inspect`, `surgeon`, ...): its help
+/// text, help section title and subtools are data, so each such tool is one constructor call.
+class DispatchingTool : public Tool {
+public:
+    /// Makes one subtool; make_subtool<T> is one.
+    using SubtoolFactory = std::unique_ptr<Tool> (*)();
+
+    /// `subtools_title` heads the help section listing `subtools`, in this order.
+    DispatchingTool(std::string name, std::string description, std::string subtools_title,
+                    std::vector<SubtoolFactory> subtools);
+    std::string description() const override { return description_; }
+    Subtools make_subtools() const override;
+
+protected:
+    /// Never called (cli_main runs a subtool instead): throws InternalError.
+    int run_impl(const ParsedArgs& args) override;
+
+private:
+    std::string description_;
+    std::string subtools_title_;
+    std::vector<SubtoolFactory> subtools_;
+};
+
+/// A DispatchingTool::SubtoolFactory for the default-constructible tool T.
+template <typename T>
+std::unique_ptr<Tool> make_subtool() {
+    return std::make_unique<T>();
+}
+
 /// "Polygraphy | Version: 0.1.0 | Path: ['/usr/lib']" (the library's folder), as `polygraphy -v` prints it.
 std::string version_info();
 

@@ -63,7 +63,8 @@ void ModelArgs::parse(const ParsedArgs& args) {
     if (path_ && !std::filesystem::exists(*path_, error)) logger().warning("Model path does not exist: " + *path_);
     // As Polygraphy's parse_path: an existing path is used (and printed) absolute, like os.path.abspath.
     else if (path_)
-        if (auto absolute = std::filesystem::absolute(*path_, error); !error) path_ = absolute.lexically_normal().string();
+        if (auto absolute = std::filesystem::absolute(*path_, error); !error)
+            path_ = absolute.lexically_normal().string();
 
     model_type_.reset();
     if (auto given = args.value("model_type")) {

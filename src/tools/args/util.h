@@ -33,9 +33,9 @@ KeyValue split_key_value(std::string_view arg);
 struct Literal {
     /// What the literal is.
     enum class Kind { kInt, kFloat, kString, kList };
-    Kind kind = Kind::kString;  ///< what the literal is
-    int64_t int_value = 0;      ///< kInt's value
-    double float_value = 0.0;   ///< kFloat's value
+    Kind kind = Kind::kString;   ///< what the literal is
+    int64_t int_value = 0;       ///< kInt's value
+    double float_value = 0.0;    ///< kFloat's value
     std::string text;            ///< the source text (quotes stripped for strings)
     std::vector<Literal> items;  ///< kList
     /// kInt or kFloat.

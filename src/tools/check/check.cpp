@@ -9,18 +9,10 @@
 
 namespace polygraphy::tools {
 
-std::string CheckTool::description() const {
-    return "Check and validate various aspects of a model\n";
-}
-
-Subtools CheckTool::make_subtools() const {
-    Subtools subtools{"Check Subtools", {}};
-    subtools.tools.push_back(std::make_unique<CheckLintTool>());
-    return subtools;
-}
-
-int CheckTool::run_impl(const ParsedArgs& /*args*/) {
-    throw InternalError("'check' only dispatches to its subtools");
+std::unique_ptr<Tool> make_check_tool() {
+    return std::make_unique<DispatchingTool>("check", "Check and validate various aspects of a model\n",
+                                             "Check Subtools",
+                                             std::vector<DispatchingTool::SubtoolFactory>{make_subtool<CheckLintTool>});
 }
 
 std::string CheckLintTool::description() const {

@@ -6,15 +6,7 @@
 namespace polygraphy::tools {
 
 /// Dispatches to the "Check Subtools" below.
-class CheckTool : public Tool {
-public:
-    CheckTool() : Tool("check") {}
-    std::string description() const override;
-    Subtools make_subtools() const override;
-
-protected:
-    int run_impl(const ParsedArgs& args) override;
-};
+std::unique_ptr<Tool> make_check_tool();
 
 /// `check lint M.onnx [-o report.json]`: lint_onnx() with inputs from the Data Loader options
 /// (generated, or --load-inputs), the JSON report saved with -o. A model that cannot be parsed is

@@ -50,9 +50,9 @@ int ConvertTool::run_impl(const ParsedArgs& args) {
         else if (extension == ".engine" || extension == ".plan")
             target = "trt";
         else
-            throw PolygraphyException("Could not automatically determine model type based on output path: " +
-                                      save.path().value_or("") +
-                                      "\nPlease specify the desired output format with --convert-to");
+            throw PolygraphyException(
+                "Could not automatically determine model type based on output path: " + save.path().value_or("") +
+                "\nPlease specify the desired output format with --convert-to");
     }
     if (target != "onnx")
         throw UnsupportedError(std::string(kTensorRtUnavailable) + ": cannot convert to '" + target +

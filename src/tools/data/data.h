@@ -6,15 +6,7 @@
 namespace polygraphy::tools {
 
 /// Dispatches to the "Data Manipulation Subtools" below.
-class DataTool : public Tool {
-public:
-    DataTool() : Tool("data") {}
-    std::string description() const override;
-    Subtools make_subtools() const override;
-
-protected:
-    int run_impl(const ParsedArgs& args) override;
-};
+std::unique_ptr<Tool> make_data_tool();
 
 /// `data to-input paths... -o out.json`: merge_into_inputs() saved as one `--load-inputs` file,
 /// logging `Saving input file containing N iteration(s) to <path>`.

@@ -7,15 +7,7 @@ namespace polygraphy::tools {
 
 /// Dispatcher of the debug subtools (`reduce`, `repeat`); `build` and `precision` need TensorRT
 /// and are not part of this build.
-class DebugTool : public Tool {
-public:
-    DebugTool() : Tool("debug") {}
-    std::string description() const override;
-    Subtools make_subtools() const override;
-
-protected:
-    int run_impl(const ParsedArgs& args) override;
-};
+std::unique_ptr<Tool> make_debug_tool();
 
 /// `debug repeat --until {good,bad,N} [--artifacts ...] --check CMD...`: runs the check command
 /// repeatedly, sorting the artifacts of each run into good/ or bad/, and reports the pass rate.

@@ -61,8 +61,8 @@ std::vector<std::string> node_reads(const onnx::NodeProto& node) {
 }
 
 std::string node_label(const onnx::NodeProto& node, std::size_t index) {
-    return (node.name().empty() ? "<unnamed node " + std::to_string(index) + ">" : node.name()) + " [Op: " +
-           node.op_type() + "]";
+    return (node.name().empty() ? "<unnamed node " + std::to_string(index) + ">" : node.name()) +
+           " [Op: " + node.op_type() + "]";
 }
 
 // Fails early, before any check runs, when a file cannot be created at `path`.
@@ -78,8 +78,7 @@ void ensure_writable(const std::string& path, const std::string& flag) {
                                   ": " + error.message());
     std::string probe = (folder / ".polygraphy_write_probe_XXXXXX").string();
     const int fd = ::mkstemp(probe.data());
-    if (fd < 0)
-        throw PolygraphyException("Cannot write " + flag + " to " + path + ": " + std::strerror(errno));
+    if (fd < 0) throw PolygraphyException("Cannot write " + flag + " to " + path + ": " + std::strerror(errno));
     ::close(fd);
     ::unlink(probe.c_str());
 }
@@ -249,8 +248,8 @@ std::vector<std::unique_ptr<ArgGroup>> ReduceTool::subscriptions() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<CheckCmdArgs>());
     groups.push_back(std::make_unique<ArtifactSortArgs>(false));
-    groups.push_back(std::make_unique<IterativeDebugArgs>(
-        IterativeDebugArgs::Config{std::string("polygraphy_debug.onnx"), false}));
+    groups.push_back(
+        std::make_unique<IterativeDebugArgs>(IterativeDebugArgs::Config{std::string("polygraphy_debug.onnx"), false}));
     groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, "model-inputs"}));
     groups.push_back(std::make_unique<OnnxSaveArgs>());
     groups.push_back(std::make_unique<OnnxInferShapesArgs>(OnnxInferShapesArgs::Config{true, true}));
@@ -303,8 +302,9 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
     const auto min_good_path = args.value("min_good");
     const auto layerwise_path = args.value("save_layerwise_inputs");
     if (!save_args.path() && !min_good_path)
-        throw UsageError("--output (where to write the reduced model) and/or --min-good (where to write a reduced "
-                         "model that passes) must be provided!");
+        throw UsageError(
+            "--output (where to write the reduced model) and/or --min-good (where to write a reduced "
+            "model that passes) must be provided!");
     // Refuse unwritable destinations now rather than after every check has run.
     if (save_args.path()) ensure_writable(*save_args.path(), "the reduced model (--output)");
     if (min_good_path) ensure_writable(*min_good_path, "the minimal good model (--min-good)");
@@ -337,24 +337,28 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
 
     const TensorMetadata input_metadata = get_onnx_input_metadata(model->graph());
     bool dynamic = false;
-    for (const auto& [name, entry] : input_metadata) dynamic = dynamic || !entry.shape || is_shape_dynamic(*entry.shape);
+    for (const auto& [name, entry] : input_metadata)
+        dynamic = dynamic || !entry.shape || is_shape_dynamic(*entry.shape);
     if (dynamic)
-        logger().warning("This model uses dynamic input shapes.\nYou may want to provide input shapes to `debug reduce` "
-                         "using the `--model-input-shapes` option to prevent unexpected behavior.\n");
+        logger().warning(
+            "This model uses dynamic input shapes.\nYou may want to provide input shapes to `debug reduce` "
+            "using the `--model-input-shapes` option to prevent unexpected behavior.\n");
 
     for (const auto& node : model->graph().node()) {
         if (node.op_type() != "Shape") continue;
-        logger().warning("This model includes shape operations, which may cause issues while reducing.\n"
-                         "You may want to freeze the input shapes (--model-input-shapes) so that constant folding "
-                         "removes them, or fold them with:\n"
-                         "\t`polygraphy surgeon sanitize --override-input-shapes <shapes> --fold-constants`");
+        logger().warning(
+            "This model includes shape operations, which may cause issues while reducing.\n"
+            "You may want to freeze the input shapes (--model-input-shapes) so that constant folding "
+            "removes them, or fold them with:\n"
+            "\t`polygraphy surgeon sanitize --override-input-shapes <shapes> --fold-constants`");
         break;
     }
 
     TensorMap values;
     {
-        logger().info("Running the model on the built-in runtime to find the values of intermediate tensors.\n"
-                      "This will cause intermediate models to have static shapes.");
+        logger().info(
+            "Running the model on the built-in runtime to find the values of intermediate tensors.\n"
+            "This will cause intermediate models to have static shapes.");
         const auto indent = logger().indent();
         try {
             values = reference_values(*model, arg_group<DataLoaderArgs>().get_data_loader());
@@ -364,7 +368,8 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
                                                       "tensors, which --freeze-inputs/--save-layerwise-inputs need: ") +
                                           error.what());
             logger().warning(std::string("Could not run the model on the built-in runtime, so subgraph inputs will "
-                                         "have the dtypes and shapes shape inference finds: ") + error.what());
+                                         "have the dtypes and shapes shape inference finds: ") +
+                             error.what());
         }
     }
     if (layerwise_path) {
@@ -405,9 +410,10 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
     logger().info("Checks run: " + std::to_string(reducer.checks()));
 
     if (reducer.no_failure())
-        throw PolygraphyException("The original model did not fail the check, so there is nothing to reduce.\n"
-                                  "Note: Make sure the --check command fails on the model (see --fail-regex, "
-                                  "--fail-code and --ignore-fail-code for what counts as a failure)");
+        throw PolygraphyException(
+            "The original model did not fail the check, so there is nothing to reduce.\n"
+            "Note: Make sure the --check command fails on the model (see --fail-regex, "
+            "--fail-code and --ignore-fail-code for what counts as a failure)");
 
     const OnnxModel reduced = factory.build(reducer.best_bad());
     if (save_args.path()) {
@@ -422,8 +428,9 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
     if (min_good_path) {
         const auto good = reducer.best_good();
         if (!good) {
-            logger().warning("Could not find a minimal model close in size to the reduced model that does not cause a "
-                             "failure.");
+            logger().warning(
+                "Could not find a minimal model close in size to the reduced model that does not cause a "
+                "failure.");
         } else {
             const OnnxModel min_good = factory.build(*good);
             logger().info("Minimum Good Model:\n" + model_summary(*min_good) + "\n\n");

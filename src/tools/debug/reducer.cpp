@@ -59,8 +59,10 @@ void Reducer::next_phase() {
                 current_ = phase_ == "outputs" ? range(begin_, mid) : range(mid, end_);
                 return;
             }
-            if (phase_ == "outputs") end_ = hi_;
-            else begin_ = lo_;
+            if (phase_ == "outputs")
+                end_ = hi_;
+            else
+                begin_ = lo_;
         } else if (phase_ == "nodes") {
             if (position_ >= 1 && position_ + 1 < bad_.size()) {
                 current_ = bad_;
@@ -69,8 +71,7 @@ void Reducer::next_phase() {
             }
         }
         // Next phase in order: outputs, inputs, nodes (linear only), done.
-        if (phase_ == "original")
-            phase_ = "before-outputs";
+        if (phase_ == "original") phase_ = "before-outputs";
         if (phase_ == "before-outputs") {
             if (options_.reduce_outputs) {
                 start_phase("outputs");
@@ -99,8 +100,10 @@ void Reducer::next_phase() {
 void Reducer::report(bool success) {
     if (done()) throw InternalError("Reducer::report() called after the search ended");
     ++checks_;
-    if (success) goods_.push_back(current_);
-    else if (current_.size() <= bad_.size() || bad_.empty()) bad_ = current_;
+    if (success)
+        goods_.push_back(current_);
+    else if (current_.size() <= bad_.size() || bad_.empty())
+        bad_ = current_;
 
     if (phase_ == "original") {
         if (success) {

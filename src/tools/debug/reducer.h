@@ -37,8 +37,8 @@ public:
     /// How to search.
     struct Options {
         ReduceMode mode = ReduceMode::kBisect;  ///< `--mode`
-        bool reduce_outputs = true;  ///< false: keep the model's outputs (no "outputs" phase)
-        bool reduce_inputs = true;   ///< false: keep the model's inputs (no "inputs"/"nodes" phase)
+        bool reduce_outputs = true;             ///< false: keep the model's outputs (no "outputs" phase)
+        bool reduce_inputs = true;              ///< false: keep the model's inputs (no "inputs"/"nodes" phase)
     };
 
     /// A search over a graph of `num_nodes` top-level nodes.

@@ -28,7 +28,8 @@ int64_t print_option(const ParsedArgs& args, const std::string& dest, const std:
 
 std::string InspectDataTool::description() const {
     return "Display information about inference inputs and outputs saved from Polygraphy's Comparator.run()\n"
-           "(for example, outputs saved by `--save-outputs` or inputs saved by `--save-inputs` from `polygraphy run`).\n";
+           "(for example, outputs saved by `--save-outputs` or inputs saved by `--save-inputs` from `polygraphy "
+           "run`).\n";
 }
 
 std::vector<OptionSpec> InspectDataTool::tool_options() const {
@@ -37,7 +38,9 @@ std::vector<OptionSpec> InspectDataTool::tool_options() const {
         Option({"-a", "--all"})
             .kind(OptionKind::kFlag)
             .help("Show information on all iterations present in the data instead of just the first"),
-        Option({"-s", "--show-values"}).kind(OptionKind::kFlag).help("Show values of the tensors instead of just metadata"),
+        Option({"-s", "--show-values"})
+            .kind(OptionKind::kFlag)
+            .help("Show values of the tensors instead of just metadata"),
         Option({"--histogram"}).kind(OptionKind::kFlag).help("Show a histogram of the value distribution"),
         Option({"-n", "--num-items"})
             .type(ValueType::kInt)

@@ -6,15 +6,7 @@
 namespace polygraphy::tools {
 
 /// Dispatches to the "Inspection Subtools" below.
-class InspectTool : public Tool {
-public:
-    InspectTool() : Tool("inspect") {}
-    std::string description() const override;
-    Subtools make_subtools() const override;
-
-protected:
-    int run_impl(const ParsedArgs& args) override;
-};
+std::unique_ptr<Tool> make_inspect_tool();
 
 /// `inspect model M.onnx [--show layers attrs weights]`: str_from_onnx() logged under
 /// `==== ONNX Model ====`. Without `weights` the model is read by onnx_structure_from_path (no

@@ -11,9 +11,7 @@ std::string python_shape(const DynShape& shape) {
     for (std::size_t i = 0; i < shape.size(); ++i) {
         const Dim& dim = shape[i];
         out += i ? ", " : "";
-        out += !dim.is_dynamic()   ? std::to_string(dim.value)
-               : dim.param.empty() ? "None"
-                                   : python_repr(dim.param);
+        out += !dim.is_dynamic() ? std::to_string(dim.value) : dim.param.empty() ? "None" : python_repr(dim.param);
     }
     return out + "]";
 }

@@ -23,9 +23,10 @@ namespace {
 std::optional<DataType> parse_dtype(const std::string& flag, const std::string& arg, const std::string& text) {
     if (text == "auto") return std::nullopt;
     if (auto dtype = dtype_from_name(text)) return dtype;
-    throw UsageError(fmt::format("Invalid value in {}: '{}'. '{}' is not a data type (use a name like float32, "
-                                 "int64, or auto)",
-                                 flag, arg, text));
+    throw UsageError(
+        fmt::format("Invalid value in {}: '{}'. '{}' is not a data type (use a name like float32, "
+                    "int64, or auto)",
+                    flag, arg, text));
 }
 
 // Polygraphy's parse_meta: `name:shape:dtype` (inputs) or `name:dtype` (outputs), split from the right.
@@ -51,7 +52,8 @@ std::vector<SubgraphTensor> parse_meta(const std::string& flag, const std::vecto
             const std::string shape = split_last("the shape");
             if (shape != "auto") tensor.shape = args_util::parse_shape(flag, shape);
         }
-        if (rest.empty()) throw UsageError(fmt::format("Invalid value in {}: '{}'. The tensor name is missing", flag, arg));
+        if (rest.empty())
+            throw UsageError(fmt::format("Invalid value in {}: '{}'. The tensor name is missing", flag, arg));
         tensor.name = rest;
         tensors.push_back(std::move(tensor));
     }
@@ -62,23 +64,13 @@ std::vector<SubgraphTensor> parse_meta(const std::string& flag, const std::vecto
 
 // ---- surgeon ------------------------------------------------------------------------------------
 
-std::string SurgeonTool::description() const {
-    return "Modify ONNX models.\n";
-}
-
-Subtools SurgeonTool::make_subtools() const {
-    Subtools subtools{"Surgical Instruments", {}};
-    subtools.tools.push_back(std::make_unique<SurgeonExtractTool>());
-    subtools.tools.push_back(std::make_unique<SurgeonSanitizeTool>());
-    subtools.tools.push_back(std::make_unique<SurgeonInsertTool>());
-    subtools.tools.push_back(std::make_unique<SurgeonPruneTool>());
-    subtools.tools.push_back(std::make_unique<SurgeonWeightStripTool>());
-    subtools.tools.push_back(std::make_unique<SurgeonWeightReconstructTool>());
-    return subtools;
-}
-
-int SurgeonTool::run_impl(const ParsedArgs& /*args*/) {
-    throw InternalError("'surgeon' only dispatches to its subtools");
+std::unique_ptr<Tool> make_surgeon_tool() {
+    return std::make_unique<DispatchingTool>(
+        "surgeon", "Modify ONNX models.\n", "Surgical Instruments",
+        std::vector<DispatchingTool::SubtoolFactory>{
+            make_subtool<SurgeonExtractTool>, make_subtool<SurgeonSanitizeTool>, make_subtool<SurgeonInsertTool>,
+            make_subtool<SurgeonPruneTool>, make_subtool<SurgeonWeightStripTool>,
+            make_subtool<SurgeonWeightReconstructTool>});
 }
 
 // ---- extract ------------------------------------------------------------------------------------
@@ -194,11 +186,11 @@ std::vector<OptionSpec> SurgeonSanitizeTool::tool_options() const {
 }
 
 int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
-    const auto upper_bounds = args.has("upper_bounds")
-                                  ? std::optional(args_util::parse_per_key_ints("--set-unbounded-dds-upper-bound",
-                                                                                args.values("upper_bounds"),
-                                                                                std::numeric_limits<int64_t>::min()))
-                                  : std::nullopt;
+    const auto upper_bounds =
+        args.has("upper_bounds")
+            ? std::optional(args_util::parse_per_key_ints(
+                  "--set-unbounded-dds-upper-bound", args.values("upper_bounds"), std::numeric_limits<int64_t>::min()))
+            : std::nullopt;
     const bool fold = args.flag("fold_constants");
     FoldConstantsOptions fold_options;
     for (const auto& [dest, flag] : std::vector<std::pair<std::string, std::string>>{
@@ -216,8 +208,8 @@ int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
     if (auto passes = args.value("num_const_fold_passes")) {
         const auto value = args_util::parse_int(*passes);
         if (!value || *value < 1 || *value > 1000000)
-            throw UsageError(fmt::format("Invalid value for --num-passes: '{}'. Expected a number of passes of 1 or more",
-                                         *passes));
+            throw UsageError(
+                fmt::format("Invalid value for --num-passes: '{}'. Expected a number of passes of 1 or more", *passes));
         fold_options.num_passes = static_cast<int>(*value);
     }
     if (auto threshold = args.value("fold_size_threshold"))
@@ -234,8 +226,7 @@ int SurgeonSanitizeTool::run_impl(const ParsedArgs& args) {
     if (!shapes.empty()) {
         OrderedMap<DynShape> overrides;
         for (const auto& [name, meta] : shapes) {
-            if (!meta.shape)
-                throw UsageError(fmt::format("--override-input-shapes needs a shape for '{}'", name));
+            if (!meta.shape) throw UsageError(fmt::format("--override-input-shapes needs a shape for '{}'", name));
             overrides.set(name, *meta.shape);
         }
         override_input_shapes(*model, overrides);
@@ -277,8 +268,8 @@ onnx::AttributeProto make_attribute(const std::string& arg) {
         case Kind::kList: {
             const bool all_ints = std::all_of(value.items.begin(), value.items.end(),
                                               [](const auto& item) { return item.kind == Kind::kInt; });
-            const bool all_numbers = std::all_of(value.items.begin(), value.items.end(),
-                                                 [](const auto& item) { return item.is_number(); });
+            const bool all_numbers =
+                std::all_of(value.items.begin(), value.items.end(), [](const auto& item) { return item.is_number(); });
             if (all_ints) {
                 attribute.set_type(onnx::AttributeProto::INTS);
                 for (const auto& item : value.items) attribute.add_ints(item.int_value);

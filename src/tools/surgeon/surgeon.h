@@ -7,15 +7,7 @@
 namespace polygraphy::tools {
 
 /// Dispatches to the "Surgical Instruments" below.
-class SurgeonTool : public Tool {
-public:
-    SurgeonTool() : Tool("surgeon") {}
-    std::string description() const override;
-    Subtools make_subtools() const override;
-
-protected:
-    int run_impl(const ParsedArgs& args) override;
-};
+std::unique_ptr<Tool> make_surgeon_tool();
 
 /// `surgeon extract M.onnx --inputs name:shape:dtype ... --outputs name:dtype ... -o sub.onnx`
 /// (`auto` for any shape or dtype; omitted lists mean the model's current inputs/outputs).

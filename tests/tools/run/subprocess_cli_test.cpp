@@ -16,20 +16,16 @@ namespace polygraphy::tools {
 namespace {
 
 using testing::CommandResult;
+using testing::save_identity_model;
 using ::testing::HasSubstr;
-using testing::ModelBuilder;
 using ::testing::Not;
 using testing::TempDir;
 
 class RunSubprocess : public ::testing::Test {
 protected:
     void SetUp() override {
-        ModelBuilder builder;
-        builder.input("x", DataType::kFloat32, Shape{2, 3});
-        builder.node("Identity", {"x"}, {"y"}, "identity");
-        builder.output("y", DataType::kFloat32, Shape{2, 3});
         model_ = dir_.file("identity.onnx");
-        builder.save(model_);
+        save_identity_model(model_, Shape{2, 3});
     }
 
     CommandResult run(std::vector<std::string> args) {
