@@ -1,0 +1,156 @@
+"""Runners, loaders and the Comparator from Python (issue 20, items 1 and 2)."""
+import copy
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+from polygraphy_test_support import EXAMPLE_CNN, IDENTITY, require_models, skip_without_onnxrt
+
+require_models()
+
+from polygraphy.backend.onnx import BytesFromOnnx, ModifyOutputs, OnnxFromPath, SaveOnnx, onnx_from_path  # noqa: E402
+from polygraphy.backend.onnxrt import OnnxrtRunner  # noqa: E402
+from polygraphy.backend.onnxrt import SessionFromOnnx as OnnxrtSession  # noqa: E402
+from polygraphy.backend.ref import RefRunner, SessionFromOnnx  # noqa: E402
+from polygraphy.common import TensorMetadata  # noqa: E402
+from polygraphy.comparator import Comparator, CompareFunc, DataLoader, RunResults  # noqa: E402
+from polygraphy.json import load_json, save_json  # noqa: E402
+
+
+class RunnerTest(unittest.TestCase):
+    def test_identity_runs_and_outputs_numpy(self):
+        with RefRunner(SessionFromOnnx(OnnxFromPath(IDENTITY))) as runner:
+            self.assertTrue(runner.is_active)
+            data = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+            outputs = runner.infer(feed_dict={"x": data})
+            self.assertEqual(list(outputs), ["y"])
+            self.assertEqual(outputs["y"].dtype, np.float32)
+            self.assertTrue(np.array_equal(outputs["y"], data))
+            metadata = runner.get_input_metadata()
+            self.assertEqual(list(metadata), ["x"])
+            self.assertEqual(metadata["x"].dtype, np.float32)
+            self.assertEqual(metadata["x"].shape, (1, 1, 2, 2))
+        self.assertFalse(runner.is_active)
+
+    def test_outputs_survive_the_runner_and_deepcopy(self):
+        with RefRunner(SessionFromOnnx(IDENTITY)) as runner:
+            first = copy.deepcopy(runner.infer({"x": np.ones((1, 1, 2, 2), np.float32)}))
+            second = runner.infer({"x": np.zeros((1, 1, 2, 2), np.float32)})
+        self.assertTrue(np.array_equal(first["y"], np.ones((1, 1, 2, 2))))
+        self.assertTrue(np.array_equal(second["y"], np.zeros((1, 1, 2, 2))))
+
+    def test_input_is_not_copied(self):
+        # A C-contiguous array crosses without a copy: the identity's output is the input's memory,
+        # or a copy of it; either way the values agree, and the input array itself is untouched.
+        data = np.random.RandomState(0).rand(1, 1, 2, 2).astype(np.float32)
+        before = data.copy()
+        with RefRunner(SessionFromOnnx(IDENTITY)) as runner:
+            outputs = runner.infer({"x": data})
+        self.assertTrue(np.array_equal(outputs["y"], before))
+        self.assertTrue(np.array_equal(data, before))
+        # A non-contiguous view is copied into a contiguous array first, and still gives the right values.
+        wide = np.random.RandomState(1).rand(1, 1, 2, 4).astype(np.float32)
+        with RefRunner(SessionFromOnnx(IDENTITY)) as runner:
+            outputs = runner.infer({"x": wide[..., ::2]})
+        self.assertTrue(np.array_equal(outputs["y"], wide[..., ::2]))
+
+    def test_loader_chain_saves_and_modifies(self):
+        with tempfile.TemporaryDirectory() as folder:
+            saved = os.path.join(folder, "cnn_all.onnx")
+            load = SaveOnnx(ModifyOutputs(OnnxFromPath(EXAMPLE_CNN), outputs=["mark", "all"]), path=saved)
+            model = load()
+            self.assertGreater(len(model.output_names), 1)
+            self.assertTrue(os.path.isfile(saved))
+            self.assertEqual(onnx_from_path(saved).output_names, model.output_names)
+            self.assertIsInstance(BytesFromOnnx(OnnxFromPath(IDENTITY))(), bytes)
+
+    def test_python_callable_is_a_loader(self):
+        calls = []
+
+        def load():
+            calls.append(1)
+            return onnx_from_path(IDENTITY)
+
+        runner = RefRunner(SessionFromOnnx(load))
+        self.assertEqual(calls, [])  # lazy: nothing loaded before activation
+        with runner:
+            runner.infer({"x": np.ones((1, 1, 2, 2), np.float32)})
+        self.assertEqual(calls, [1])
+
+
+class ComparatorTest(unittest.TestCase):
+    def test_default_data_loader_and_save_load(self):
+        runners = [RefRunner(SessionFromOnnx(EXAMPLE_CNN)), RefRunner(SessionFromOnnx(EXAMPLE_CNN, fuse_activations=False))]
+        results = Comparator.run(runners)
+        self.assertEqual(len(results), 2)
+        self.assertEqual(results.keys(), [runner.name for runner in runners])
+        self.assertTrue(bool(Comparator.compare_accuracy(results, compare_func=CompareFunc.simple(atol=1e-5, rtol=1e-5))))
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "results.json")
+            results.save(path)
+            loaded = RunResults.load(path)
+            self.assertEqual(loaded.keys(), results.keys())
+            first = results[runners[0].name][0]
+            again = loaded[runners[0].name][0]
+            self.assertEqual(list(first), list(again))
+            for name in first:
+                self.assertTrue(np.array_equal(first[name], again[name]))
+            self.assertEqual(load_json(path).keys(), results.keys())
+
+    def test_list_and_generator_data_loaders(self):
+        feeds = [{"x": np.full((1, 1, 2, 2), value, np.float32)} for value in (1.0, 2.0, 3.0)]
+        results = Comparator.run([RefRunner(SessionFromOnnx(IDENTITY))], data_loader=feeds)
+        iterations = results.items()[0][1]
+        self.assertEqual([float(iteration["y"][0, 0, 0, 0]) for iteration in iterations], [1.0, 2.0, 3.0])
+
+        class Loader:
+            input_metadata = None
+
+            def __iter__(self):
+                # The Comparator sets input_metadata before iterating.
+                for _ in range(2):
+                    (name, meta), = self.input_metadata.items()
+                    yield {name: np.zeros(meta.shape, dtype=meta.dtype)}
+
+        loader = Loader()
+        results = Comparator.run([RefRunner(SessionFromOnnx(IDENTITY))], data_loader=loader)
+        self.assertIsInstance(loader.input_metadata, TensorMetadata)
+        self.assertEqual(len(results.items()[0][1]), 2)
+
+    def test_data_loader_bounds_and_compare_tolerances(self):
+        loader = DataLoader(float_range=(0.0, 2.0), iterations=2)
+        results = Comparator.run([RefRunner(SessionFromOnnx(IDENTITY))], data_loader=loader)
+        values = np.stack([iteration["y"] for iteration in results.items()[0][1]])
+        self.assertGreaterEqual(values.min(), 0.0)
+        self.assertLessEqual(values.max(), 2.0)
+        self.assertGreater(values.max(), 1.0)  # the range reached past the default [0, 1]
+
+        # Two results that differ by 0.5: failing at atol=0.1, passing at atol=1.
+        a, b = RunResults(), RunResults()
+        from polygraphy.comparator import IterationResult
+        a.add([IterationResult({"y": np.zeros(4, np.float32)}, runner_name="a")], "a")
+        b.add([IterationResult({"y": np.full(4, 0.5, np.float32)}, runner_name="b")], "b")
+        a.extend(b)
+        self.assertFalse(bool(Comparator.compare_accuracy(a, compare_func=CompareFunc.simple(atol=0.1, rtol=0.0))))
+        self.assertTrue(bool(Comparator.compare_accuracy(a, compare_func=CompareFunc.simple(atol={"": 1.0}))))
+
+    def test_save_json_of_inputs(self):
+        feeds = [{"x": np.ones((1, 1, 2, 2), np.float32)}]
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "inputs.json")
+            save_json(feeds, path)
+            loaded = load_json(path)
+            self.assertEqual(len(loaded), 1)
+            self.assertTrue(np.array_equal(loaded[0]["x"], feeds[0]["x"]))
+
+    @skip_without_onnxrt
+    def test_onnxrt_against_ref(self):
+        runners = [OnnxrtRunner(OnnxrtSession(EXAMPLE_CNN)), RefRunner(SessionFromOnnx(OnnxFromPath(EXAMPLE_CNN)))]
+        results = Comparator.run(runners, data_loader=DataLoader(float_range=(-1.0, 1.0)))
+        self.assertTrue(bool(Comparator.compare_accuracy(results, compare_func=CompareFunc.simple(atol=1e-4))))
+
+
+if __name__ == "__main__":
+    unittest.main()
