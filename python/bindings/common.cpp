@@ -1,4 +1,6 @@
 // polygraphy.exception, polygraphy.logger, polygraphy.common and polygraphy.json over the library's.
+#include <cctype>
+
 #include <pybind11/stl.h>
 
 #include "bindings.h"
@@ -29,19 +31,20 @@ void bind_logger(py::module_& module) {
     py::class_<Logger, std::unique_ptr<Logger, py::nodelete>> logger(module, "Logger", R"doc(
 Polygraphy's logger (G_LOGGER): messages on stdout with [V] [I] [W] [E] [!] prefixes. `severity` is the
 threshold; critical() logs and raises PolygraphyException, as in Polygraphy.)doc");
-    const std::pair<const char*, Severity> severities[] = {
-        {"ULTRA_VERBOSE", Severity::kUltraVerbose},
-        {"SUPER_VERBOSE", Severity::kSuperVerbose},
-        {"EXTRA_VERBOSE", Severity::kExtraVerbose},
-        {"VERBOSE", Severity::kVerbose},
-        {"INFO", Severity::kInfo},
-        {"START", Severity::kStart},
-        {"FINISH", Severity::kFinish},
-        {"WARNING", Severity::kWarning},
-        {"ERROR", Severity::kError},
-        {"CRITICAL", Severity::kCritical},
-    };
-    for (const auto& [name, severity] : severities) logger.attr(name) = static_cast<int>(severity);
+    // Polygraphy's names: G_LOGGER.INFO is a severity, G_LOGGER.info() logs at it (critical() is below).
+    const char* const names[] = {"ultra_verbose", "super_verbose", "extra_verbose", "verbose", "info",
+                                 "start",         "finish",        "warning",       "error",   "critical"};
+    for (const char* name : names) {
+        Severity severity{};
+        if (!severity_from_name(name, severity)) throw InternalError(std::string("no severity named ") + name);
+        std::string constant(name);
+        for (char& c : constant) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        logger.attr(constant.c_str()) = static_cast<int>(severity);
+        if (severity == Severity::kCritical) continue;
+        logger.def(
+            name, [severity](Logger& self, const std::string& message) { self.log(severity, message); }, "message"_a,
+            "Logs `message` at the severity the name says.");
+    }
     logger
         .def_property(
             "severity", [](const Logger& self) { return static_cast<int>(self.severity()); },
@@ -55,22 +58,6 @@ threshold; critical() logs and raises PolygraphyException, as in Polygraphy.)doc
                 throw PolygraphyException(message);
             },
             "message"_a, "Logs `[!] message` and raises PolygraphyException(message).");
-    const std::pair<const char*, Severity> methods[] = {
-        {"ultra_verbose", Severity::kUltraVerbose},
-        {"super_verbose", Severity::kSuperVerbose},
-        {"extra_verbose", Severity::kExtraVerbose},
-        {"verbose", Severity::kVerbose},
-        {"info", Severity::kInfo},
-        {"start", Severity::kStart},
-        {"finish", Severity::kFinish},
-        {"warning", Severity::kWarning},
-        {"error", Severity::kError},
-    };
-    for (const auto& [name, severity] : methods) {
-        logger.def(
-            name, [severity = severity](Logger& self, const std::string& message) { self.log(severity, message); },
-            "message"_a, "Logs `message` at the severity the name says.");
-    }
     // Python scripts see what the library does, as Polygraphy's users do (the library alone is silent).
     Logger::global().set_severity(Severity::kInfo);
     module.attr("G_LOGGER") = py::cast(&Logger::global(), py::return_value_policy::reference);
