@@ -68,9 +68,8 @@ void bind_metadata(py::module_& module) {
         .def_property_readonly("dtype", [](const MetadataEntry& entry) { return dtype_to_numpy(entry.dtype); })
         .def_property_readonly("shape", [](const MetadataEntry& entry) { return dyn_shape_to_python(entry.shape); })
         .def("__repr__", [](const MetadataEntry& entry) {
-            TensorMetadata one;
-            one.set("", entry);
-            return one.to_string();
+            return "MetaData(dtype=" + (entry.dtype ? std::string(dtype_name(*entry.dtype)) : "None") +
+                   ", shape=" + (entry.shape ? dyn_shape_to_string(*entry.shape) : "None") + ")";
         });
     py::class_<TensorMetadata>(module, "TensorMetadata", R"doc(
 Names mapped to dtypes and shapes, in order, like a dict of MetaData. Shapes take ints, strings (named

@@ -60,6 +60,29 @@ class CustomRunnerTest(unittest.TestCase):
         results = Comparator.run([wrong, RefRunner(SessionFromOnnx(IDENTITY))])
         self.assertFalse(bool(Comparator.compare_accuracy(results)))
 
+    def test_arrays_cross_without_copies(self):
+        seen = {}
+
+        class Echo(NumpyIdentityRunner):
+            def infer_impl(self, feed_dict):
+                seen["x"] = feed_dict["x"]
+                return {"y": feed_dict["x"]}
+
+        data = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+        with Echo() as runner:
+            outputs = runner.infer({"x": data})
+            # The C-contiguous input reaches infer_impl as the caller's memory, and the output comes back so.
+            self.assertTrue(np.shares_memory(seen["x"], data))
+            self.assertTrue(np.shares_memory(outputs["y"], data))
+            # A non-contiguous view is copied into a contiguous array first.
+            wide = np.zeros((1, 1, 2, 4), np.float32)
+            outputs = runner.infer({"x": wide[..., ::2]})
+            self.assertFalse(np.shares_memory(seen["x"], wide))
+            self.assertTrue(np.array_equal(outputs["y"], wide[..., ::2]))
+        # The arrays keep their buffers alive after the runner, the feed and the input are gone.
+        del runner, data, seen
+        self.assertTrue(np.array_equal(outputs["y"], np.zeros((1, 1, 2, 2), np.float32)))
+
     def test_errors_in_python_methods(self):
         class Broken(NumpyIdentityRunner):
             def infer_impl(self, feed_dict):
