@@ -53,6 +53,34 @@ class ErrorTest(unittest.TestCase):
             with self.assertRaises(PolygraphyInputError):
                 runner.infer([1, 2, 3])
 
+    def test_feed_with_a_non_string_name(self):
+        with identity_runner() as runner:
+            with self.assertRaises(PolygraphyInputError) as error:
+                runner.infer({1: np.ones((1, 1, 2, 2), np.float32)})
+        self.assertIn("Input names must be strings, got int", str(error.exception))
+
+    def test_python_errors_inside_the_comparator_come_back_unchanged(self):
+        def broken_loader():
+            raise KeyError("no such model in the registry")
+
+        with self.assertRaises(KeyError):
+            Comparator.run([RefRunner(SessionFromOnnx(broken_loader))])
+
+        from polygraphy.backend.base import BaseRunner
+        from polygraphy.common import TensorMetadata
+
+        class Exploding(BaseRunner):
+            def get_input_metadata_impl(self):
+                return TensorMetadata().add("x", np.float32, (1, 1, 2, 2))
+
+            def infer_impl(self, feed_dict):
+                raise ArithmeticError("backend exploded")
+
+        runner = Exploding()
+        with self.assertRaises(ArithmeticError):
+            Comparator.run([runner, identity_runner()])
+        self.assertFalse(runner.is_active)  # deactivated on the way out
+
     def test_inactive_runner(self):
         runner = identity_runner()
         with self.assertRaises(PolygraphyException) as error:
