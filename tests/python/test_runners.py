@@ -138,6 +138,29 @@ class ComparatorTest(unittest.TestCase):
         for feed, iteration in zip(feeds, results.items()[0][1]):
             self.assertTrue(np.array_equal(iteration["y"], feed["x"]))
 
+    def test_iteration_result_round_trips_dtypes(self):
+        from polygraphy.comparator import IterationResult
+
+        arrays = {
+            "f16": np.arange(6, dtype=np.float16).reshape(2, 3),
+            "b": np.array([True, False]),
+            "i8": np.array([-1, 2], dtype=np.int8),
+            "u64": np.array([2**63], dtype=np.uint64),
+            "scalar": np.float64(2.5),
+            "s": np.array([["a", "bc"], ["", "d"]]),
+        }
+        iteration = IterationResult(arrays, runtime=0.5, runner_name="r")
+        self.assertEqual(list(iteration), list(arrays))
+        for name, array in arrays.items():
+            got = iteration[name]
+            self.assertEqual(got.shape, np.shape(array), name)
+            if name == "s":
+                self.assertEqual(got.dtype, object)
+                self.assertEqual(got.tolist(), [["a", "bc"], ["", "d"]])
+            else:
+                self.assertEqual(got.dtype, np.asarray(array).dtype, name)
+                self.assertTrue(np.array_equal(got, array), name)
+
     def test_save_json_of_inputs(self):
         feeds = [{"x": np.ones((1, 1, 2, 2), np.float32)}]
         with tempfile.TemporaryDirectory() as folder:
