@@ -57,7 +57,7 @@ std::optional<ValRange> val_range(const py::object& value, const char* what) {
 }
 
 /// Shared state of a data loader over a Python iterable: the iterator is made on the first call,
-/// after `input_metadata` was offered to the object (the seeds' generators read it).
+/// after `input_metadata` was set on the object when it takes attributes (the seeds' loaders read it).
 struct IterableState {
     py::object iterable;
     py::object iterator;
@@ -80,7 +80,12 @@ DataLoaderFn data_loader_from_python(const py::object& data_loader) {
     return data_loader_from_generator([state](const TensorMetadata& input_metadata) -> std::optional<TensorMap> {
         py::gil_scoped_acquire gil;
         if (!state->iterator) {
-            if (py::hasattr(state->iterable, "input_metadata")) state->iterable.attr("input_metadata") = input_metadata;
+            // Offered to any object that takes attributes (lists and generators do not).
+            if (PyObject_SetAttrString(state->iterable.ptr(), "input_metadata", py::cast(input_metadata).ptr()) != 0) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError) && !PyErr_ExceptionMatches(PyExc_TypeError))
+                    throw py::error_already_set();
+                PyErr_Clear();
+            }
             state->iterator = py::iter(state->iterable);
         }
         PyObject* next = PyIter_Next(state->iterator.ptr());
@@ -261,7 +266,8 @@ void bind_comparator_class(py::module_& module) {
             "runners"_a, "data_loader"_a = py::none(), "warm_up"_a = 0, "save_inputs_path"_a = py::none(),
             "Activates each runner in turn and runs it on every feed of `data_loader` (None: the default "
             "DataLoader; else a DataLoader or any iterable or generator of feed dicts, which may read the "
-            "`input_metadata` attribute set here). Outputs are copied into the RunResults.")
+            "`input_metadata` attribute set here, on objects that take attributes). Outputs are copied into the "
+            "RunResults.")
         .def_static(
             "compare_accuracy",
             [](const RunResults& run_results, bool fail_fast, const py::object& compare_func) {

@@ -91,8 +91,6 @@ class ComparatorTest(unittest.TestCase):
         self.assertEqual([float(iteration["y"][0, 0, 0, 0]) for iteration in iterations], [1.0, 2.0, 3.0])
 
         class Loader:
-            input_metadata = None
-
             def __iter__(self):
                 # The Comparator sets input_metadata before iterating.
                 for _ in range(2):
