@@ -97,6 +97,38 @@ DataLoaderFn data_loader_from_python(const py::object& data_loader) {
     });
 }
 
+/// A compare function: None (CompareFunc.simple()), a bound CompareFunc, or a Python callable taking
+/// two IterationResults and returning a dict of output name -> bool (Polygraphy's contract).
+CompareFunc compare_func_from_python(const py::object& compare_func) {
+    if (compare_func.is_none()) return compare_func::simple();
+    if (py::isinstance<CompareFuncObject>(compare_func)) return compare_func.cast<const CompareFuncObject&>().compare;
+    if (!PyCallable_Check(compare_func.ptr()))
+        throw UsageError("compare_func: expected a CompareFunc or a callable, got " + type_name(compare_func));
+    auto holder = keep_python_object(compare_func);
+    return [holder](const IterationResult& first, const IterationResult& second) {
+        py::gil_scoped_acquire gil;
+        py::object numpy_bool = py::module_::import("numpy").attr("bool_");
+        py::object verdicts = py::reinterpret_borrow<py::object>(static_cast<PyObject*>(holder.get()))(first, second);
+        if (!py::hasattr(verdicts, "items"))
+            throw PolygraphyException("compare_func must return a dict of output name -> bool, got " +
+                                      type_name(verdicts));
+        IterationCompareResult result;
+        for (py::handle item : verdicts.attr("items")()) {
+            auto pair = item.cast<py::tuple>();
+            const std::string name = py::str(pair[0]);
+            if (!PyBool_Check(pair[1].ptr()) && !py::isinstance(pair[1], numpy_bool))
+                throw PolygraphyException("compare_func returned a " + type_name(pair[1]) + " for output '" + name +
+                                          "', expected a bool");
+            OutputCompareResult output;
+            output.passed = pair[1].cast<bool>();
+            output.output_name = name;
+            output.other_name = name;
+            result.set(name, std::move(output));
+        }
+        return result;
+    };
+}
+
 py::object iteration_output(const IterationResult& iteration, const std::string& name) {
     const Tensor* tensor = iteration.outputs.find(name);
     if (!tensor) throw py::key_error(name);
@@ -271,13 +303,14 @@ void bind_comparator_class(py::module_& module) {
         .def_static(
             "compare_accuracy",
             [](const RunResults& run_results, bool fail_fast, const py::object& compare_func) {
-                CompareFunc compare = compare_func.is_none() ? compare_func::simple()
-                                                             : compare_func.cast<const CompareFuncObject&>().compare;
+                CompareFunc compare = compare_func_from_python(compare_func);
                 py::gil_scoped_release release;
                 return Comparator::compare_accuracy(run_results, compare, fail_fast);
             },
             "run_results"_a, "fail_fast"_a = false, "compare_func"_a = py::none(),
-            "Compares consecutive results (0 vs 1, 1 vs 2, ...); default CompareFunc.simple().")
+            "Compares consecutive results (0 vs 1, 1 vs 2, ...) with `compare_func`: CompareFunc.simple() by default, "
+            "or "
+            "any callable taking two IterationResults and returning a dict of output name -> bool.")
         .def_static(
             "postprocess",
             [](RunResults& run_results, const PostprocessFuncObject& postprocess) -> RunResults& {

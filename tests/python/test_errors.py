@@ -81,6 +81,16 @@ class ErrorTest(unittest.TestCase):
             Comparator.run([runner, identity_runner()])
         self.assertFalse(runner.is_active)  # deactivated on the way out
 
+    def test_compare_func_returning_a_non_bool(self):
+        results = Comparator.run([identity_runner(), identity_runner()])
+        with self.assertRaises(PolygraphyException) as error:
+            Comparator.compare_accuracy(results, compare_func=lambda a, b: {"y": "yes"})
+        self.assertEqual(str(error.exception), "compare_func returned a str for output 'y', expected a bool")
+        with self.assertRaises(PolygraphyException):
+            Comparator.compare_accuracy(results, compare_func=lambda a, b: True)
+        with self.assertRaises(ZeroDivisionError):
+            Comparator.compare_accuracy(results, compare_func=lambda a, b: 1 / 0)
+
     def test_inactive_runner(self):
         runner = identity_runner()
         with self.assertRaises(PolygraphyException) as error:

@@ -159,6 +159,22 @@ class ComparatorTest(unittest.TestCase):
                 self.assertEqual(got.dtype, np.asarray(array).dtype, name)
                 self.assertTrue(np.array_equal(got, array), name)
 
+    def test_python_compare_func(self):
+        feeds = [{"x": np.full((1, 1, 2, 2), value, np.float32)} for value in (1.0, -1.0)]
+        results = Comparator.run([RefRunner(SessionFromOnnx(IDENTITY)), RefRunner(SessionFromOnnx(IDENTITY))], data_loader=feeds)
+        seen = []
+
+        def positive_outputs(first, second):
+            seen.append((first.runner_name, second.runner_name))
+            return {name: bool(np.all(first[name] > 0)) and np.array_equal(first[name], second[name]) for name in first}
+
+        accuracy = Comparator.compare_accuracy(results, compare_func=positive_outputs)
+        self.assertEqual(len(seen), 2)
+        self.assertEqual(seen[0], tuple(results.keys()))
+        self.assertFalse(bool(accuracy))
+        self.assertEqual(accuracy.percentage(), 0.5)
+        self.assertTrue(bool(Comparator.compare_accuracy(results, compare_func=lambda a, b: {"y": np.bool_(True)})))
+
     def test_save_json_of_inputs(self):
         feeds = [{"x": np.ones((1, 1, 2, 2), np.float32)}]
         with tempfile.TemporaryDirectory() as folder:
