@@ -279,8 +279,9 @@ activate_impl() and deactivate_impl(); they take part in Comparator.run like bui
              }),
              "model"_a, "num_threads"_a = 0, "fuse_activations"_a = true);
     py::class_<ref::RefRunner, BaseRunner>(module, "RefRunner",
-                                           "Runs a model on the built-in CPU runtime. infer() returns the session's "
-                                           "output tensors, which later inferences do not overwrite.")
+                                           "Runs a model on the built-in CPU runtime. infer() returns new output "
+                                           "buffers each time (no reuse); an output that passes an input through "
+                                           "(Identity) may share that input's memory.")
         .def(py::init([](const py::object& session, std::optional<std::string> name) {
                  return new ref::RefRunner(
                      loader_from_python<std::shared_ptr<ref::Session>>(session, "sess", "a built-in runtime session"),
