@@ -43,6 +43,8 @@ OnnxLoader onnx_loader(const py::object& model) {
 Loader<std::string> bytes_loader(const py::object& bytes) {
     if (py::isinstance<py::bytes>(bytes)) return loader_from_value(bytes.cast<std::string>());
     if (py::isinstance<BytesLoader>(bytes)) return bytes.cast<const BytesLoader&>().load;
+    if (!PyCallable_Check(bytes.ptr()))
+        throw UsageError("model bytes: expected bytes, a loader or a callable, got " + type_name(bytes));
     return loader_from_callable<std::string>(bytes, [](const py::object& result) {
         if (!py::isinstance<py::bytes>(result))
             throw PolygraphyException("model bytes: the loader returned " + type_name(result) + ", expected bytes");
@@ -167,6 +169,7 @@ void bind_onnx(py::module_& module) {
     module.def(
         "save_onnx",
         [](OnnxModel model, const std::string& path) {
+            if (!model) throw UsageError("save_onnx: expected an ONNX model, got None");
             save_onnx(*model, path);
             return model;
         },

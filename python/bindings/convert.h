@@ -82,6 +82,7 @@ std::string type_name(const py::handle& object);
 template <typename T>
 Loader<T> loader_from_python(const py::object& object, const std::string& what, const std::string& expected) {
     if (py::isinstance<LoaderObject<T>>(object)) return object.cast<const LoaderObject<T>&>().load;
+    if (object.is_none()) throw UsageError(what + ": expected a loader, a callable or " + expected + ", got None");
     try {
         return loader_from_value(object.cast<T>());
     } catch (const py::cast_error&) {

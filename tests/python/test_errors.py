@@ -130,6 +130,30 @@ class ErrorTest(unittest.TestCase):
                 pass
         self.assertFalse(runner.is_active)
 
+    def test_none_where_a_model_or_loader_is_expected(self):
+        from polygraphy.backend.onnx import BytesFromOnnx, bytes_from_onnx, save_onnx
+        from polygraphy.backend.onnxrt import OnnxrtRunner
+        from polygraphy.exception import PolygraphyUsageError
+
+        for make in (lambda: RefRunner(None), lambda: OnnxrtRunner(None), lambda: SessionFromOnnx(None)):
+            with self.assertRaises(PolygraphyUsageError) as error:
+                make()
+            self.assertIn("got None", str(error.exception))
+        with self.assertRaises(PolygraphyUsageError):
+            save_onnx(None, os.path.join(os.path.dirname(IDENTITY), "never_written.onnx"))
+        with self.assertRaises(TypeError):
+            bytes_from_onnx(None)
+        with self.assertRaises(PolygraphyUsageError):
+            BytesFromOnnx(None)
+        from polygraphy.backend.onnx import OnnxFromBytes
+
+        with self.assertRaises(PolygraphyUsageError):
+            OnnxFromBytes(None)
+        with self.assertRaises(PolygraphyException) as error:
+            with RefRunner(lambda: None):
+                pass
+        self.assertIn("returned no session", str(error.exception))
+
     def test_results_file_that_is_not_json(self):
         with self.assertRaises(PolygraphyFormatError):
             RunResults.load(IDENTITY)
