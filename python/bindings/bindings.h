@@ -1,0 +1,15 @@
+// The parts of the extension module polygraphy._core, one function per binding file.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace polygraphy::python {
+
+/// Exceptions (polygraphy.exception), the logger, TensorMetadata and JSON files (common.cpp).
+void bind_common(pybind11::module_& module);
+/// ONNX loaders, sessions and runners (backend.cpp).
+void bind_backend(pybind11::module_& module);
+/// Comparator, CompareFunc, DataLoader, RunResults (comparator.cpp).
+void bind_comparator(pybind11::module_& module);
+
+}  // namespace polygraphy::python

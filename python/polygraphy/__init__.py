@@ -1,0 +1,16 @@
+"""polygraphy: the Python API of the C++ polygraphy library, under Polygraphy's module paths.
+
+The classes and functions are bindings of libpolygraphy (the extension module polygraphy._core);
+the modules below only give them Polygraphy's names:
+
+- polygraphy.backend.onnx: OnnxFromPath, OnnxFromBytes, ModifyOutputs, SaveOnnx, BytesFromOnnx and the
+  immediately evaluated onnx_from_path, modify_outputs, save_onnx, bytes_from_onnx, ...
+- polygraphy.backend.onnxrt: OnnxrtRunner, SessionFromOnnx (ONNX-Runtime)
+- polygraphy.backend.ref: RefRunner, SessionFromOnnx (the built-in CPU runtime)
+- polygraphy.backend.base: BaseRunner (subclassable in Python)
+- polygraphy.comparator: Comparator, CompareFunc, PostprocessFunc, DataLoader, RunResults
+- polygraphy.common: TensorMetadata
+- polygraphy.logger: G_LOGGER
+- polygraphy.json: save_json, load_json
+- polygraphy.exception: PolygraphyException and its subclasses
+"""

@@ -1,0 +1,1 @@
+"""Backends: loaders and runners per framework."""

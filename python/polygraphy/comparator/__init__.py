@@ -1,0 +1,12 @@
+"""Running several runners on the same inputs and comparing their outputs."""
+from polygraphy._core import (
+    AccuracyResult,
+    Comparator,
+    CompareFunc,
+    DataLoader,
+    IterationResult,
+    PostprocessFunc,
+    RunResults,
+)
+
+__all__ = ["AccuracyResult", "Comparator", "CompareFunc", "DataLoader", "IterationResult", "PostprocessFunc", "RunResults"]
