@@ -89,7 +89,10 @@ py::class_<NamedLoader<Tag, T>, LoaderObject<T>> bind_loader(py::module_& module
 void bind_onnx(py::module_& module) {
     py::class_<onnx::ModelProto, std::shared_ptr<onnx::ModelProto>>(module, "ModelProto",
                                                                     "An ONNX model held by the library.")
-        .def_property_readonly("graph_name", [](const onnx::ModelProto& model) { return model.graph().name(); })
+        .def_property(
+            "graph_name", [](const onnx::ModelProto& model) { return model.graph().name(); },
+            [](onnx::ModelProto& model, const std::string& name) { model.mutable_graph()->set_name(name); },
+            "The graph's name (settable, e.g. in a function extending a loader with func.extend).")
         .def_property_readonly(
             "output_names",
             [](const onnx::ModelProto& model) {
@@ -240,10 +243,13 @@ activate_impl() and deactivate_impl(); they take part in Comparator.run like bui
     bind_loader<OnnxrtSessionTag, std::shared_ptr<onnxrt::Session>>(
         module, "OnnxrtSessionFromOnnx",
         "Builds an ONNX-Runtime session (lazily) from a model path (read by ONNX-Runtime itself), serialized "
-        "bytes, a loader of bytes, or an ONNX model or its loader.")
-        .def(py::init([](const py::object& model, std::optional<std::vector<std::string>> providers) {
+        "bytes, a loader of bytes, or an ONNX model or its loader. intra_op_num_threads=0 is ONNX-Runtime's "
+        "default (one thread per physical core).")
+        .def(py::init([](const py::object& model, std::optional<std::vector<std::string>> providers,
+                         int intra_op_num_threads) {
                  onnxrt::SessionOptions options;
                  if (providers) options.providers = *providers;
+                 options.intra_op_num_threads = intra_op_num_threads;
                  if (py::isinstance<py::str>(model))
                      return NamedLoader<OnnxrtSessionTag, std::shared_ptr<onnxrt::Session>>(
                          onnxrt::SessionFromOnnx::from_path(model.cast<std::string>(), options));
@@ -253,7 +259,7 @@ activate_impl() and deactivate_impl(); they take part in Comparator.run like bui
                  return NamedLoader<OnnxrtSessionTag, std::shared_ptr<onnxrt::Session>>(
                      onnxrt::SessionFromOnnx(onnx_loader(model), options));
              }),
-             "model"_a, "providers"_a = py::none());
+             "model"_a, "providers"_a = py::none(), "intra_op_num_threads"_a = 0);
     py::class_<onnxrt::OnnxrtRunner, BaseRunner>(module, "OnnxrtRunner",
                                                  "Runs a model with ONNX-Runtime. infer() returns new arrays each time "
                                                  "(no buffer reuse).")

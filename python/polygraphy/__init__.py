@@ -10,6 +10,7 @@ the modules below only give them Polygraphy's names:
 - polygraphy.backend.base: BaseRunner (subclassable in Python)
 - polygraphy.comparator: Comparator, CompareFunc, PostprocessFunc, DataLoader, RunResults
 - polygraphy.common: TensorMetadata
+- polygraphy.func: extend (a decorator extending a loader with a function)
 - polygraphy.logger: G_LOGGER
 - polygraphy.json: save_json, load_json
 - polygraphy.exception: PolygraphyException and its subclasses

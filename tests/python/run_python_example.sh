@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one folder of examples/python/ as its README does (CTest: python.examples.<folder>): in a fresh
-# folder holding the generated identity.onnx, every *.py of the example in name order must exit 0; then
-# every JSON file they saved must load in `polygraphy inspect data`. Exit 77 (skipped) when the example
+# folder holding the generated example models (identity.onnx, example_cnn.onnx), every *.py of the
+# example in name order must exit 0; then every JSON file they saved must load in `polygraphy inspect data`. Exit 77 (skipped) when the example
 # uses ONNX-Runtime and this build cannot load it.
 #
 # usage: run_python_example.sh EXAMPLE_DIR MODELS_DIR WORK_DIR PYTHON POLYGRAPHY_CLI
@@ -15,7 +15,7 @@ polygraphy=$5
 
 rm -rf "$work"
 mkdir -p "$work"
-cp "$models/identity.onnx" "$work/"
+cp "$models"/*.onnx "$work/"
 cd "$work"
 
 if grep -qF "polygraphy.backend.onnxrt" "$example"/*.py &&
