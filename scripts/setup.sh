@@ -17,6 +17,7 @@ packages=(
   zlib1g-dev  # PNG images in the comparator's SVG figures
   chromium    # the test that opens the HTML report in a real (headless) browser
   pybind11-dev python3-dev python3-numpy  # the Python bindings (python/) for /usr/bin/python3 and their tests
+  python3-torch  # polygraphy.backend.pyt.PytRunner's tests and bench/python_binding_bench.py (PyTorch, CPU)
 )
 
 missing=()

@@ -8,6 +8,7 @@ the modules below only give them Polygraphy's names:
 - polygraphy.backend.onnxrt: OnnxrtRunner, SessionFromOnnx (ONNX-Runtime)
 - polygraphy.backend.ref: RefRunner, SessionFromOnnx (the built-in CPU runtime)
 - polygraphy.backend.base: BaseRunner (subclassable in Python)
+- polygraphy.backend.pyt: PytRunner (a torch.nn.Module, with python3-torch)
 - polygraphy.comparator: Comparator, CompareFunc, PostprocessFunc, DataLoader, RunResults
 - polygraphy.common: TensorMetadata
 - polygraphy.func: extend (a decorator extending a loader with a function)
