@@ -1,4 +1,4 @@
-from polygraphy.backend.onnx import BytesFromOnnx, OnnxFromPath
+from polygraphy.backend.onnx import OnnxFromPath, BytesFromOnnx
 from polygraphy.backend.onnxrt import OnnxrtRunner, SessionFromOnnx
 from polygraphy.backend.ref import RefRunner
 from polygraphy.backend.ref import SessionFromOnnx as RefSessionFromOnnx
