@@ -42,11 +42,17 @@ def small_mlp():
 def export_models(folder):
     """(label, path, input shape) of each benchmarked model, exported to `folder`."""
     torch.manual_seed(0)
-    models = [("tiny_add", TinyAdd(), (1, 16)), ("small_mlp_b1", small_mlp(), (1, 256)), ("small_mlp_b64", small_mlp(), (64, 256))]
+    models = [
+        ("tiny_add", TinyAdd(), (1, 16)),
+        ("small_mlp_b1", small_mlp(), (1, 256)),
+        ("small_mlp_b64", small_mlp(), (64, 256)),
+    ]
     exported = []
     for label, module, shape in models:
         path = os.path.join(folder, label + ".onnx")
-        torch.onnx.export(module.eval(), torch.zeros(shape), path, input_names=["x"], output_names=["y"], opset_version=13)
+        torch.onnx.export(
+            module.eval(), torch.zeros(shape), path, input_names=["x"], output_names=["y"], opset_version=13
+        )
         exported.append((label, path, shape))
     return exported
 
