@@ -174,8 +174,8 @@ bool is_plain_depthwise_2d(const ConvProblem& p) {
 }
 
 /// 8 floats: one AVX2 register (half an AVX-512 one, two SSE ones). A wider GCC vector type is not
-/// kept in registers on AVX2: a 16-float version spilled every accumulator to the stack and ran the
-/// depthwise convolutions of mobilenet_v2 about 3x slower (perf annotate, BENCHMARKS.md).
+/// kept in registers on AVX2: a 16-float version spilled every accumulator to the stack (perf
+/// annotate) and made a whole mobilenet_v2 run at 1 thread twice as slow (BENCHMARKS.md).
 /// aligned(4): loads and stores may be unaligned.
 typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
 

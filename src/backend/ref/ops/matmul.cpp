@@ -74,8 +74,8 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
     plan->weights_plain = weights_plain;
     plan->dst = dst;
     plan->bias = bias;
-    // Packed constant weights are stored transposed (N x K, "ba"): oneDNN's GEMM runs the encoder's
-    // 128x768 by 768x3072 product 1.5-1.9x faster that way than on the K x N layout that
+    // Packed constant weights are stored transposed (N x K, "ba"): oneDNN's GEMM ran the encoder's
+    // 128x768 by 768x3072 product 1.6-2.1x faster that way than on the K x N layout that
     // format_tag::any picks, and no slower on the square and narrow ones (BENCHMARKS.md).
     const bool matrix = weights_plain.dims().size() == 2;
     const dnnl::memory::desc weights_desc =
