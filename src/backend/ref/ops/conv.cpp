@@ -203,7 +203,6 @@ POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(
     using V = Float8Lanes;
     constexpr int kVectors = 8;
     constexpr int64_t kLanes = 8;
-    const auto load = [](const float* p) { return *reinterpret_cast<const V*>(p); };
     int64_t i0 = 0;
     for (; i0 + kVectors * kLanes <= n; i0 += kVectors * kLanes) {
         V b[kVectors];
@@ -211,13 +210,13 @@ POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(
         for (int64_t t = 0; t < taps; ++t) {
             const float* in = src[t] + i0;
             const V wv = V{} + w[t];
-            for (int k = 0; k < kVectors; ++k) b[k] += wv * load(in + k * kLanes);
+            for (int k = 0; k < kVectors; ++k) b[k] += wv * *reinterpret_cast<const V*>(in + k * kLanes);
         }
         for (int k = 0; k < kVectors; ++k) *reinterpret_cast<V*>(acc + i0 + k * kLanes) = b[k];
     }
     for (; i0 + kLanes <= n; i0 += kLanes) {
         V b0 = V{} + bias;
-        for (int64_t t = 0; t < taps; ++t) b0 += (V{} + w[t]) * load(src[t] + i0);
+        for (int64_t t = 0; t < taps; ++t) b0 += (V{} + w[t]) * *reinterpret_cast<const V*>(src[t] + i0);
         *reinterpret_cast<V*>(acc + i0) = b0;
     }
     for (int64_t i = i0; i < n; ++i) {
