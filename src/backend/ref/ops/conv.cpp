@@ -173,9 +173,11 @@ bool is_plain_depthwise_2d(const ConvProblem& p) {
            p.group == p.out_channels;
 }
 
-/// 16 floats; GCC lowers the arithmetic to whatever vector width the function is compiled for.
+/// 8 floats: one AVX2 register (half an AVX-512 one, two SSE ones). A wider GCC vector type is not
+/// kept in registers on AVX2: a 16-float version spilled every accumulator to the stack (perf
+/// annotate) and made a whole mobilenet_v2 run at 1 thread twice as slow (BENCHMARKS.md).
 /// aligned(4): loads and stores may be unaligned.
-typedef float Float16Lanes __attribute__((vector_size(64), aligned(4)));
+typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
 
 // target_clones selects the version through an ifunc resolver, which the dynamic loader runs while
 // relocating the library. Under ThreadSanitizer that resolver is instrumented and crashes because
@@ -193,28 +195,26 @@ typedef float Float16Lanes __attribute__((vector_size(64), aligned(4)));
 #define POLYGRAPHY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 
-/// acc[i] = bias + sum over t < taps of w[t] * src[t][i], for i < n. Blocks of 64 outputs stay in
-/// registers while every tap is added, so acc is written once (compiled for AVX-512/AVX2 too).
+/// acc[i] = bias + sum over t < taps of w[t] * src[t][i], for i < n. Blocks of 64 outputs (eight
+/// vectors) stay in registers while every tap is added, so acc is written once (compiled for
+/// AVX-512/AVX2 too).
 POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(
     const float* const* src, const float* w, int64_t taps, float bias, float* acc, int64_t n) {
-    using V = Float16Lanes;
+    using V = Float8Lanes;
+    constexpr int kVectors = 8;
+    constexpr int64_t kLanes = 8;
     int64_t i0 = 0;
-    for (; i0 + 64 <= n; i0 += 64) {
-        V b0 = V{} + bias, b1 = b0, b2 = b0, b3 = b0;
+    for (; i0 + kVectors * kLanes <= n; i0 += kVectors * kLanes) {
+        V b[kVectors];
+        for (V& v : b) v = V{} + bias;
         for (int64_t t = 0; t < taps; ++t) {
             const float* in = src[t] + i0;
             const V wv = V{} + w[t];
-            b0 += wv * *reinterpret_cast<const V*>(in);
-            b1 += wv * *reinterpret_cast<const V*>(in + 16);
-            b2 += wv * *reinterpret_cast<const V*>(in + 32);
-            b3 += wv * *reinterpret_cast<const V*>(in + 48);
+            for (int k = 0; k < kVectors; ++k) b[k] += wv * *reinterpret_cast<const V*>(in + k * kLanes);
         }
-        *reinterpret_cast<V*>(acc + i0) = b0;
-        *reinterpret_cast<V*>(acc + i0 + 16) = b1;
-        *reinterpret_cast<V*>(acc + i0 + 32) = b2;
-        *reinterpret_cast<V*>(acc + i0 + 48) = b3;
+        for (int k = 0; k < kVectors; ++k) *reinterpret_cast<V*>(acc + i0 + k * kLanes) = b[k];
     }
-    for (; i0 + 16 <= n; i0 += 16) {
+    for (; i0 + kLanes <= n; i0 += kLanes) {
         V b0 = V{} + bias;
         for (int64_t t = 0; t < taps; ++t) b0 += (V{} + w[t]) * *reinterpret_cast<const V*>(src[t] + i0);
         *reinterpret_cast<V*>(acc + i0) = b0;

@@ -74,8 +74,13 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
     plan->weights_plain = weights_plain;
     plan->dst = dst;
     plan->bias = bias;
+    // Packed constant weights are stored transposed (N x K, "ba"): oneDNN's GEMM ran the encoder's
+    // 128x768 by 768x3072 product 1.6-2.1x faster that way than on the K x N layout that
+    // format_tag::any picks, and no slower on the square and narrow ones (BENCHMARKS.md).
+    const bool matrix = weights_plain.dims().size() == 2;
     const dnnl::memory::desc weights_desc =
-        weights_any ? dnnl::memory::desc(weights_plain.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::any)
+        weights_any ? dnnl::memory::desc(weights_plain.dims(), dnnl::memory::data_type::f32,
+                                         matrix ? dnnl::memory::format_tag::ba : dnnl::memory::format_tag::any)
                     : weights_plain;
     dnnl::primitive_attr attr;
     if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
