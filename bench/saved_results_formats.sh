@@ -24,7 +24,7 @@ measure() {  # measure LABEL COMMAND...: one line with wall time and peak RSS
   local label=$1
   shift
   if ! /usr/bin/time -v "$@" >"$work/out" 2>"$work/time"; then
-    tail -5 "$work/out" "$work/time" >&2
+    tail -n 5 "$work/out" "$work/time" >&2
     echo "[!] failed: $*" >&2
     exit 1
   fi

@@ -177,7 +177,7 @@ std::string read_file(const std::string& path) {
     return contents;
 }
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
+MappedFile::MappedFile(const std::string& path, bool copy_on_write) : path_(path) {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw PolygraphyException(fmt::format("Could not read {}: {}", path, errno_text(errno)));
     struct stat info {};
@@ -192,7 +192,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     }
     if (S_ISREG(info.st_mode) && info.st_size > 0) {
         const auto size = static_cast<std::size_t>(info.st_size);
-        void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        void* mapping = mmap(nullptr, size, PROT_READ | (copy_on_write ? PROT_WRITE : 0), MAP_PRIVATE, fd, 0);
         if (mapping != MAP_FAILED) {
             close(fd);
             mapping_ = mapping;

@@ -298,7 +298,8 @@ void ArchiveWriter::finish() {
 
 // ---- reading the zip ----------------------------------------------------------------------------
 
-Archive::Archive(const std::string& path) : path_(path), file_(std::make_shared<MappedFile>(path)) {
+// Copy-on-write: tensors are handed out as views, and writing to one must not crash.
+Archive::Archive(const std::string& path) : path_(path), file_(std::make_shared<MappedFile>(path, true)) {
     const auto* base = reinterpret_cast<const unsigned char*>(file_->data());
     const uint64_t size = file_->size();
     auto fail = [&](const std::string& problem) -> void { throw FormatError(fmt::format("{}: {}", path, problem)); };

@@ -174,6 +174,11 @@ TEST_F(Npz, TensorsViewTheFileMapping) {
         else
             EXPECT_EQ(static_cast<const char*>(tensor.data()), payload) << member.name;
     }
+    // Views may be written to: the page becomes this process's own copy and the file stays as it was.
+    Tensor x = std::get<RunResults>(npz::load(dir_.file("r.npz"))).lst[0].second[0].outputs.at("x");
+    x.data_as<float>()[0] = 42.0f;
+    EXPECT_EQ(std::get<RunResults>(npz::load(dir_.file("r.npz"))).lst[0].second[0].outputs.at("x").data_as<float>()[0],
+              1.0f);
 }
 
 TEST_F(Npz, InputsRoundTripAndNumpyStyleFilesAreOneIteration) {

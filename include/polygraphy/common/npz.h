@@ -21,8 +21,8 @@
 //    each iteration's runtime and runner name. It is optional on reading (files made by numpy
 //    have none; the zip's order is used then), and when present must list exactly the members.
 //
-// Reading maps the file: tensors view the mapping (no copy) where their layout allows
-// (npy::load_view); the CRC-32 is written but not verified on reading, which would read every page.
+// Reading maps the file copy-on-write: tensors view the mapping (no copy) where their layout allows
+// (npy::load_view), and writing to one copies only the pages written, never changing the file; the CRC-32 is written but not verified on reading, which would read every page.
 // Every problem throws FormatError naming the file and a member: not a zip, a truncated or
 // inconsistent central directory, compressed or encrypted members, members outside the file, bad
 // .npy data, members matching no layout, a polygraphy.json that disagrees with the members.
@@ -99,7 +99,7 @@ struct Member {
     uint64_t size = 0;         ///< its length
 };
 
-/// A zip file mapped read-only, its central directory read and checked (every member stored,
+/// A zip file mapped (copy-on-write), its central directory read and checked (every member stored,
 /// inside the file, with a valid local header). FormatError naming the file otherwise.
 class Archive {
 public:
