@@ -16,6 +16,7 @@ packages=(
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz smoke run (libFuzzer + sanitizers) in CI
   zlib1g-dev  # PNG images in the comparator's SVG figures
   chromium    # the test that opens the HTML report in a real (headless) browser
+  python3-numpy  # the tests that numpy.load our .npz files and that we read numpy's (skipped without it)
 )
 
 missing=()
