@@ -143,8 +143,8 @@ TEST_F(ComparatorTest, RunHandsEachIterationOverAsSoonAsItIsDone) {
                                                   std::to_string(result.outputs.at("y").value_as_double(0)));
                                });
     });
-    EXPECT_THAT(seen, ::testing::ElementsAre("runner-a 0 0 0.000000", "runner-a 1 0 1.000000",
-                                             "runner-b 0 1 0.000000", "runner-b 1 2 2.000000"));
+    EXPECT_THAT(seen, ::testing::ElementsAre("runner-a 0 0 0.000000", "runner-a 1 0 1.000000", "runner-b 0 1 0.000000",
+                                             "runner-b 1 2 2.000000"));
     EXPECT_EQ(results.lst[1].second[1].outputs.at("y").value_as_double(0), 2.0);
 }
 

@@ -22,10 +22,10 @@
 //    have none; the zip's order is used then), and when present must list exactly the members.
 //
 // Reading maps the file copy-on-write: tensors view the mapping (no copy) where their layout allows
-// (npy::load_view), and writing to one copies only the pages written, never changing the file; the CRC-32 is written but not verified on reading, which would read every page.
-// Every problem throws FormatError naming the file and a member: not a zip, a truncated or
-// inconsistent central directory, compressed or encrypted members, members outside the file, bad
-// .npy data, members matching no layout, a polygraphy.json that disagrees with the members.
+// (npy::load_view), and writing to one copies only the pages written, never changing the file; the CRC-32 is written
+// but not verified on reading, which would read every page. Every problem throws FormatError naming the file and a
+// member: not a zip, a truncated or inconsistent central directory, compressed or encrypted members, members outside
+// the file, bad .npy data, members matching no layout, a polygraphy.json that disagrees with the members.
 #pragma once
 
 #include <cstddef>
