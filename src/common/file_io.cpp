@@ -177,6 +177,8 @@ std::string read_file(const std::string& path) {
     return contents;
 }
 
+MappedFile::MappedFile(const std::string& path) : MappedFile(path, false) {}
+
 MappedFile::MappedFile(const std::string& path, bool copy_on_write) : path_(path) {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw PolygraphyException(fmt::format("Could not read {}: {}", path, errno_text(errno)));

@@ -59,10 +59,12 @@ std::string read_file(const std::string& path);
 /// memory than what is decoded from it. Throws PolygraphyException naming the path on failure.
 class MappedFile {
 public:
-    /// Maps the whole file read-only; with `copy_on_write`, its pages may be written too, each
-    /// written page becoming this process's private copy (the file never changes): for tensors
-    /// handed out as views of the file, which callers may write to.
-    explicit MappedFile(const std::string& path, bool copy_on_write = false);
+    /// Maps the whole file read-only.
+    explicit MappedFile(const std::string& path);
+    /// With `copy_on_write`, the pages may be written too, each written page becoming this
+    /// process's private copy (the file never changes): for tensors handed out as views of the
+    /// file, which callers may write to.
+    MappedFile(const std::string& path, bool copy_on_write);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;
