@@ -49,7 +49,7 @@ mode_t current_umask() {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, const std::function<void(std::FILE* out)>& write) {
+AtomicFile::AtomicFile(const std::string& path) : path_(path) {
     namespace fs = std::filesystem;
     const fs::path target(path);
     if (path.empty() || !target.has_filename())
@@ -65,48 +65,83 @@ void write_file_atomically(const std::string& path, const std::function<void(std
     std::string temp_name(".");  // built in steps: GCC 12 warns falsely about "." + string
     temp_name += target.filename().string();
     temp_name += ".tmp.XXXXXX";
-    std::string temp = (folder / temp_name).string();
-    const int fd = mkstemp(temp.data());
+    temp_ = (folder / temp_name).string();
+    const int fd = mkstemp(temp_.data());
     if (fd < 0) throw PolygraphyException(fmt::format("Could not write {}: {}", path, errno_text(errno)));
-    std::FILE* out = fdopen(fd, "wb");
-    if (!out) {
+    out_ = fdopen(fd, "wb");
+    if (!out_) {
         const int error = errno;
         close(fd);
-        unlink(temp.c_str());
+        unlink(temp_.c_str());
         throw PolygraphyException(fmt::format("Could not write {}: {}", path, errno_text(error)));
     }
-    std::setvbuf(out, nullptr, _IOFBF, 1 << 20);
-    auto discard = [&]() {
-        if (out) std::fclose(out);
-        out = nullptr;
-        unlink(temp.c_str());
-    };
-    auto fail = [&](int error) {
-        discard();
-        throw PolygraphyException(fmt::format("Could not write {}: {}", path, errno_text(error)));
-    };
-    try {
-        write(out);
-    } catch (...) {
-        discard();
-        rethrow_naming(path);
+    std::setvbuf(out_, nullptr, _IOFBF, 1 << 20);
+}
+
+AtomicFile::~AtomicFile() {
+    if (!out_) return;
+    std::fclose(out_);
+    unlink(temp_.c_str());
+}
+
+void AtomicFile::fail(int error) {
+    if (out_) std::fclose(out_);
+    out_ = nullptr;
+    unlink(temp_.c_str());
+    throw PolygraphyException(fmt::format("Could not write {}: {}", path_, errno_text(error)));
+}
+
+void AtomicFile::write(const void* data, std::size_t nbytes) {
+    if (nbytes > 0 && std::fwrite(data, 1, nbytes, out_) != nbytes) fail(errno ? errno : EIO);
+    size_ += nbytes;
+}
+
+void AtomicFile::patch(std::size_t offset, const void* data, std::size_t nbytes) {
+    if (std::fflush(out_) != 0) fail(errno ? errno : EIO);
+    for (std::size_t done = 0; done < nbytes;) {
+        const ssize_t n = pwrite(fileno(out_), static_cast<const char*>(data) + done, nbytes - done,
+                                 static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail(n < 0 ? errno : EIO);
+        done += static_cast<std::size_t>(n);
     }
-    if (std::fflush(out) != 0 || std::ferror(out)) fail(errno ? errno : EIO);
-    if (fsync(fileno(out)) != 0) fail(errno);
+}
+
+void AtomicFile::commit() {
+    if (std::fflush(out_) != 0 || std::ferror(out_)) fail(errno ? errno : EIO);
+    if (fsync(fileno(out_)) != 0) fail(errno);
     // mkstemp makes the file 0600; give it the mode a plain open() would (or the old file's).
     struct stat existing {};
-    const mode_t mode = stat(path.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : (0666 & ~current_umask());
-    fchmod(fileno(out), mode);
-    const int closed = std::fclose(out);
-    out = nullptr;
-    if (closed != 0) fail(errno);
-    if (std::rename(temp.c_str(), path.c_str()) != 0) fail(errno);
+    const mode_t mode = stat(path_.c_str(), &existing) == 0 ? (existing.st_mode & 07777) : (0666 & ~current_umask());
+    fchmod(fileno(out_), mode);
+    const int closed = std::fclose(out_);
+    out_ = nullptr;
+    if (closed != 0) {
+        unlink(temp_.c_str());
+        throw PolygraphyException(fmt::format("Could not write {}: {}", path_, errno_text(errno)));
+    }
+    if (std::rename(temp_.c_str(), path_.c_str()) != 0) {
+        const int error = errno;
+        unlink(temp_.c_str());
+        throw PolygraphyException(fmt::format("Could not write {}: {}", path_, errno_text(error)));
+    }
     // Make the rename itself durable.
+    const std::string folder = std::filesystem::path(path_).parent_path().string();
     const int dir = open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
         fsync(dir);
         close(dir);
     }
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(std::FILE* out)>& write) {
+    AtomicFile file(path);
+    try {
+        write(file.out());
+    } catch (...) {
+        rethrow_naming(path);
+    }
+    file.commit();
 }
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
@@ -142,7 +177,9 @@ std::string read_file(const std::string& path) {
     return contents;
 }
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
+MappedFile::MappedFile(const std::string& path) : MappedFile(path, false) {}
+
+MappedFile::MappedFile(const std::string& path, bool copy_on_write) : path_(path) {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw PolygraphyException(fmt::format("Could not read {}: {}", path, errno_text(errno)));
     struct stat info {};
@@ -157,7 +194,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     }
     if (S_ISREG(info.st_mode) && info.st_size > 0) {
         const auto size = static_cast<std::size_t>(info.st_size);
-        void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        void* mapping = mmap(nullptr, size, PROT_READ | (copy_on_write ? PROT_WRITE : 0), MAP_PRIVATE, fd, 0);
         if (mapping != MAP_FAILED) {
             close(fd);
             mapping_ = mapping;

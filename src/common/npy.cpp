@@ -628,12 +628,34 @@ void save_file(const Tensor& tensor, const std::string& path) {
     });
 }
 
-Tensor load(const void* data, std::size_t nbytes) {
-    const auto* bytes = static_cast<const uint8_t*>(data);
+namespace {
+struct Parsed {
+    Layout layout;
+    std::size_t header_total = 0;
+};
+Parsed parse_complete(const uint8_t* bytes, std::size_t nbytes) {
     const std::size_t header_total = header_total_size(bytes, std::min<std::size_t>(nbytes, 12), nbytes);
     if (header_total > nbytes)
         fail(fmt::format("truncated: the header needs {} bytes but there are only {}", header_total, nbytes));
-    const Layout layout = parse_layout(bytes, header_total, nbytes);
+    return {parse_layout(bytes, header_total, nbytes), header_total};
+}
+}  // namespace
+
+Tensor load_view(const void* data, std::size_t nbytes, const std::shared_ptr<const void>& owner) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    const auto [layout, header_total] = parse_complete(bytes, nbytes);
+    // Bools are copied: their bytes are normalised to 0/1, which a read-only view cannot do.
+    auto* payload = const_cast<uint8_t*>(bytes + header_total);
+    if (layout.direct() && layout.dtype != DataType::kBool &&
+        reinterpret_cast<std::uintptr_t>(payload) % dtype_size(layout.dtype) == 0)
+        return Tensor::wrap(layout.dtype, layout.shape, std::shared_ptr<void>(std::const_pointer_cast<void>(owner), payload),
+                            payload);
+    return load(data, nbytes);
+}
+
+Tensor load(const void* data, std::size_t nbytes) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    const auto [layout, header_total] = parse_complete(bytes, nbytes);
     if (layout.direct()) {
         auto owner = allocate(layout.data_bytes);
         if (layout.data_bytes > 0) std::memcpy(owner.get(), bytes + header_total, layout.data_bytes);

@@ -10,6 +10,7 @@
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/npy.h"
+#include "polygraphy/common/npz.h"
 
 namespace polygraphy {
 namespace {
@@ -263,6 +264,7 @@ void write_array_map(json::Writer& writer, const TensorMap& map, bool lazy, cons
 
 void RunResults::save(const std::string& path) const {
     logger().info(fmt::format("Saving inference results to {}", path));
+    if (npz::is_npz_path(path)) return npz::save_results(*this, path);
     write_file_atomically(path, [&](std::FILE* out) {
         json::Writer writer(out);
         writer.begin_object().key("lst").begin_array();
@@ -299,6 +301,7 @@ void save_inputs(const InputList& inputs, const std::string& path) {
 
 void save_inputs(const InputList& inputs, const std::string& path, const std::string& description) {
     logger().info(fmt::format("Saving {} to {}", description, path));
+    if (npz::is_npz_path(path)) return npz::save_inputs(inputs, path);
     write_file_atomically(path, [&](std::FILE* out) {
         json::Writer writer(out);
         writer.begin_array();

@@ -84,7 +84,8 @@ private:
     bool loaded_ = false;
 };
 
-std::vector<IterationResult> execute_runner(BaseRunner& runner, DataLoaderCache& cache, int warm_up) {
+std::vector<IterationResult> execute_runner(BaseRunner& runner, DataLoaderCache& cache, int warm_up,
+                                           const Comparator::IterationCallback& on_iteration) {
     RunnerActivation activation(runner);
     cache.set_input_metadata(runner.get_input_metadata());
 
@@ -115,6 +116,7 @@ std::vector<IterationResult> execute_runner(BaseRunner& runner, DataLoaderCache&
         for (const auto& [name, tensor] : outputs) result.outputs.set(name, tensor.clone());
         result.runtime = runtime;
         result.runner_name = runner.name();
+        if (on_iteration) on_iteration(runner.name(), results.size(), result);
         results.push_back(std::move(result));
 
         logger().log_once(Severity::kInfo, pad35(runner.name()) + "\n---- Inference Output(s) ----\n" +
@@ -162,6 +164,11 @@ double AccuracyResult::percentage(std::size_t index) const {
 
 RunResults Comparator::run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader,
                            const RunOptions& options) {
+    return run(runners, data_loader, options, IterationCallback{});
+}
+
+RunResults Comparator::run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader,
+                           const RunOptions& options, const IterationCallback& on_iteration) {
     if (!data_loader) throw PolygraphyException("Comparator::run needs a data loader; got an empty function");
     for (const BaseRunner* runner : runners)
         if (!runner) throw PolygraphyException("Comparator::run was given a null runner");
@@ -178,7 +185,7 @@ RunResults Comparator::run(const std::vector<BaseRunner*>& runners, const DataLo
     std::vector<std::string> names;
     for (BaseRunner* runner : runners) {
         logger().start(pad35(runner->name()) + " | Activating and starting inference");
-        results.add(execute_runner(*runner, cache, options.warm_up), runner->name());
+        results.add(execute_runner(*runner, cache, options.warm_up, on_iteration), runner->name());
         names.push_back(runner->name());
     }
     logger().verbose("Successfully ran: " + python_list_repr(names));

@@ -86,8 +86,8 @@ OnnxLoader job_model(const RunJob& job, const ModelUse& use);
 /// The job's runners, all built before any runs, over `model`.
 std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, const ModelUse& use,
                                                            const OnnxLoader& model);
-/// What run_job() does once the runners' results are in, however they were obtained: save them,
-/// append the loaded ones, post-process, compare (the divergence search loads `model`), validate.
+/// What run_job() does once the runners' results are in, however they were obtained, and saved by
+/// the caller (`--save-outputs`: an .npz is written while the runners run): append the loaded ones, post-process, compare (the divergence search loads `model`), validate.
 /// `runners_failed` makes the result fail whatever the comparisons say. After a layer-wise run in
 /// slices, `sliced` holds its comparison and validation (and `results` is empty).
 RunJobResult finish_run_job(const RunJob& job, RunResults results, const OnnxLoader& model, bool runners_failed,

@@ -10,6 +10,7 @@
 #include "polygraphy/backend/onnxrt/runner.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/npz.h"
 #include "polygraphy/comparator/html_report.h"
 #include "polygraphy/comparator/model_explorer.h"
 #include "polygraphy/job/saved_data.h"
@@ -176,7 +177,25 @@ RunJobResult run_job(const RunJob& job) {
     // Called without runners too (--load-outputs alone), as Polygraphy's script does: it warns.
     std::vector<BaseRunner*> runner_pointers;
     for (const auto& runner : runners) runner_pointers.push_back(runner.get());
-    RunResults results = Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference);
+    // An .npz is written as each iteration of each runner finishes; the writer keeps no tensor (the
+    // comparison that follows still needs them in `results`). JSON nests every runner's iterations,
+    // so it is written once all are in, streamed from `results` without a second copy.
+    std::optional<npz::ResultsWriter> streamed;
+    Comparator::IterationCallback save_iteration;
+    if (job.save_outputs_path && npz::is_npz_path(*job.save_outputs_path)) {
+        streamed.emplace(*job.save_outputs_path);
+        save_iteration = [&streamed](const std::string& runner, std::size_t index, const IterationResult& result) {
+            streamed->add_iteration(runner, index, result);
+        };
+    }
+    RunResults results =
+        Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference, save_iteration);
+    if (streamed) {
+        logger().info("Saving inference results to " + *job.save_outputs_path);
+        streamed->finish();
+    } else if (job.save_outputs_path) {
+        results.save(*job.save_outputs_path);
+    }
     return job_detail::finish_run_job(job, std::move(results), model, false);
 }
 
@@ -184,9 +203,8 @@ RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, c
                                         bool runners_failed, SlicedRun* sliced) {
     RunJobResult outcome;
     outcome.results = std::move(results);
-    if (job.save_outputs_path) outcome.results.save(*job.save_outputs_path);
     for (const auto& path : job.load_outputs_paths) outcome.results.extend(load_saved_results(path));
-    // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
+    // As Polygraphy: after the caller saved them (saved outputs are the raw ones) and loading (loaded ones are
     // post-processed too), before comparing and validating.
     if (!job.postprocess.empty() && !sliced) {
         // The lines Polygraphy's Comparator.postprocess logs, naming its top-k function.

@@ -127,6 +127,7 @@ RunJobResult run_job_in_processes(const RunJob& job, const RunnerProcessOptions&
         if (!tail.empty()) message += "\nNote: the last lines it printed were:\n" + tail;
         logger().error(message);
     }
+    if (job.save_outputs_path) results.save(*job.save_outputs_path);
     const job_detail::ModelUse use = job_detail::plan_model_use(job);
     return job_detail::finish_run_job(job, std::move(results), job_detail::job_model(job, use), runners_failed);
 }

@@ -7,11 +7,13 @@
 #include "polygraphy/backend/onnx/test_data.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/npz.h"
 
 namespace polygraphy {
 
 SavedDataFormat saved_data_format(const std::string& path) {
     if (is_test_data_folder(path)) return SavedDataFormat::kOnnxTestData;
+    if (npz::is_npz_path(path)) return SavedDataFormat::kNpz;
     return SavedDataFormat::kJson;
 }
 
@@ -21,6 +23,12 @@ InputList load_saved_inputs(const std::string& path) {
             return load_inputs(path);
         case SavedDataFormat::kOnnxTestData:
             return load_test_data_inputs(path);
+        case SavedDataFormat::kNpz: {
+            logger().info(fmt::format("Loading input data from {}", path));
+            auto data = npz::load(path);
+            if (auto* inputs = std::get_if<InputList>(&data)) return std::move(*inputs);
+            throw FormatError(fmt::format("{}: holds inference results (outputs/ members), not inputs", path));
+        }
     }
     throw InternalError("unknown saved-data format");
 }
@@ -31,6 +39,14 @@ RunResults load_saved_results(const std::string& path) {
             return RunResults::load(path);
         case SavedDataFormat::kOnnxTestData:
             return load_test_data_outputs(path);
+        case SavedDataFormat::kNpz: {
+            logger().info(fmt::format("Loading inference results from {}", path));
+            auto data = npz::load(path);
+            if (auto* results = std::get_if<RunResults>(&data)) return std::move(*results);
+            throw FormatError(fmt::format(
+                "{}: holds inputs, not inference results (whose members are outputs/<runner>/<iteration>/<output>.npy)",
+                path));
+        }
     }
     throw InternalError("unknown saved-data format");
 }
@@ -42,6 +58,8 @@ std::variant<RunResults, InputList> load_saved_results_or_inputs(const std::stri
         case SavedDataFormat::kOnnxTestData:
             if (test_data_holds_inputs(path)) return load_test_data_inputs(path);
             return load_test_data_outputs(path);
+        case SavedDataFormat::kNpz:
+            return npz::load(path);
     }
     throw InternalError("unknown saved-data format");
 }

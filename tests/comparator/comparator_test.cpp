@@ -131,6 +131,23 @@ TEST_F(ComparatorTest, RunFeedsEveryRunnerTheSameDataAndClonesOutputs) {
     EXPECT_NE(first, log_.rfind("---- Inference Input(s) ----"));
 }
 
+TEST_F(ComparatorTest, RunHandsEachIterationOverAsSoonAsItIsDone) {
+    ScaleRunner a("runner-a", 1.0f), b("runner-b", 2.0f);
+    std::vector<std::string> seen;
+    const RunResults results = capture([&] {
+        return Comparator::run({&a, &b}, CountingLoader{2}.function(), {},
+                               [&](const std::string& runner, std::size_t iteration, const IterationResult& result) {
+                                   // Called before runner-b has run at all, with the values run() returns.
+                                   seen.push_back(runner + " " + std::to_string(iteration) + " " +
+                                                  std::to_string(b.infer_calls) + " " +
+                                                  std::to_string(result.outputs.at("y").value_as_double(0)));
+                               });
+    });
+    EXPECT_THAT(seen, ::testing::ElementsAre("runner-a 0 0 0.000000", "runner-a 1 0 1.000000", "runner-b 0 1 0.000000",
+                                             "runner-b 1 2 2.000000"));
+    EXPECT_EQ(results.lst[1].second[1].outputs.at("y").value_as_double(0), 2.0);
+}
+
 TEST_F(ComparatorTest, RunCoercesCachedInputsToEachRunner) {
     ScaleRunner a("a", 1.0f), b("b", 1.0f, DataType::kFloat64);
     CountingLoader loader{1};

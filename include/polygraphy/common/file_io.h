@@ -16,6 +16,40 @@ namespace polygraphy {
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE* out)>& write);
 void write_file_atomically(const std::string& path, std::string_view contents);
 
+/// The temporary file behind write_file_atomically(), for writers that outlive one call (streaming
+/// sinks fed over a whole run): opened in `path`'s folder (created when missing), committed by
+/// commit() (flush, fsync, the mode a plain open() would give, rename over `path`), and removed by
+/// the destructor when commit() was not called or failed, so nothing half-written is left behind.
+/// Throws PolygraphyException naming `path`.
+class AtomicFile {
+public:
+    /// Creates the temporary file.
+    explicit AtomicFile(const std::string& path);
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    /// The stream to write to (buffered, 1 MiB); null after commit().
+    std::FILE* out() const { return out_; }
+    /// The final path.
+    const std::string& path() const { return path_; }
+    /// Writes `nbytes` at the end; PolygraphyException on a short write.
+    void write(const void* data, std::size_t nbytes);
+    /// Overwrites bytes already written at `offset` (flushes the stream first), e.g. a size field.
+    void patch(std::size_t offset, const void* data, std::size_t nbytes);
+    /// Bytes written so far.
+    std::size_t size() const { return size_; }
+    /// Makes the file appear at its path (see the class comment).
+    void commit();
+
+private:
+    [[noreturn]] void fail(int error);
+    std::string path_;
+    std::string temp_;
+    std::FILE* out_ = nullptr;
+    std::size_t size_ = 0;
+};
+
 /// Reads a whole file; PolygraphyException naming the path when it cannot be opened or read.
 std::string read_file(const std::string& path);
 
@@ -27,6 +61,10 @@ class MappedFile {
 public:
     /// Maps the whole file read-only.
     explicit MappedFile(const std::string& path);
+    /// With `copy_on_write`, the pages may be written too, each written page becoming this
+    /// process's private copy (the file never changes): for tensors handed out as views of the
+    /// file, which callers may write to.
+    MappedFile(const std::string& path, bool copy_on_write);
     ~MappedFile();
     MappedFile(const MappedFile&) = delete;
     MappedFile& operator=(const MappedFile&) = delete;

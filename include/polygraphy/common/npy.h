@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,11 @@ using ByteSink = std::function<void(const void* data, std::size_t nbytes)>;
 
 /// Parses a complete .npy file held in memory. Throws FormatError.
 Tensor load(const void* data, std::size_t nbytes);
+/// Like load(), but a tensor whose data can be used in place (little-endian, C order, numeric
+/// other than bool, aligned to its element size) views `data` instead of copying it, keeping
+/// `owner` (which must keep `data` valid) alive; others are decoded into a buffer of their own. The
+/// view must not be written to when `data` is read-only (a file mapping).
+Tensor load_view(const void* data, std::size_t nbytes, const std::shared_ptr<const void>& owner);
 /// Reads a .npy file. Throws FormatError naming the file, PolygraphyException when it cannot be read.
 Tensor load_file(const std::string& path);
 

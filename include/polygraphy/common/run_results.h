@@ -51,7 +51,8 @@ public:
     /// Whether there are no entries.
     bool empty() const { return lst.empty(); }
 
-    /// Writes atomically (temp file in the same folder + rename). Throws PolygraphyException.
+    /// Writes atomically (temp file in the same folder + rename); a path ending in ".npz" gets an
+    /// .npz archive (common/npz.h) instead of JSON. Throws PolygraphyException.
     void save(const std::string& path) const;
     /// Throws FormatError naming the file and the problem (bad JSON, base64, .npy, structure).
     static RunResults load(const std::string& path);
@@ -63,7 +64,8 @@ public:
 /// A list of feed dicts, one per iteration (`--save-inputs` / `--load-inputs`).
 using InputList = std::vector<TensorMap>;
 
-/// Polygraphy's inputs JSON: [{name: ndarray, ...}, ...]. Atomic write.
+/// Polygraphy's inputs JSON: [{name: ndarray, ...}, ...], or an .npz archive for a path ending in
+/// ".npz" (common/npz.h). Atomic write.
 void save_inputs(const InputList& inputs, const std::string& path);
 /// Same, logging `Saving <description> to <path>` (`data to-input`: "input file containing 2 iteration(s)").
 void save_inputs(const InputList& inputs, const std::string& path, const std::string& description);

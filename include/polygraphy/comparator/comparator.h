@@ -190,6 +190,13 @@ public:
     /// (cloned, so runner buffer reuse is harmless). Logs progress as Polygraphy does.
     static RunResults run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader,
                           const RunOptions& options);
+    /// Receives each iteration's result as soon as its runner produced it (the runner's name, the
+    /// iteration's index and the result that run() returns), e.g. to save it while the run goes on.
+    using IterationCallback =
+        std::function<void(const std::string& runner, std::size_t iteration, const IterationResult& result)>;
+    /// run() calling `on_iteration` for every iteration of every runner, in order.
+    static RunResults run(const std::vector<BaseRunner*>& runners, const DataLoaderFn& data_loader,
+                          const RunOptions& options, const IterationCallback& on_iteration);
     /// With the default data loader (one iteration of seeded random data).
     static RunResults run(const std::vector<BaseRunner*>& runners) {
         return run(runners, DataLoader().as_function(), RunOptions{});

@@ -4,7 +4,7 @@
 // common/run_results.h reads and writes Polygraphy's JSON only; the other formats need layers common
 // cannot see (ONNX test-data folders decode TensorProtos with backend/onnx). This layer picks the
 // reader: saved_data_format() recognises the path, and each loader below switches over the formats.
-// Adding a format (`.npz` next) is an enum value, its rule in saved_data_format() and one case in each
+// Adding a format is an enum value, its rule in saved_data_format() and one case in each
 // switch of src/job/saved_data.cpp (the compiler's -Wswitch points at every switch that lacks it).
 #pragma once
 
@@ -20,21 +20,25 @@ namespace polygraphy {
 enum class SavedDataFormat {
     kJson,          ///< Polygraphy's JSON (common/run_results.h)
     kOnnxTestData,  ///< an ONNX test-data folder (backend/onnx/test_data.h)
+    kNpz,           ///< a numpy .npz archive (common/npz.h); its tensors view the file's mapping
 };
 
-/// The format of `path`: kOnnxTestData for a folder is_test_data_folder() accepts, else kJson (whose
-/// loader reports a missing or unreadable path). Looks at the file system only; reads no data.
+/// The format of `path`: kOnnxTestData for a folder is_test_data_folder() accepts, kNpz for a name
+/// ending in ".npz", else kJson (whose loader reports a missing or unreadable path). Looks at the file system only; reads no data.
 SavedDataFormat saved_data_format(const std::string& path);
 
-/// The inputs saved at `path` (`--load-inputs`): load_inputs() or load_test_data_inputs(). Throws as
-/// they do (FormatError naming the file or folder).
+/// The inputs saved at `path` (`--load-inputs`): load_inputs(), load_test_data_inputs() or
+/// npz::load(). Throws as they do (FormatError naming the file or folder), and FormatError for an
+/// .npz that holds results.
 InputList load_saved_inputs(const std::string& path);
 
-/// The results saved at `path` (`--load-outputs`): RunResults::load() or load_test_data_outputs().
+/// The results saved at `path` (`--load-outputs`): RunResults::load(), load_test_data_outputs() or
+/// npz::load() (FormatError for an .npz that holds inputs).
 RunResults load_saved_results(const std::string& path);
 
-/// For tools that take either kind (`inspect data`): load_run_results_or_inputs() for JSON; a
-/// test-data folder is inputs when any of its sets holds input files, else results. Logs as the
+/// For tools that take either kind (`inspect data`): load_run_results_or_inputs() for JSON,
+/// npz::load() for .npz; a test-data folder is inputs when any of its sets holds input files, else
+/// results. Logs as the
 /// loaders above do for test data, nothing for JSON.
 std::variant<RunResults, InputList> load_saved_results_or_inputs(const std::string& path);
 
