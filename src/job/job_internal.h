@@ -47,10 +47,11 @@ bool report_needs_graph(const RunJob& job);
 
 /// The slices of a layer-wise run of a graph whose outputs are the tensors to compare: `bytes` are
 /// the estimated sizes of its tensors (plan_graph_slices()), each slice held `copies` times must fit
-/// `budget`. UsageError naming the node when one alone does not fit.
+/// `budget`. When one node alone does not fit: a UsageError naming it if the user gave the budget
+/// (`budget_given`), else the budget grows to what that node needs (said in an info line).
 std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
                                           const std::unordered_map<std::string, std::size_t>& bytes, std::size_t copies,
-                                          std::size_t budget);
+                                          std::size_t budget, bool budget_given);
 
 /// Whether `job` may run in slices: it re-marks the model's outputs (ModifyOutputsStep) and compares
 /// two or more runners without saving or loading results (which hold every output at once).

@@ -118,19 +118,25 @@ bool may_run_in_slices(const RunJob& job) {
 
 std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
                                           const std::unordered_map<std::string, std::size_t>& bytes, std::size_t copies,
-                                          std::size_t budget) {
+                                          std::size_t budget, bool budget_given) {
     std::vector<std::string> marked;
     for (const auto& output : graph.output()) marked.push_back(output.name());
     std::vector<GraphSlice> slices = plan_graph_slices(graph, marked, bytes, budget / copies);
-    for (const GraphSlice& slice : slices)
-        if (slice.bytes * copies > budget)
-            throw UsageError(fmt::format(
-                "The compare memory budget of {} is too small for one layer: node {} needs {} per runner and "
-                "iteration with the tensors kept for later layers, {} for the {} copies a comparison holds "
-                "(--compare-memory-budget)",
-                size_text(budget), layer_name(graph, slice), size_text(slice.bytes), size_text(slice.bytes * copies),
-                copies));
-    return slices;
+    const auto largest = std::max_element(slices.begin(), slices.end(),
+                                          [](const GraphSlice& a, const GraphSlice& b) { return a.bytes < b.bytes; });
+    if (largest == slices.end() || largest->bytes * copies <= budget) return slices;
+    if (budget_given)
+        throw UsageError(
+            fmt::format("The compare memory budget of {} is too small for one layer: node {} needs {} per runner and "
+                        "iteration with the tensors kept for later layers, {} for the {} copies a comparison holds "
+                        "(--compare-memory-budget)",
+                        size_text(budget), layer_name(graph, *largest), size_text(largest->bytes),
+                        size_text(largest->bytes * copies), copies));
+    // The default budget grows to what the largest layer needs: no slice can hold less.
+    const std::size_t needed = largest->bytes * copies;
+    logger().info(fmt::format("The default compare memory budget of {} is raised to {}: node {} needs that much",
+                              size_text(budget), size_text(needed), layer_name(graph, *largest)));
+    return plan_graph_slices(graph, marked, bytes, largest->bytes);
 }
 
 std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model) {
@@ -154,7 +160,7 @@ std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader&
     const std::size_t copies = job.runners.size() * plan.feeds.size() + 1;
     const std::size_t budget =
         job.compare.memory_budget.value_or(std::max(kDefaultCompareMemoryBudget, weight_bytes(*loaded)));
-    plan.slices = plan_model_slices(loaded->graph(), bytes, copies, budget);
+    plan.slices = plan_model_slices(loaded->graph(), bytes, copies, budget, job.compare.memory_budget.has_value());
     if (plan.slices.size() < 2) return std::nullopt;
     std::size_t total = 0;
     for (const auto& output : loaded->graph().output())

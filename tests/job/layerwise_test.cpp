@@ -37,9 +37,9 @@ TEST(PlanModelSlices, ABudgetTooSmallForOneLayerIsAOneLineErrorNamingIt) {
     // 3 copies within 12 MiB: both fit at once. Within 9 MiB: 3 MiB of `big` would fit alone, but not
     // beside the byte of `small`, which it reads.
     const std::unordered_map<std::string, std::size_t> bytes{{"small", 1}, {"big", std::size_t{3} << 20}};
-    EXPECT_EQ(plan_model_slices(model->graph(), bytes, 3, std::size_t{12} << 20).size(), 1u);
+    EXPECT_EQ(plan_model_slices(model->graph(), bytes, 3, std::size_t{12} << 20, true).size(), 1u);
     try {
-        plan_model_slices(model->graph(), bytes, 3, std::size_t{9} << 20);
+        plan_model_slices(model->graph(), bytes, 3, std::size_t{9} << 20, true);
         FAIL() << "expected a UsageError";
     } catch (const UsageError& error) {
         const std::string message = error.what();
@@ -49,6 +49,31 @@ TEST(PlanModelSlices, ABudgetTooSmallForOneLayerIsAOneLineErrorNamingIt) {
                                        "kept for later layers, 9.0 MiB for the 3 copies a comparison holds "
                                        "(--compare-memory-budget)"));
     }
+}
+
+TEST(PlanModelSlices, TheDefaultBudgetGrowsToWhatTheLargestLayerNeeds) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 4});
+    builder.node("Relu", {"x"}, {"a"}, "a");
+    builder.node("Neg", {"a"}, {"b"}, "b");
+    builder.node("Sigmoid", {"b"}, {"c"}, "c");
+    for (const char* name : {"a", "b", "c"}) builder.output(name, DataType::kFloat32, Shape{1, 4});
+    const OnnxModel model = builder.build();
+    // 150 bytes per copy hold a, but b needs 200 beside a, which it reads: with 200, a and b fit
+    // together, then c beside b.
+    const std::unordered_map<std::string, std::size_t> bytes{{"a", 100}, {"b", 100}, {"c", 100}};
+    logger().reset();
+    const std::string log = testing::captured_stdout([&] {
+        const auto slices = plan_model_slices(model->graph(), bytes, 2, 300, false);
+        ASSERT_EQ(slices.size(), 2u);
+        EXPECT_EQ(slices[0].nodes.size(), 2u);
+        EXPECT_EQ(slices[0].bytes, 200u);
+        EXPECT_EQ(slices[1].bytes, 200u);
+    });
+    EXPECT_THAT(
+        log,
+        HasSubstr("The default compare memory budget of 0.3 KiB is raised to 0.4 KiB: node 'b' (Neg) needs that much"));
+    logger().reset();
 }
 
 // A runner on the built-in runtime whose model computes one node differently (a Sigmoid as a
@@ -277,7 +302,7 @@ TEST_F(LayerwiseRun, CommandLineBudgetProgressOnATerminalAndQuietLogs) {
         {"run", model_, "--ref", "--onnxrt", "--onnx-outputs", "mark", "all", "--compare-memory-budget", "2K"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] The compare memory budget of 2.0 KiB is too small for one layer: "
-                                         "node 'conv' (Conv) needs 1.0 KiB per runner and iteration"));
+                                         "node 'mul' (Mul) needs 3.0 KiB per runner and iteration"));
     result = testing::run_polygraphy({"run", model_, "--ref", "--onnxrt", "--compare-memory-budget", "lots"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] Could not convert 'lots' in --compare-memory-budget"));
