@@ -162,6 +162,8 @@ std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader&
         job.compare.memory_budget.value_or(std::max(kDefaultCompareMemoryBudget, weight_bytes(*loaded)));
     plan.slices = plan_model_slices(loaded->graph(), bytes, copies, budget, job.compare.memory_budget.has_value());
     if (plan.slices.size() < 2) return std::nullopt;
+    std::size_t effective_budget = budget;  // a default one may have grown
+    for (const auto& slice : plan.slices) effective_budget = std::max(effective_budget, slice.bytes * copies);
     std::size_t total = 0;
     for (const auto& output : loaded->graph().output())
         if (auto found = bytes.find(output.name()); found != bytes.end()) total += found->second;
@@ -169,7 +171,7 @@ std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader&
         fmt::format("Layer-wise comparison in {} slices: {} outputs take about {} per runner and iteration, "
                     "over the compare memory budget of {}; each slice runs its own nodes, fed by the runner's "
                     "previous slices",
-                    plan.slices.size(), loaded->graph().output_size(), size_text(total), size_text(budget)));
+                    plan.slices.size(), loaded->graph().output_size(), size_text(total), size_text(effective_budget)));
     return plan;
 }
 

@@ -6,6 +6,7 @@
 
 #include "backend/onnx/graph_internal.h"
 #include "polygraphy/backend/onnx/partition.h"
+#include "polygraphy/common/exception.h"
 
 namespace polygraphy {
 namespace {
@@ -153,6 +154,10 @@ template <class Message>
 void return_to(google::protobuf::RepeatedPtrField<Message>& field, std::vector<std::unique_ptr<Message>>& owned,
                std::vector<std::size_t>& indices) {
     std::vector<std::unique_ptr<Message>> taken = take_all(field);
+    if (taken.size() != indices.size())
+        throw InternalError("SliceView: the shown graph was changed while it was shown (" +
+                            std::to_string(taken.size()) + " entries instead of " + std::to_string(indices.size()) +
+                            ")");
     for (std::size_t i = 0; i < taken.size(); ++i) owned[indices[i]] = std::move(taken[i]);
     indices.clear();
 }
@@ -172,9 +177,17 @@ SliceView::SliceView(onnx::ModelProto& model) : graph_(*model.mutable_graph()), 
 }
 
 SliceView::~SliceView() {
-    take_back();
-    for (auto& node : parts_->nodes) graph_.mutable_node()->AddAllocated(node.release());
-    for (auto& initializer : parts_->initializers) graph_.mutable_initializer()->AddAllocated(initializer.release());
+    try {
+        take_back();
+    } catch (const InternalError&) {
+        // Someone changed the shown graph: what it holds now is dropped, the rest goes back.
+        graph_.clear_node();
+        graph_.clear_initializer();
+    }
+    for (auto& node : parts_->nodes)
+        if (node) graph_.mutable_node()->AddAllocated(node.release());
+    for (auto& initializer : parts_->initializers)
+        if (initializer) graph_.mutable_initializer()->AddAllocated(initializer.release());
     graph_.mutable_input()->Swap(&parts_->inputs);
     graph_.mutable_output()->Swap(&parts_->outputs);
     graph_.mutable_value_info()->Swap(&parts_->value_info);
