@@ -74,6 +74,29 @@ std::unordered_map<std::string, std::size_t> tensor_bytes(onnx::ModelProto& mode
     return bytes;
 }
 
+// Gives the node outputs whose size shape inference could not tell (e.g. after a Reshape to a
+// computed shape) the size of their largest input that is not a weight, as most such nodes
+// (Reshape, Transpose, elementwise ops) keep it. Returns how many were estimated so.
+std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMap& feed,
+                                   std::unordered_map<std::string, std::size_t>& bytes) {
+    std::unordered_map<std::string, std::size_t> sizes = bytes;
+    for (const auto& [name, tensor] : feed) sizes.emplace(name, tensor.nbytes());
+    std::size_t estimated = 0;
+    for (const auto& node : graph.node()) {
+        std::optional<std::size_t> largest_input;
+        for (const auto& input : node.input())
+            if (auto found = sizes.find(input); found != sizes.end())
+                largest_input = std::max(largest_input.value_or(0), found->second);
+        if (!largest_input) continue;
+        for (const auto& output : node.output())
+            if (!output.empty() && sizes.emplace(output, *largest_input).second) {
+                bytes.emplace(output, *largest_input);
+                ++estimated;
+            }
+    }
+    return estimated;
+}
+
 // The node (by name, else its first output) that a slice of one node runs.
 std::string layer_name(const onnx::GraphProto& graph, const GraphSlice& slice) {
     const onnx::NodeProto& node = graph.node(static_cast<int>(slice.nodes.front()));
@@ -149,13 +172,27 @@ std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader&
         plan.feeds.push_back(std::move(*feed));
     if (plan.feeds.empty()) return std::nullopt;
 
-    const std::unordered_map<std::string, std::size_t> bytes = tensor_bytes(*loaded, plan.feeds.front());
+    std::unordered_map<std::string, std::size_t> bytes = tensor_bytes(*loaded, plan.feeds.front());
     if (bytes.empty()) {
         logger().warning(
             "The sizes of the outputs are unknown (shape inference could not tell them): comparing them "
             "all at once, whatever the compare memory budget");
         return std::nullopt;
     }
+    const std::size_t estimated = estimate_unknown_sizes(loaded->graph(), plan.feeds.front(), bytes);
+    std::size_t tensors = 0, unknown = 0, largest = 0;
+    for (const auto& [name, size] : bytes) largest = std::max(largest, size);
+    for (const auto& node : loaded->graph().node())
+        for (const auto& name : node.output())
+            if (!name.empty()) {
+                ++tensors;
+                unknown += bytes.contains(name) ? 0 : 1;
+            }
+    if (estimated || unknown)
+        logger().verbose(
+            fmt::format("Shape inference could not tell the sizes of {} of the {} tensors: {} are "
+                        "estimated from their inputs, {} count as the largest one, {}",
+                        estimated + unknown, tensors, estimated, unknown, size_text(largest)));
     // Every runner's outputs for every iteration, plus the runtime's own copy of the slice it produces.
     const std::size_t copies = job.runners.size() * plan.feeds.size() + 1;
     const std::size_t budget =
