@@ -53,6 +53,13 @@ std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
                                           const std::unordered_map<std::string, std::size_t>& bytes, std::size_t copies,
                                           std::size_t budget, bool budget_given);
 
+/// Gives the node outputs of `graph` missing from `bytes` (shape inference could not tell their size,
+/// e.g. after a Reshape to a computed shape) the size of their largest input that is not a weight
+/// (inputs sized from `feed`), as most such nodes (Reshape, Transpose, elementwise ops) keep it.
+/// Outputs of nodes that read only weights stay missing. Returns how many were estimated.
+std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMap& feed,
+                                   std::unordered_map<std::string, std::size_t>& bytes);
+
 /// Whether `job` may run in slices: it re-marks the model's outputs (ModifyOutputsStep) and compares
 /// two or more runners without saving or loading results (which hold every output at once).
 bool may_run_in_slices(const RunJob& job);

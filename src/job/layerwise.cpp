@@ -74,29 +74,6 @@ std::unordered_map<std::string, std::size_t> tensor_bytes(onnx::ModelProto& mode
     return bytes;
 }
 
-// Gives the node outputs whose size shape inference could not tell (e.g. after a Reshape to a
-// computed shape) the size of their largest input that is not a weight, as most such nodes
-// (Reshape, Transpose, elementwise ops) keep it. Returns how many were estimated so.
-std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMap& feed,
-                                   std::unordered_map<std::string, std::size_t>& bytes) {
-    std::unordered_map<std::string, std::size_t> sizes = bytes;
-    for (const auto& [name, tensor] : feed) sizes.emplace(name, tensor.nbytes());
-    std::size_t estimated = 0;
-    for (const auto& node : graph.node()) {
-        std::optional<std::size_t> largest_input;
-        for (const auto& input : node.input())
-            if (auto found = sizes.find(input); found != sizes.end())
-                largest_input = std::max(largest_input.value_or(0), found->second);
-        if (!largest_input) continue;
-        for (const auto& output : node.output())
-            if (!output.empty() && sizes.emplace(output, *largest_input).second) {
-                bytes.emplace(output, *largest_input);
-                ++estimated;
-            }
-    }
-    return estimated;
-}
-
 // The node (by name, else its first output) that a slice of one node runs.
 std::string layer_name(const onnx::GraphProto& graph, const GraphSlice& slice) {
     const onnx::NodeProto& node = graph.node(static_cast<int>(slice.nodes.front()));
@@ -132,6 +109,26 @@ std::unordered_map<std::string, onnx::ValueInfoProto> cut_input_types(const Grap
 }
 
 }  // namespace
+
+std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMap& feed,
+                                   std::unordered_map<std::string, std::size_t>& bytes) {
+    std::unordered_map<std::string, std::size_t> sizes = bytes;
+    for (const auto& [name, tensor] : feed) sizes.emplace(name, tensor.nbytes());
+    std::size_t estimated = 0;
+    for (const auto& node : graph.node()) {
+        std::optional<std::size_t> largest_input;
+        for (const auto& input : node.input())
+            if (auto found = sizes.find(input); found != sizes.end())
+                largest_input = std::max(largest_input.value_or(0), found->second);
+        if (!largest_input) continue;
+        for (const auto& output : node.output())
+            if (!output.empty() && sizes.emplace(output, *largest_input).second) {
+                bytes.emplace(output, *largest_input);
+                ++estimated;
+            }
+    }
+    return estimated;
+}
 
 bool may_run_in_slices(const RunJob& job) {
     if (!job.model || job.runners.size() < 2 || job.save_outputs_path || !job.load_outputs_paths.empty()) return false;

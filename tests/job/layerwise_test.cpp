@@ -76,6 +76,25 @@ TEST(PlanModelSlices, TheDefaultBudgetGrowsToWhatTheLargestLayerNeeds) {
     logger().reset();
 }
 
+TEST(EstimateUnknownSizes, AnOutputTakesItsLargestInputsSizeWeightsAside) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 256});
+    builder.input("shape", DataType::kInt64, Shape{2});
+    builder.initializer("table", testing::random_tensor({64, 256}, 3));
+    builder.initializer("index", Tensor::from_doubles(DataType::kInt64, {1}, {5}));
+    builder.node("Reshape", {"x", "shape"}, {"r"}, "r");
+    builder.node("Relu", {"r"}, {"y"}, "y");
+    builder.node("Gather", {"table", "index"}, {"row"}, "row");
+    builder.node("Add", {"row", "y"}, {"sum"}, "sum");
+    const OnnxModel model = builder.build();
+    TensorMap feed;
+    feed.set("x", Tensor(DataType::kFloat32, {1, 256}));
+    feed.set("shape", Tensor::from_doubles(DataType::kInt64, {2}, {16, 16}));
+    std::unordered_map<std::string, std::size_t> bytes{{"sum", 2048}};
+    EXPECT_EQ(job_detail::estimate_unknown_sizes(model->graph(), feed, bytes), 2u);
+    EXPECT_EQ(bytes, (std::unordered_map<std::string, std::size_t>{{"r", 1024}, {"y", 1024}, {"sum", 2048}}));
+}
+
 // A runner on the built-in runtime whose model computes one node differently (a Sigmoid as a
 // HardSigmoid, a Relu as an Elu): a disagreement that starts at a known layer and flows to the layers
 // after it, as a runtime's own would, whether the node runs in a whole run or in a slice.
