@@ -268,6 +268,43 @@ TEST_F(LayerwiseRun, PassingSlicesWithSeveralIterationsAndValidation) {
     EXPECT_THAT(log, Not(HasSubstr("slice 1 of")));
 }
 
+// A batch dimension that differs between iterations: the cut inputs are declared with that dim
+// unknown, and each iteration is fed its own cut tensors.
+TEST_F(LayerwiseRun, IterationsOfDifferentShapesRunInSlices) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, DynShape{Dim::named("N"), Dim::fixed(256)});
+    builder.node("Relu", {"x"}, {"relu"}, "relu");
+    builder.node("Sigmoid", {"relu"}, {"sigmoid"}, "sigmoid");
+    builder.node("Mul", {"sigmoid", "x"}, {"y"}, "mul");
+    builder.output("y", DataType::kFloat32, DynShape{Dim::named("N"), Dim::fixed(256)});
+    const std::string model = dir_.file("dynamic.onnx");
+    builder.save(model);
+    const std::string inputs = dir_.file("inputs.json");
+    InputList feeds(2);
+    feeds[0].set("x", testing::random_tensor({1, 256}, 1));
+    feeds[1].set("x", testing::random_tensor({3, 256}, 2));
+    save_inputs(feeds, inputs);
+
+    const auto job = [&](std::optional<std::size_t> budget) {
+        RunJob run = mark_all_job("sigmoid");
+        run.model->path = model;
+        run.data_loader.load_inputs_paths = {inputs};
+        run.compare.memory_budget = budget;
+        return run;
+    };
+    RunJobResult whole, sliced;
+    const std::string whole_log = testing::captured_stdout([&] { whole = run_job(job(std::nullopt)); });
+    // The first feed's shapes size the slices: 1 KiB per output, 5 copies (2 runners, 2 iterations).
+    const std::string sliced_log = testing::captured_stdout([&] { sliced = run_job(job(10 * 1024)); });
+    EXPECT_THAT(whole_log, Not(HasSubstr("Layer-wise comparison in")));
+    EXPECT_THAT(sliced_log, HasSubstr("Layer-wise comparison in 2 slices")) << sliced_log;
+    ASSERT_TRUE(whole.accuracy && sliced.accuracy);
+    ASSERT_EQ(sliced.accuracy->pairs.at(0).iterations.size(), 2u);
+    EXPECT_EQ(sliced.accuracy->pairs[0].iterations[1].keys(), (std::vector<std::string>{"relu", "sigmoid", "y"}));
+    EXPECT_FALSE(sliced.accuracy->pairs[0].iterations[1].at("y").passed);
+    expect_same_accuracy(*sliced.accuracy, *whole.accuracy);
+}
+
 TEST_F(LayerwiseRun, FailFastStopsAtTheFirstFailingSlice) {
     RunJob sliced = mark_all_job("relu");
     sliced.compare.fail_fast = true;
