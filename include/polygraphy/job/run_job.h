@@ -222,8 +222,10 @@ bool job_compares(const RunJob& job);
 /// read: each runner runs each slice as a model of its own (SliceView: the weights are moved, not
 /// copied), fed with the "cut" tensors of its own earlier slices, so every node runs once. Each slice
 /// is compared (SlicedComparison), post-processed and validated, then freed. The comparison's
-/// verdicts and figures are those of one run over all outputs; RunJobResult::results is then empty. A
-/// budget too small for one node is a UsageError. A terminal shows the progress (Logger::progress()).
+/// verdicts and figures are those of one run over all outputs (save where a runtime optimizes a
+/// slice's session differently, as ONNX-Runtime's layout optimizations may); RunJobResult::results
+/// is then empty. A budget the user gave that is too small for one node is a UsageError (a default
+/// one grows). A terminal shows the progress (Logger::progress()).
 ///
 /// An HTML report's graph is that model; when no runner loaded it
 /// and no divergence was searched, the report reads the model file's structure alone
