@@ -2,11 +2,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "polygraphy/backend/onnx/slices.h"
 #include "polygraphy/job/run_job.h"
 
 namespace polygraphy::job_detail {
@@ -42,27 +45,29 @@ bool report_needs_graph(const RunJob& job);
 
 // ---- layer-wise runs in bounded memory (layerwise.cpp) -------------------------------------------
 
-/// Outputs compared together, after one inference per runner and iteration.
-struct OutputSlice {
-    std::vector<std::string> outputs;  ///< in graph order
-    std::size_t bytes = 0;             ///< estimated size of one runner's outputs for one iteration
-};
+/// The slices of a layer-wise run of a graph whose outputs are the tensors to compare: `bytes` are
+/// the estimated sizes of its tensors (plan_graph_slices()), each slice held `copies` times must fit
+/// `budget`. When one node alone does not fit: a UsageError naming it if the user gave the budget
+/// (`budget_given`), else the budget grows to what that node needs (said in an info line).
+std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
+                                          const std::unordered_map<std::string, std::size_t>& bytes, std::size_t copies,
+                                          std::size_t budget, bool budget_given);
 
-/// Splits `outputs` (graph order, with their sizes in bytes; nullopt when unknown, counted as the
-/// largest known size) into consecutive slices, each as large as fits `budget` when held `copies`
-/// times. UsageError naming the output when one alone does not fit.
-std::vector<OutputSlice> plan_output_slices(const std::vector<std::string>& outputs,
-                                            const std::vector<std::optional<std::size_t>>& bytes, std::size_t copies,
-                                            std::size_t budget);
+/// Gives the node outputs of `graph` missing from `bytes` (shape inference could not tell their size,
+/// e.g. after a Reshape to a computed shape) the size of their largest input that is not a weight
+/// (inputs sized from `feed`), as most such nodes (Reshape, Transpose, elementwise ops) keep it.
+/// Outputs of nodes that read only weights stay missing. Returns how many were estimated.
+std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMap& feed,
+                                   std::unordered_map<std::string, std::size_t>& bytes);
 
 /// Whether `job` may run in slices: it re-marks the model's outputs (ModifyOutputsStep) and compares
 /// two or more runners without saving or loading results (which hold every output at once).
 bool may_run_in_slices(const RunJob& job);
 
-/// What a layer-wise run needs beyond the job: the slices and the feeds' source.
+/// What a layer-wise run needs beyond the job: the slices and the feeds.
 struct SlicePlan {
-    std::vector<OutputSlice> slices;  ///< two or more
-    DataLoaderFn data_loader;         ///< build_data_loader(job.data_loader), built once
+    std::vector<GraphSlice> slices;  ///< two or more
+    InputList feeds;                 ///< the model's inputs, one per iteration, from the job's data loader
 };
 
 /// The slices of a layer-wise run of `job` (see run_job()), or nullopt when the job does not re-mark
@@ -76,11 +81,17 @@ struct SlicedRun {
     bool valid = true;        ///< `--validate` found no NaN or Inf
 };
 
+/// Receives each runner's compared outputs of one slice and iteration, before they are compared:
+/// where a streamed `--save-outputs` would write them.
+using SliceOutputSink =
+    std::function<void(const std::string& runner_name, std::size_t iteration, const TensorMap& outputs)>;
+
 /// Runs `runners` once per slice of `plan` on `model` (the loaded model the runners' loaders return:
-/// its outputs are set to each slice in turn, and restored), comparing, post-processing and
-/// validating each slice as run_job() does the whole results.
+/// it shows each slice in turn (SliceView), and is restored), comparing, post-processing and
+/// validating each slice as run_job() does the whole results. Each runner's slices are fed with the
+/// cut tensors of its own earlier slices. `sink`, when given, sees every slice's outputs.
 SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<BaseRunner>>& runners,
-                        onnx::ModelProto& model, const SlicePlan& plan);
+                        onnx::ModelProto& model, const SlicePlan& plan, const SliceOutputSink& sink = {});
 /// The job's model loader as planned by `use` (shared when several users load it).
 OnnxLoader job_model(const RunJob& job, const ModelUse& use);
 /// The job's runners, all built before any runs, over `model`.

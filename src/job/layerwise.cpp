@@ -1,15 +1,20 @@
 // Layer-wise runs in bounded memory: the outputs of a `mark all` run, compared slice by slice.
 //
 // ONNX-Runtime hands back every marked output of a run at once, so comparing each layer as soon as
-// it is produced cannot bound its memory: instead each runner runs once per slice of the outputs,
-// with only that slice marked, and the slice is compared and freed before the next one runs.
+// it is produced cannot bound its memory. Instead the graph is cut into slices of nodes (in
+// topological order, slices.h): each runner runs each slice as a model of its own, fed with the
+// graph inputs and with the "cut" tensors its own earlier slices produced, so that every node runs
+// once. Each slice's outputs are compared and freed before the next slice runs; only the cut
+// tensors are kept in between.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "job/job_internal.h"
 #include "polygraphy/backend/onnx/graph.h"
+#include "polygraphy/backend/onnx/slices.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 
@@ -35,55 +40,94 @@ std::size_t weight_bytes(const onnx::ModelProto& model) {
     return total;
 }
 
-// Estimated bytes of each graph output for the first feed's input shapes (nullopt: unknown).
-std::vector<std::optional<std::size_t>> output_bytes(const onnx::ModelProto& model, const TensorMap& feed) {
+// Estimated bytes of every tensor that a node produces or the graph yields, for `feed`'s input
+// shapes (tensors whose size shape inference cannot tell are left out).
+std::unordered_map<std::string, std::size_t> tensor_bytes(onnx::ModelProto& model, const TensorMap& feed) {
     OrderedMap<Shape> input_shapes;
     for (const auto& [name, tensor] : feed) input_shapes.set(name, tensor.shape());
-    std::vector<std::optional<std::size_t>> bytes;
+    // infer_output_metadata() tells the graph outputs' sizes: every tensor is made one for a moment.
+    onnx::GraphProto& graph = *model.mutable_graph();
+    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> outputs;
+    outputs.Swap(graph.mutable_output());
+    struct RestoreOutputs {
+        onnx::GraphProto& graph;
+        google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& outputs;
+        ~RestoreOutputs() { graph.mutable_output()->Swap(&outputs); }
+    } restore{graph, outputs};
+    std::unordered_set<std::string> named;
+    for (const auto& output : outputs)
+        if (named.insert(output.name()).second) *graph.add_output() = output;
+    for (const auto& node : graph.node())
+        for (const auto& name : node.output())
+            if (!name.empty() && named.insert(name).second) graph.add_output()->set_name(name);
+
+    std::unordered_map<std::string, std::size_t> bytes;
     for (const auto& [name, entry] : infer_output_metadata(model, input_shapes)) {
         const bool known =
             entry.dtype && *entry.dtype != DataType::kString && entry.shape &&
             std::none_of(entry.shape->begin(), entry.shape->end(), [](const Dim& dim) { return dim.is_dynamic(); });
-        if (!known) {
-            bytes.push_back(std::nullopt);
-            continue;
-        }
+        if (!known) continue;
         std::size_t count = 1;
         for (const Dim& dim : *entry.shape) count *= static_cast<std::size_t>(dim.value);
-        bytes.push_back(count * dtype_size(*entry.dtype));
+        bytes.emplace(name, count * dtype_size(*entry.dtype));
     }
     return bytes;
 }
 
+// The node (by name, else its first output) that a slice of one node runs.
+std::string layer_name(const onnx::GraphProto& graph, const GraphSlice& slice) {
+    const onnx::NodeProto& node = graph.node(static_cast<int>(slice.nodes.front()));
+    const std::string name = !node.name().empty() ? node.name() : node.output_size() ? node.output(0) : "";
+    return fmt::format("'{}' ({})", name, node.op_type());
+}
+
+// How the cut inputs of a slice are declared: each tensor's dtype, and its dims where every runner
+// and iteration agree (a dim left unknown otherwise).
+std::unordered_map<std::string, onnx::ValueInfoProto> cut_input_types(const GraphSlice& slice,
+                                                                      const std::vector<std::vector<TensorMap>>& kept) {
+    std::unordered_map<std::string, onnx::ValueInfoProto> types;
+    for (const auto& name : slice.cut_inputs) {
+        const Tensor& first = kept.front().front().at(name);
+        onnx::ValueInfoProto info;
+        info.set_name(name);
+        auto& tensor_type = *info.mutable_type()->mutable_tensor_type();
+        tensor_type.set_elem_type(dtype_to_onnx(first.dtype()));
+        auto& shape = *tensor_type.mutable_shape();
+        for (std::size_t axis = 0; axis < first.shape().size(); ++axis) {
+            bool agreed = true;
+            for (const auto& runner : kept)
+                for (const TensorMap& iteration : runner) {
+                    const Shape& other = iteration.at(name).shape();
+                    agreed = agreed && other.size() == first.shape().size() && other[axis] == first.shape()[axis];
+                }
+            auto& dim = *shape.add_dim();
+            if (agreed) dim.set_dim_value(first.shape()[axis]);
+        }
+        types.emplace(name, std::move(info));
+    }
+    return types;
+}
+
 }  // namespace
 
-std::vector<OutputSlice> plan_output_slices(const std::vector<std::string>& outputs,
-                                            const std::vector<std::optional<std::size_t>>& bytes, std::size_t copies,
-                                            std::size_t budget) {
-    if (bytes.size() != outputs.size())
-        throw InternalError("plan_output_slices: " + std::to_string(bytes.size()) + " sizes for " +
-                            std::to_string(outputs.size()) + " outputs");
-    std::size_t largest_known = 0;
-    for (const auto& size : bytes)
-        if (size) largest_known = std::max(largest_known, *size);
-    std::vector<OutputSlice> slices;
-    OutputSlice current;
-    for (std::size_t i = 0; i < outputs.size(); ++i) {
-        const std::size_t size = bytes[i].value_or(largest_known);
-        if (size * copies > budget)
-            throw UsageError(fmt::format(
-                "The compare memory budget of {} is too small for one layer: output '{}' takes {} per runner and "
-                "iteration, {} for the {} copies a comparison holds (--compare-memory-budget)",
-                size_text(budget), outputs[i], size_text(size), size_text(size * copies), copies));
-        if (!current.outputs.empty() && (current.bytes + size) * copies > budget) {
-            slices.push_back(std::move(current));
-            current = OutputSlice{};
-        }
-        current.outputs.push_back(outputs[i]);
-        current.bytes += size;
+std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMap& feed,
+                                   std::unordered_map<std::string, std::size_t>& bytes) {
+    std::unordered_map<std::string, std::size_t> sizes = bytes;
+    for (const auto& [name, tensor] : feed) sizes.emplace(name, tensor.nbytes());
+    std::size_t estimated = 0;
+    for (const auto& node : graph.node()) {
+        std::optional<std::size_t> largest_input;
+        for (const auto& input : node.input())
+            if (auto found = sizes.find(input); found != sizes.end())
+                largest_input = std::max(largest_input.value_or(0), found->second);
+        if (!largest_input) continue;
+        for (const auto& output : node.output())
+            if (!output.empty() && sizes.emplace(output, *largest_input).second) {
+                bytes.emplace(output, *largest_input);
+                ++estimated;
+            }
     }
-    if (!current.outputs.empty()) slices.push_back(std::move(current));
-    return slices;
+    return estimated;
 }
 
 bool may_run_in_slices(const RunJob& job) {
@@ -92,86 +136,136 @@ bool may_run_in_slices(const RunJob& job) {
                        [](const ModelStep& step) { return std::holds_alternative<ModifyOutputsStep>(step); });
 }
 
+std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
+                                          const std::unordered_map<std::string, std::size_t>& bytes, std::size_t copies,
+                                          std::size_t budget, bool budget_given) {
+    std::vector<std::string> marked;
+    for (const auto& output : graph.output()) marked.push_back(output.name());
+    std::vector<GraphSlice> slices = plan_graph_slices(graph, marked, bytes, budget / copies);
+    const auto largest = std::max_element(slices.begin(), slices.end(),
+                                          [](const GraphSlice& a, const GraphSlice& b) { return a.bytes < b.bytes; });
+    if (largest == slices.end() || largest->bytes * copies <= budget) return slices;
+    if (budget_given)
+        throw UsageError(
+            fmt::format("The compare memory budget of {} is too small for one layer: node {} needs {} per runner and "
+                        "iteration with the tensors kept for later layers, {} for the {} copies a comparison holds "
+                        "(--compare-memory-budget)",
+                        size_text(budget), layer_name(graph, *largest), size_text(largest->bytes),
+                        size_text(largest->bytes * copies), copies));
+    // The default budget grows to what the largest layer needs: no slice can hold less.
+    const std::size_t needed = largest->bytes * copies;
+    logger().info(fmt::format("The default compare memory budget of {} is raised to {}: node {} needs that much",
+                              size_text(budget), size_text(needed), layer_name(graph, *largest)));
+    return plan_graph_slices(graph, marked, bytes, largest->bytes);
+}
+
 std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model) {
     if (!may_run_in_slices(job)) return std::nullopt;
     const OnnxModel loaded = model();
     SlicePlan plan;
-    plan.data_loader = build_data_loader(job.data_loader);
+    const DataLoaderFn data_loader = build_data_loader(job.data_loader);
     const TensorMetadata inputs = get_onnx_input_metadata(loaded->graph());
-    std::optional<TensorMap> first_feed;
-    std::size_t iterations = 0;
-    while (std::optional<TensorMap> feed = plan.data_loader(iterations, inputs)) {
-        if (!first_feed) first_feed = std::move(feed);
-        ++iterations;
-    }
-    if (!first_feed) return std::nullopt;
+    while (std::optional<TensorMap> feed = data_loader(plan.feeds.size(), inputs))
+        plan.feeds.push_back(std::move(*feed));
+    if (plan.feeds.empty()) return std::nullopt;
 
-    std::vector<std::string> names;
-    for (const auto& output : loaded->graph().output()) names.push_back(output.name());
-    const std::vector<std::optional<std::size_t>> bytes = output_bytes(*loaded, *first_feed);
-    if (std::none_of(bytes.begin(), bytes.end(), [](const auto& size) { return size.has_value(); })) {
+    std::unordered_map<std::string, std::size_t> bytes = tensor_bytes(*loaded, plan.feeds.front());
+    if (bytes.empty()) {
         logger().warning(
             "The sizes of the outputs are unknown (shape inference could not tell them): comparing them "
             "all at once, whatever the compare memory budget");
         return std::nullopt;
     }
+    const std::size_t estimated = estimate_unknown_sizes(loaded->graph(), plan.feeds.front(), bytes);
+    std::size_t tensors = 0, unknown = 0, largest = 0;
+    for (const auto& [name, size] : bytes) largest = std::max(largest, size);
+    for (const auto& node : loaded->graph().node())
+        for (const auto& name : node.output())
+            if (!name.empty()) {
+                ++tensors;
+                unknown += bytes.contains(name) ? 0 : 1;
+            }
+    if (estimated || unknown)
+        logger().verbose(
+            fmt::format("Shape inference could not tell the sizes of {} of the {} tensors: {} are "
+                        "estimated from their inputs, {} count as the largest one, {}",
+                        estimated + unknown, tensors, estimated, unknown, size_text(largest)));
     // Every runner's outputs for every iteration, plus the runtime's own copy of the slice it produces.
-    const std::size_t copies = job.runners.size() * iterations + 1;
+    const std::size_t copies = job.runners.size() * plan.feeds.size() + 1;
     const std::size_t budget =
         job.compare.memory_budget.value_or(std::max(kDefaultCompareMemoryBudget, weight_bytes(*loaded)));
-    plan.slices = plan_output_slices(names, bytes, copies, budget);
+    plan.slices = plan_model_slices(loaded->graph(), bytes, copies, budget, job.compare.memory_budget.has_value());
     if (plan.slices.size() < 2) return std::nullopt;
+    std::size_t effective_budget = budget;  // a default one may have grown
+    for (const auto& slice : plan.slices) effective_budget = std::max(effective_budget, slice.bytes * copies);
     std::size_t total = 0;
-    for (const auto& slice : plan.slices) total += slice.bytes;
+    for (const auto& output : loaded->graph().output())
+        if (auto found = bytes.find(output.name()); found != bytes.end()) total += found->second;
     logger().info(
         fmt::format("Layer-wise comparison in {} slices: {} outputs take about {} per runner and iteration, "
-                    "over the compare memory budget of {}; each runner runs once per slice",
-                    plan.slices.size(), names.size(), size_text(total), size_text(budget)));
+                    "over the compare memory budget of {}; each slice runs its own nodes, fed by the runner's "
+                    "previous slices",
+                    plan.slices.size(), loaded->graph().output_size(), size_text(total), size_text(effective_budget)));
     return plan;
 }
 
 SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<BaseRunner>>& runners,
-                        onnx::ModelProto& model, const SlicePlan& plan) {
-    onnx::GraphProto& graph = *model.mutable_graph();
-    // The full list is put back for what reads the model afterwards (divergence search, report).
-    google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> all_outputs;
-    all_outputs.Swap(graph.mutable_output());
-    struct RestoreOutputs {
-        onnx::GraphProto& graph;
-        google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& outputs;
-        ~RestoreOutputs() { graph.mutable_output()->Swap(&outputs); }
-    } restore{graph, all_outputs};
-    std::unordered_map<std::string, const onnx::ValueInfoProto*> by_name;
-    for (const auto& output : all_outputs) by_name.emplace(output.name(), &output);
-
-    std::vector<BaseRunner*> runner_pointers;
-    for (const auto& runner : runners) runner_pointers.push_back(runner.get());
+                        onnx::ModelProto& model, const SlicePlan& plan, const SliceOutputSink& sink) {
+    // The whole graph is put back for what reads the model afterwards (divergence search, report).
+    SliceView view(model);
     SlicedComparison comparison(build_compare_func(job.compare), job.compare.fail_fast);
     SlicedRun run;
     Comparator::RunOptions options = job.inference;
     std::size_t total_outputs = 0, done_outputs = 0;
-    for (const auto& slice : plan.slices) total_outputs += slice.outputs.size();
+    for (const auto& slice : plan.slices) total_outputs += slice.marked.size();
+    // The cut tensors each runner produced, by iteration: its own, so that each runner computes
+    // exactly what one whole run of it would.
+    std::vector<std::vector<TensorMap>> kept(runners.size(), std::vector<TensorMap>(plan.feeds.size()));
     const std::size_t count = plan.slices.size();
     struct ClearProgress {
         ~ClearProgress() { logger().clear_progress(); }
     } clear_progress;
     for (std::size_t index = 0; index < count; ++index) {
-        const OutputSlice& slice = plan.slices[index];
+        const GraphSlice& slice = plan.slices[index];
         logger().progress(fmt::format("Layer-wise comparison | slice {} of {} | {} of {} layers compared", index + 1,
                                       count, done_outputs, total_outputs));
-        logger().verbose(fmt::format("Slice {} of {}: {} output(s), '{}' to '{}', about {} per runner and iteration",
-                                     index + 1, count, slice.outputs.size(), slice.outputs.front(),
-                                     slice.outputs.back(), size_text(slice.bytes)));
-        graph.clear_output();
-        for (const auto& name : slice.outputs) *graph.add_output() = *by_name.at(name);
-        RunResults results = Comparator::run(runner_pointers, plan.data_loader, options);
-        // Inputs are saved, and warm-up runs made, once.
-        options.save_inputs_path.reset();
+        logger().verbose(
+            fmt::format("Slice {} of {}: {} node(s), {} output(s) to compare, {} cut input(s), about {} "
+                        "per runner and iteration",
+                        index + 1, count, slice.nodes.size(), slice.marked.size(), slice.cut_inputs.size(),
+                        size_text(slice.bytes)));
+        view.show(slice, cut_input_types(slice, kept));
+        RunResults results;
+        for (std::size_t r = 0; r < runners.size(); ++r) {
+            const DataLoaderFn feeds = [&](std::size_t iteration, const TensorMetadata&) -> std::optional<TensorMap> {
+                if (iteration >= plan.feeds.size()) return std::nullopt;
+                TensorMap feed = plan.feeds[iteration];
+                for (const auto& name : slice.cut_inputs) feed.set(name, kept[r][iteration].at(name));
+                return feed;
+            };
+            RunResults ran = Comparator::run({runners[r].get()}, feeds, options);
+            // Inputs are saved (the first slice's feeds are the model's), and warm-up runs made, once.
+            options.save_inputs_path.reset();
+            auto& [name, iterations] = ran.lst.front();
+            for (std::size_t i = 0; i < iterations.size(); ++i) {
+                TensorMap& outputs = iterations[i].outputs;
+                TensorMap next;
+                for (const auto& cut : slice.kept)
+                    next.set(cut, kept[r][i].contains(cut) ? kept[r][i].at(cut) : outputs.at(cut));
+                kept[r][i] = std::move(next);
+                TensorMap compared;
+                for (const auto& marked : slice.marked)
+                    if (const Tensor* tensor = outputs.find(marked)) compared.set(marked, *tensor);
+                outputs = std::move(compared);
+                if (sink) sink(name, i, outputs);
+            }
+            results.add(std::move(iterations), name);
+        }
         options.warm_up = 0;
         if (!job.postprocess.empty()) Comparator::postprocess(results, postprocess_func::top_k(job.postprocess));
         const bool go_on = comparison.compare(results, index + 1 == count);
         if (job.validate) run.valid = Comparator::validate(results, true, true) && run.valid;
-        done_outputs += slice.outputs.size();
+        done_outputs += slice.marked.size();
         if (!go_on) break;
     }
     run.accuracy = comparison.result();

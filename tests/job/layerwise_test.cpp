@@ -24,63 +24,101 @@ using testing::ModelBuilder;
 using ::testing::Not;
 using testing::TempDir;
 
-using job_detail::OutputSlice;
-using job_detail::plan_output_slices;
+using job_detail::plan_model_slices;
 
-std::vector<std::vector<std::string>> outputs_of(const std::vector<OutputSlice>& slices) {
-    std::vector<std::vector<std::string>> outputs;
-    for (const auto& slice : slices) outputs.push_back(slice.outputs);
-    return outputs;
-}
-
-TEST(PlanOutputSlices, FillsEachSliceInGraphOrderUpToTheBudget) {
-    // 3 copies of each slice are held: 300 bytes fit 100 bytes of outputs.
-    const auto slices = plan_output_slices({"a", "b", "c", "d", "e"}, {40, 50, 10, 100, 1}, 3, 300);
-    EXPECT_THAT(outputs_of(slices), ElementsAre(ElementsAre("a", "b", "c"), ElementsAre("d"), ElementsAre("e")));
-    EXPECT_EQ(slices[0].bytes, 100u);
-    EXPECT_EQ(slices[1].bytes, 100u);
-}
-
-TEST(PlanOutputSlices, AnUnknownSizeCountsAsTheLargestKnownOne) {
-    const auto slices = plan_output_slices({"a", "b", "c"}, {10, std::nullopt, 60}, 1, 100);
-    EXPECT_THAT(outputs_of(slices), ElementsAre(ElementsAre("a", "b"), ElementsAre("c")));
-    EXPECT_EQ(slices[0].bytes, 70u);
-}
-
-TEST(PlanOutputSlices, ABudgetTooSmallForOneLayerIsAOneLineErrorNamingIt) {
+TEST(PlanModelSlices, ABudgetTooSmallForOneLayerIsAOneLineErrorNamingIt) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 4});
+    builder.node("Relu", {"x"}, {"small"}, "small");
+    builder.node("Neg", {"small"}, {"big"}, "big");
+    builder.output("small", DataType::kFloat32, Shape{1, 4});
+    builder.output("big", DataType::kFloat32, Shape{1, 4});
+    const OnnxModel model = builder.build();
+    // 3 copies within 12 MiB: both fit at once. Within 9 MiB: 3 MiB of `big` would fit alone, but not
+    // beside the byte of `small`, which it reads.
+    const std::unordered_map<std::string, std::size_t> bytes{{"small", 1}, {"big", std::size_t{3} << 20}};
+    EXPECT_EQ(plan_model_slices(model->graph(), bytes, 3, std::size_t{12} << 20, true).size(), 1u);
     try {
-        plan_output_slices({"small", "conv_big"}, {1, std::size_t{3} << 20}, 3, std::size_t{4} << 20);
+        plan_model_slices(model->graph(), bytes, 3, std::size_t{9} << 20, true);
         FAIL() << "expected a UsageError";
     } catch (const UsageError& error) {
         const std::string message = error.what();
         EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-        EXPECT_THAT(message, HasSubstr("The compare memory budget of 4.0 MiB is too small for one layer: output "
-                                       "'conv_big' takes 3.0 MiB per runner and iteration, 9.0 MiB for the 3 "
-                                       "copies a comparison holds (--compare-memory-budget)"));
+        EXPECT_THAT(message, HasSubstr("The compare memory budget of 9.0 MiB is too small for one layer: node "
+                                       "'big' (Neg) needs 3.0 MiB per runner and iteration with the tensors "
+                                       "kept for later layers, 9.0 MiB for the 3 copies a comparison holds "
+                                       "(--compare-memory-budget)"));
     }
 }
 
-// A runner on the built-in runtime that adds 1 to one output (when it is marked): a disagreement
-// that starts at a known layer.
+TEST(PlanModelSlices, TheDefaultBudgetGrowsToWhatTheLargestLayerNeeds) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 4});
+    builder.node("Relu", {"x"}, {"a"}, "a");
+    builder.node("Neg", {"a"}, {"b"}, "b");
+    builder.node("Sigmoid", {"b"}, {"c"}, "c");
+    for (const char* name : {"a", "b", "c"}) builder.output(name, DataType::kFloat32, Shape{1, 4});
+    const OnnxModel model = builder.build();
+    // 150 bytes per copy hold a, but b needs 200 beside a, which it reads: with 200, a and b fit
+    // together, then c beside b.
+    const std::unordered_map<std::string, std::size_t> bytes{{"a", 100}, {"b", 100}, {"c", 100}};
+    logger().reset();
+    const std::string log = testing::captured_stdout([&] {
+        const auto slices = plan_model_slices(model->graph(), bytes, 2, 300, false);
+        ASSERT_EQ(slices.size(), 2u);
+        EXPECT_EQ(slices[0].nodes.size(), 2u);
+        EXPECT_EQ(slices[0].bytes, 200u);
+        EXPECT_EQ(slices[1].bytes, 200u);
+    });
+    EXPECT_THAT(
+        log,
+        HasSubstr("The default compare memory budget of 0.3 KiB is raised to 0.4 KiB: node 'b' (Neg) needs that much"));
+    logger().reset();
+}
+
+TEST(EstimateUnknownSizes, AnOutputTakesItsLargestInputsSizeWeightsAside) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 256});
+    builder.input("shape", DataType::kInt64, Shape{2});
+    builder.initializer("table", testing::random_tensor({64, 256}, 3));
+    builder.initializer("index", Tensor::from_doubles(DataType::kInt64, {1}, {5}));
+    builder.node("Reshape", {"x", "shape"}, {"r"}, "r");
+    builder.node("Relu", {"r"}, {"y"}, "y");
+    builder.node("Gather", {"table", "index"}, {"row"}, "row");
+    builder.node("Add", {"row", "y"}, {"sum"}, "sum");
+    const OnnxModel model = builder.build();
+    TensorMap feed;
+    feed.set("x", Tensor(DataType::kFloat32, {1, 256}));
+    feed.set("shape", Tensor::from_doubles(DataType::kInt64, {2}, {16, 16}));
+    std::unordered_map<std::string, std::size_t> bytes{{"sum", 2048}};
+    EXPECT_EQ(job_detail::estimate_unknown_sizes(model->graph(), feed, bytes), 2u);
+    EXPECT_EQ(bytes, (std::unordered_map<std::string, std::size_t>{{"r", 1024}, {"y", 1024}, {"sum", 2048}}));
+}
+
+// A runner on the built-in runtime whose model computes one node differently (a Sigmoid as a
+// HardSigmoid, a Relu as an Elu): a disagreement that starts at a known layer and flows to the layers
+// after it, as a runtime's own would, whether the node runs in a whole run or in a slice.
 class PerturbingRunner : public BaseRunner {
 public:
-    PerturbingRunner(const OnnxLoader& model, std::string output)
-        : BaseRunner("perturbing-runner"), inner_(ref::SessionFromOnnx(model)), output_(std::move(output)) {}
+    PerturbingRunner(const OnnxLoader& model, const std::string& node)
+        : BaseRunner("perturbing-runner"), inner_(ref::SessionFromOnnx(perturbed(model, node))) {}
 
 protected:
     void activate_impl() override { inner_.activate(); }
     void deactivate_impl() override { inner_.deactivate(); }
     TensorMetadata get_input_metadata_impl() override { return inner_.get_input_metadata(); }
-    TensorMap infer_impl(const TensorMap& feed) override {
-        TensorMap outputs = clone(inner_.infer(feed));
-        if (Tensor* target = outputs.find(output_))
-            for (int64_t i = 0; i < target->numel(); ++i) target->data_as<float>()[i] += 1.0f;
-        return outputs;
-    }
+    TensorMap infer_impl(const TensorMap& feed) override { return inner_.infer(feed); }
 
 private:
+    static OnnxLoader perturbed(const OnnxLoader& model, const std::string& node_name) {
+        return [model, node_name]() -> OnnxModel {
+            auto copy = std::make_shared<onnx::ModelProto>(*model());
+            for (auto& node : *copy->mutable_graph()->mutable_node())
+                if (node.name() == node_name) node.set_op_type(node.op_type() == "Sigmoid" ? "HardSigmoid" : "Elu");
+            return copy;
+        };
+    }
     ref::RefRunner inner_;
-    std::string output_;
 };
 
 class LayerwiseRun : public ::testing::Test {
@@ -170,11 +208,13 @@ TEST_F(LayerwiseRun, SlicesGiveTheVerdictsFiguresAndDivergenceOfOneWholeRun) {
 
     RunJob sliced = mark_all_job("sigmoid");
     sliced.compare.report_path = dir_.file("sliced.json");
-    sliced.compare.memory_budget = 7 * 1024;  // 3 copies (2 runners, 1 iteration, 1 being made): 2 layers
+    // 3 copies (2 runners, 1 iteration, 1 being made) of 3 KiB: conv to sigmoid; mul beside relu and
+    // sigmoid, which it reads; y beside mul.
+    sliced.compare.memory_budget = 9 * 1024;
     RunJobResult sliced_result;
     const std::string sliced_log = run(sliced, sliced_result);
     EXPECT_THAT(sliced_log, HasSubstr("Layer-wise comparison in 3 slices: 5 outputs take about 5.0 KiB per runner and "
-                                      "iteration, over the compare memory budget of 7.0 KiB"));
+                                      "iteration, over the compare memory budget of 9.0 KiB"));
     EXPECT_EQ(testing::count_occurrences(sliced_log, "Activating and starting inference"), 6u) << sliced_log;
 
     EXPECT_FALSE(whole_result.passed);
@@ -192,9 +232,10 @@ TEST_F(LayerwiseRun, SlicesGiveTheVerdictsFiguresAndDivergenceOfOneWholeRun) {
         std::mismatch(sliced_lines.begin(), sliced_lines.end(), whole_lines.begin(), whole_lines.end());
     EXPECT_EQ(differs, sliced_lines.end()) << "first different line: " << *differs;
     EXPECT_EQ(sliced_lines.size(), whole_lines.size());
+    // Each runner's later slices were fed its own sigmoid: the error flows on as in the whole run.
     EXPECT_THAT(whole_log, HasSubstr("FAILED | Output: 'sigmoid'"));
-    EXPECT_THAT(whole_log, HasSubstr("FAILED | Mismatched outputs: ['sigmoid']"));
-    EXPECT_EQ(testing::count_occurrences(sliced_log, "FAILED | Mismatched outputs: ['sigmoid']"), 1u);
+    EXPECT_THAT(whole_log, HasSubstr("FAILED | Mismatched outputs: ['sigmoid', 'mul', 'y']"));
+    EXPECT_EQ(testing::count_occurrences(sliced_log, "FAILED | Mismatched outputs: ['sigmoid', 'mul', 'y']"), 1u);
 
     const std::regex runner_name(R"((ref|perturbing)-runner-N\d+-[^"]+)");
     EXPECT_EQ(std::regex_replace(read_file(dir_.file("sliced.json")), runner_name, "<runner>"),
@@ -205,11 +246,11 @@ TEST_F(LayerwiseRun, PassingSlicesWithSeveralIterationsAndValidation) {
     RunJob sliced = mark_all_job();
     sliced.data_loader.generator.iterations = 2;
     sliced.validate = true;
-    sliced.compare.memory_budget = 5 * 1024;  // 5 copies (2 runners, 2 iterations, 1 being made): 1 layer
+    sliced.compare.memory_budget = 15 * 1024;  // 5 copies (2 runners, 2 iterations, 1 being made) of 3 KiB
     RunJobResult result;
     const std::string log = run(sliced, result);
     EXPECT_TRUE(result.passed) << log;
-    EXPECT_THAT(log, HasSubstr("Layer-wise comparison in 5 slices"));
+    EXPECT_THAT(log, HasSubstr("Layer-wise comparison in 3 slices"));
     ASSERT_TRUE(result.accuracy);
     ASSERT_EQ(result.accuracy->pairs.size(), 1u);
     ASSERT_EQ(result.accuracy->pairs[0].iterations.size(), 2u);
@@ -227,16 +268,53 @@ TEST_F(LayerwiseRun, PassingSlicesWithSeveralIterationsAndValidation) {
     EXPECT_THAT(log, Not(HasSubstr("slice 1 of")));
 }
 
+// A batch dimension that differs between iterations: the cut inputs are declared with that dim
+// unknown, and each iteration is fed its own cut tensors.
+TEST_F(LayerwiseRun, IterationsOfDifferentShapesRunInSlices) {
+    ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, DynShape{Dim::named("N"), Dim::fixed(256)});
+    builder.node("Relu", {"x"}, {"relu"}, "relu");
+    builder.node("Sigmoid", {"relu"}, {"sigmoid"}, "sigmoid");
+    builder.node("Mul", {"sigmoid", "x"}, {"y"}, "mul");
+    builder.output("y", DataType::kFloat32, DynShape{Dim::named("N"), Dim::fixed(256)});
+    const std::string model = dir_.file("dynamic.onnx");
+    builder.save(model);
+    const std::string inputs = dir_.file("inputs.json");
+    InputList feeds(2);
+    feeds[0].set("x", testing::random_tensor({1, 256}, 1));
+    feeds[1].set("x", testing::random_tensor({3, 256}, 2));
+    save_inputs(feeds, inputs);
+
+    const auto job = [&](std::optional<std::size_t> budget) {
+        RunJob run = mark_all_job("sigmoid");
+        run.model->path = model;
+        run.data_loader.load_inputs_paths = {inputs};
+        run.compare.memory_budget = budget;
+        return run;
+    };
+    RunJobResult whole, sliced;
+    const std::string whole_log = testing::captured_stdout([&] { whole = run_job(job(std::nullopt)); });
+    // The first feed's shapes size the slices: 1 KiB per output, 5 copies (2 runners, 2 iterations).
+    const std::string sliced_log = testing::captured_stdout([&] { sliced = run_job(job(10 * 1024)); });
+    EXPECT_THAT(whole_log, Not(HasSubstr("Layer-wise comparison in")));
+    EXPECT_THAT(sliced_log, HasSubstr("Layer-wise comparison in 2 slices")) << sliced_log;
+    ASSERT_TRUE(whole.accuracy && sliced.accuracy);
+    ASSERT_EQ(sliced.accuracy->pairs.at(0).iterations.size(), 2u);
+    EXPECT_EQ(sliced.accuracy->pairs[0].iterations[1].keys(), (std::vector<std::string>{"relu", "sigmoid", "y"}));
+    EXPECT_FALSE(sliced.accuracy->pairs[0].iterations[1].at("y").passed);
+    expect_same_accuracy(*sliced.accuracy, *whole.accuracy);
+}
+
 TEST_F(LayerwiseRun, FailFastStopsAtTheFirstFailingSlice) {
-    RunJob sliced = mark_all_job("conv");
+    RunJob sliced = mark_all_job("relu");
     sliced.compare.fail_fast = true;
-    sliced.compare.memory_budget = 3 * 1024;
+    sliced.compare.memory_budget = 9 * 1024;  // the first slice: conv, relu, sigmoid
     RunJobResult result;
     const std::string log = run(sliced, result);
     EXPECT_FALSE(result.passed);
     EXPECT_EQ(testing::count_occurrences(log, "Activating and starting inference"), 2u) << log;
     ASSERT_TRUE(result.accuracy);
-    EXPECT_EQ(result.accuracy->pairs[0].iterations[0].keys(), std::vector<std::string>{"conv"});
+    EXPECT_EQ(result.accuracy->pairs[0].iterations[0].keys(), (std::vector<std::string>{"conv", "relu"}));
 }
 
 TEST_F(LayerwiseRun, ABudgetTooSmallForOneLayerFailsBeforeAnyRunner) {
@@ -259,7 +337,7 @@ TEST_F(LayerwiseRun, OutputsThatFitTheBudgetRunOnceAsBefore) {
 
 TEST_F(LayerwiseRun, CommandLineBudgetProgressOnATerminalAndQuietLogs) {
     auto result = testing::run_polygraphy({"run", model_, "--ref", "--onnxrt", "--onnx-outputs", "mark", "all",
-                                           "--compare-memory-budget", "7K", "--report", dir_.file("r.html")});
+                                           "--compare-memory-budget", "9K", "--report", dir_.file("r.html")});
     if (result.output.find("ONNX-Runtime is not available") != std::string::npos) GTEST_SKIP() << result.output;
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_THAT(result.output, HasSubstr("Layer-wise comparison in 3 slices"));
@@ -271,16 +349,16 @@ TEST_F(LayerwiseRun, CommandLineBudgetProgressOnATerminalAndQuietLogs) {
     // On a terminal (script(1) gives the command one), a status line says how far the run is.
     const std::string command = testing::shell_quote(testing::built_program("polygraphy")) + " run " +
                                 testing::shell_quote(model_) +
-                                " --ref --onnxrt --onnx-outputs mark all --compare-memory-budget 7K";
+                                " --ref --onnxrt --onnx-outputs mark all --compare-memory-budget 9K";
     const auto terminal = testing::run_command("script -qec " + testing::shell_quote(command) + " /dev/null");
-    EXPECT_THAT(terminal.output, HasSubstr("Layer-wise comparison | slice 2 of 3 | 2 of 5 layers compared"))
+    EXPECT_THAT(terminal.output, HasSubstr("Layer-wise comparison | slice 2 of 3 | 3 of 5 layers compared"))
         << terminal.output;
 
     result = testing::run_polygraphy(
         {"run", model_, "--ref", "--onnxrt", "--onnx-outputs", "mark", "all", "--compare-memory-budget", "2K"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] The compare memory budget of 2.0 KiB is too small for one layer: "
-                                         "output 'conv' takes 1.0 KiB per runner and iteration"));
+                                         "node 'mul' (Mul) needs 3.0 KiB per runner and iteration"));
     result = testing::run_polygraphy({"run", model_, "--ref", "--onnxrt", "--compare-memory-budget", "lots"});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] Could not convert 'lots' in --compare-memory-budget"));

@@ -160,9 +160,9 @@ struct CompareJob {
     std::string report_command = {};
     /// `--model-explorer-node-data`: the first pair's errors at iteration 0 as Model Explorer node data.
     std::optional<std::string> model_explorer_path = std::nullopt;
-    /// `--compare-memory-budget`: the most bytes the runners' outputs may take at once in a
-    /// layer-wise run (see run_job()); nullopt: the size of the model's weights, at least
-    /// kDefaultCompareMemoryBudget.
+    /// `--compare-memory-budget`: the most bytes the runners' outputs, and the tensors kept between
+    /// slices, may take at once in a layer-wise run (see run_job()); nullopt: the size of the model's
+    /// weights, at least kDefaultCompareMemoryBudget.
     std::optional<std::size_t> memory_budget = std::nullopt;
 };
 
@@ -215,13 +215,17 @@ bool job_compares(const RunJob& job);
 /// kept in memory until the job ends.
 ///
 /// Layer-wise runs in bounded memory: when the job re-marks the model's outputs (ModifyOutputsStep,
-/// e.g. `mark all`) and compares two or more runners without saving or loading results, the outputs'
-/// sizes are estimated (infer_output_metadata() for the first feed's shapes). When every runner's
-/// outputs for every iteration do not fit CompareJob::memory_budget, the outputs are split, in graph
-/// order, into slices that do: the runners run once per slice, each slice is compared
-/// (SlicedComparison), post-processed and validated, then freed. The comparison's verdicts and
-/// figures are those of one run over all outputs; RunJobResult::results is then empty. A budget too
-/// small for one output is a UsageError. A terminal shows the progress (Logger::progress()).
+/// e.g. `mark all`) and compares two or more runners without saving or loading results, the sizes of
+/// the model's tensors are estimated (infer_output_metadata() for the first feed's shapes). When every
+/// runner's outputs for every iteration do not fit CompareJob::memory_budget, the graph is cut into
+/// slices of nodes in topological order (plan_graph_slices()) that fit with the tensors later slices
+/// read: each runner runs each slice as a model of its own (SliceView: the weights are moved, not
+/// copied), fed with the "cut" tensors of its own earlier slices, so every node runs once. Each slice
+/// is compared (SlicedComparison), post-processed and validated, then freed. The comparison's
+/// verdicts and figures are those of one run over all outputs (save where a runtime optimizes a
+/// slice's session differently, as ONNX-Runtime's layout optimizations may); RunJobResult::results
+/// is then empty. A budget the user gave that is too small for one node is a UsageError (a default
+/// one grows). A terminal shows the progress (Logger::progress()).
 ///
 /// An HTML report's graph is that model; when no runner loaded it
 /// and no divergence was searched, the report reads the model file's structure alone

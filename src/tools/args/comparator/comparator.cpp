@@ -106,8 +106,9 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
             .metavar("SIZE")
             .help("The most memory the runners' outputs may take at once while they are compared, e.g. 512M or 2G "
                   "(K, M, G: KiB, MiB, GiB). When the outputs of a run do not fit (--onnx-outputs mark all on a "
-                  "large model), each runner runs once per slice of the outputs, and each slice is compared and "
-                  "freed before the next; the results of the comparison are the same. Defaults to the size of the "
+                  "large model), the graph is cut into slices of nodes: each runner runs each slice, fed by its own "
+                  "earlier slices, and each slice is compared and freed before the next; the results of the "
+                  "comparison are the same. Defaults to the size of the "
                   "model's weights, and at least 256M"),
         Option({"--model-explorer-node-data"})
             .metavar("FILE.json")
