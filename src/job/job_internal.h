@@ -81,10 +81,10 @@ struct SlicedRun {
     bool valid = true;        ///< `--validate` found no NaN or Inf
 };
 
-/// Receives each runner's compared outputs of one slice and iteration, before they are compared:
-/// where a streamed `--save-outputs` would write them.
+/// Receives each runner's result of one slice and iteration (the slice's marked outputs, raw, and
+/// the slice's runtime), before they are compared: where a streamed `--save-outputs` writes them.
 using SliceOutputSink =
-    std::function<void(const std::string& runner_name, std::size_t iteration, const TensorMap& outputs)>;
+    std::function<void(const std::string& runner_name, std::size_t iteration, const IterationResult& result)>;
 
 /// Runs `runners` once per slice of `plan` on `model` (the loaded model the runners' loaders return:
 /// it shows each slice in turn (SliceView), and is restored), comparing, post-processing and
@@ -98,9 +98,10 @@ OnnxLoader job_model(const RunJob& job, const ModelUse& use);
 std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, const ModelUse& use,
                                                            const OnnxLoader& model);
 /// What run_job() does once the runners' results are in, however they were obtained, and saved by
-/// the caller (`--save-outputs`: an .npz is written while the runners run): append the loaded ones, post-process, compare (the divergence search loads `model`), validate.
-/// `runners_failed` makes the result fail whatever the comparisons say. After a layer-wise run in
-/// slices, `sliced` holds its comparison and validation (and `results` is empty).
+/// the caller (`--save-outputs`: an .npz is written while the runners run): append the loaded ones, post-process,
+/// compare (the divergence search loads `model`), validate. `runners_failed` makes the result fail whatever the
+/// comparisons say. After a layer-wise run in slices, `sliced` holds its comparison and validation (and `results` is
+/// empty).
 RunJobResult finish_run_job(const RunJob& job, RunResults results, const OnnxLoader& model, bool runners_failed,
                             SlicedRun* sliced = nullptr);
 

@@ -17,6 +17,7 @@
 #include "polygraphy/backend/onnx/slices.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/npz.h"
 
 namespace polygraphy::job_detail {
 namespace {
@@ -131,7 +132,10 @@ std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMa
 }
 
 bool may_run_in_slices(const RunJob& job) {
-    if (!job.model || job.runners.size() < 2 || job.save_outputs_path || !job.load_outputs_paths.empty()) return false;
+    // Saved outputs stream into an .npz slice by slice; Polygraphy's JSON nests every output of an
+    // iteration in one object, so saving it needs the whole run's outputs at once.
+    const bool saves_json = job.save_outputs_path && !npz::is_npz_path(*job.save_outputs_path);
+    if (!job.model || job.runners.size() < 2 || saves_json || !job.load_outputs_paths.empty()) return false;
     return std::any_of(job.model->steps.begin(), job.model->steps.end(),
                        [](const ModelStep& step) { return std::holds_alternative<ModifyOutputsStep>(step); });
 }
@@ -257,7 +261,7 @@ SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<Bas
                 for (const auto& marked : slice.marked)
                     if (const Tensor* tensor = outputs.find(marked)) compared.set(marked, *tensor);
                 outputs = std::move(compared);
-                if (sink) sink(name, i, outputs);
+                if (sink) sink(name, i, iterations[i]);
             }
             results.add(std::move(iterations), name);
         }
@@ -266,7 +270,14 @@ SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<Bas
         const bool go_on = comparison.compare(results, index + 1 == count);
         if (job.validate) run.valid = Comparator::validate(results, true, true) && run.valid;
         done_outputs += slice.marked.size();
-        if (!go_on) break;
+        if (!go_on) {
+            if (sink && index + 1 < count)
+                logger().warning(
+                    fmt::format("--fail-fast stopped the layer-wise comparison after slice {} of {}: the "
+                                "saved outputs hold the layers run up to there",
+                                index + 1, count));
+            break;
+        }
     }
     run.accuracy = comparison.result();
     return run;

@@ -4,6 +4,7 @@
 #include <exception>
 #include <filesystem>
 #include <iterator>
+#include <map>
 
 #include "job/job_internal.h"
 #include "polygraphy/backend/onnx/structure.h"
@@ -171,7 +172,25 @@ RunJobResult run_job(const RunJob& job) {
     // A layer-wise run whose outputs do not fit the memory budget at once runs, compares and
     // validates slice by slice.
     if (const std::optional<job_detail::SlicePlan> plan = job_detail::plan_layerwise_run(job, model)) {
-        job_detail::SlicedRun sliced = job_detail::run_in_slices(job, runners, *model(), *plan);
+        // Saved outputs (an .npz: may_run_in_slices refuses JSON) are written slice by slice and freed
+        // with the slice; an iteration's runtime is the sum of its slices'.
+        std::optional<npz::ResultsWriter> streamed;
+        std::map<std::pair<std::string, std::size_t>, double> runtimes;
+        job_detail::SliceOutputSink save_slice;
+        if (job.save_outputs_path) {
+            streamed.emplace(*job.save_outputs_path);
+            save_slice = [&](const std::string& runner, std::size_t index, const IterationResult& result) {
+                for (const auto& [name, tensor] : result.outputs) streamed->add_output(runner, index, name, tensor);
+                double& runtime = runtimes[{runner, index}];
+                runtime += result.runtime.value_or(0.0);
+                streamed->set_iteration_info(runner, index, runtime, result.runner_name);
+            };
+        }
+        job_detail::SlicedRun sliced = job_detail::run_in_slices(job, runners, *model(), *plan, save_slice);
+        if (streamed) {
+            logger().info("Saving inference results to " + *job.save_outputs_path);
+            streamed->finish();
+        }
         return job_detail::finish_run_job(job, RunResults{}, model, false, &sliced);
     }
     // Called without runners too (--load-outputs alone), as Polygraphy's script does: it warns.

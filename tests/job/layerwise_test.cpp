@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/job/run_job.h"
+#include "polygraphy/job/saved_data.h"
 #include "test_helpers.h"
 
 namespace polygraphy {
@@ -240,6 +242,56 @@ TEST_F(LayerwiseRun, SlicesGiveTheVerdictsFiguresAndDivergenceOfOneWholeRun) {
     const std::regex runner_name(R"((ref|perturbing)-runner-N\d+-[^"]+)");
     EXPECT_EQ(std::regex_replace(read_file(dir_.file("sliced.json")), runner_name, "<runner>"),
               std::regex_replace(read_file(dir_.file("whole.json")), runner_name, "<runner>"));
+}
+
+TEST_F(LayerwiseRun, SlicesStreamTheirOutputsIntoAnNpzAsOneWholeRunSavesThem) {
+    RunJob whole = mark_all_job("sigmoid");
+    whole.data_loader.generator.iterations = 2;
+    whole.save_outputs_path = dir_.file("whole.npz");
+    RunJobResult whole_result;
+    ASSERT_THAT(run(whole, whole_result), Not(HasSubstr("Layer-wise comparison in")));
+
+    RunJob sliced = mark_all_job("sigmoid");
+    sliced.data_loader.generator.iterations = 2;
+    sliced.save_outputs_path = dir_.file("sliced.npz");
+    sliced.compare.memory_budget = 15 * 1024;  // 5 copies (2 runners, 2 iterations, 1 being made) of 3 KiB
+    RunJobResult sliced_result;
+    const std::string log = run(sliced, sliced_result);
+    EXPECT_THAT(log, HasSubstr("Layer-wise comparison in 3 slices"));
+    EXPECT_THAT(log, HasSubstr("Saving inference results to " + dir_.file("sliced.npz")));
+
+    const RunResults expected = load_saved_results(dir_.file("whole.npz"));
+    const RunResults saved = load_saved_results(dir_.file("sliced.npz"));
+    ASSERT_EQ(saved.lst.size(), 2u);
+    ASSERT_EQ(expected.lst.size(), 2u);
+    for (std::size_t r = 0; r < 2; ++r) {
+        const auto& [name, iterations] = saved.lst[r];
+        EXPECT_EQ(name.rfind(r == 0 ? "ref-runner" : "perturbing-runner", 0), 0u) << name;
+        ASSERT_EQ(iterations.size(), 2u);
+        for (std::size_t i = 0; i < 2; ++i) {
+            const IterationResult& got = iterations[i];
+            const IterationResult& want = expected.lst[r].second[i];
+            EXPECT_EQ(got.outputs.keys(), (std::vector<std::string>{"conv", "relu", "sigmoid", "mul", "y"}));
+            ASSERT_EQ(got.outputs.keys(), want.outputs.keys());
+            for (const auto& [output, tensor] : want.outputs) {
+                const Tensor& actual = got.outputs.at(output);
+                ASSERT_EQ(actual.shape(), tensor.shape()) << output;
+                EXPECT_EQ(std::memcmp(actual.data(), tensor.data(), tensor.nbytes()), 0) << output;
+            }
+            ASSERT_TRUE(got.runtime);
+            EXPECT_GT(*got.runtime, 0.0);
+        }
+    }
+}
+
+TEST_F(LayerwiseRun, SavingJsonRunsTheWholeModelAtOnce) {
+    RunJob job = mark_all_job();
+    job.save_outputs_path = dir_.file("r.json");
+    job.compare.memory_budget = 9 * 1024;
+    RunJobResult result;
+    const std::string log = run(job, result);
+    EXPECT_THAT(log, Not(HasSubstr("Layer-wise comparison in")));
+    EXPECT_EQ(load_saved_results(dir_.file("r.json")).lst.size(), 2u);
 }
 
 TEST_F(LayerwiseRun, PassingSlicesWithSeveralIterationsAndValidation) {
