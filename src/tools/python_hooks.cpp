@@ -7,6 +7,7 @@
 
 #include "common/install_layout.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/common/logger.h"
 
 namespace polygraphy::python_hooks {
 
@@ -42,13 +43,32 @@ PythonBridge& bridge(const std::string& flag) {
     return *loaded;
 }
 
-std::pair<std::string, std::string> split_script_argument(const std::string& argument,
-                                                          const std::string& default_function) {
-    const auto colon = argument.rfind(':');
-    if (colon == std::string::npos || colon + 1 == argument.size() ||
-        argument.find_first_of("/\\", colon) != std::string::npos)
-        return {argument, default_function};
-    return {argument.substr(0, colon), argument.substr(colon + 1)};
+namespace {
+
+// "--data-loader-script" -> "data_loader_script".
+std::string dest_of(const std::string& flag) {
+    std::string dest = flag.substr(2);
+    for (char& c : dest)
+        if (c == '-') c = '_';
+    return dest;
+}
+
+}  // namespace
+
+std::optional<ScriptFunction> script_function_argument(const tools::ParsedArgs& args, const std::string& script_flag,
+                                                       const std::string& name_flag,
+                                                       const std::string& default_function) {
+    const auto name = args.value(dest_of(name_flag));
+    if (name)
+        logger().warning(name_flag + " is deprecated and will be removed in Polygraphy 0.50.0. Use " + script_flag +
+                         " my_custom_script.py:" + *name + " instead.");
+    const auto argument = args.value(dest_of(script_flag));
+    if (!argument) return std::nullopt;
+    const auto colon = argument->rfind(':');
+    if (colon == std::string::npos || colon + 1 == argument->size() ||
+        argument->find_first_of("/\\", colon) != std::string::npos)
+        return ScriptFunction{*argument, name.value_or(default_function)};
+    return ScriptFunction{argument->substr(0, colon), argument->substr(colon + 1)};
 }
 
 }  // namespace polygraphy::python_hooks

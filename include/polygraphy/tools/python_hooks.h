@@ -5,11 +5,12 @@
 // is absent.
 #pragma once
 
+#include <optional>
 #include <string>
-#include <utility>
 
 #include "polygraphy/comparator/comparator.h"
 #include "polygraphy/comparator/data_loader.h"
+#include "polygraphy/tools/args/arg_group.h"
 
 namespace polygraphy::python_hooks {
 
@@ -39,9 +40,17 @@ inline constexpr const char* kBridgeFileName = "libpolygraphy_python_bridge.so";
 /// "<flag> is not available in this build (...)" when the bridge or its Python cannot be loaded.
 PythonBridge& bridge(const std::string& flag);
 
-/// Splits Polygraphy's `file.py[:function]` argument; the function defaults to `default_function`.
-/// A colon followed by a path separator or nothing is part of the path.
-std::pair<std::string, std::string> split_script_argument(const std::string& argument,
-                                                          const std::string& default_function);
+/// The script and function a hook's option names (Polygraphy's `file.py[:function]`).
+struct ScriptFunction {
+    std::string path;      ///< the script
+    std::string function;  ///< the function it defines
+};
+
+/// `script_flag`'s value (e.g. "--data-loader-script"), or nullopt when it was not given. Without
+/// `:function`, the function is the deprecated option `name_flag`'s value (which warns when given),
+/// else `default_function`. A colon followed by a path separator or nothing is part of the path.
+std::optional<ScriptFunction> script_function_argument(const tools::ParsedArgs& args, const std::string& script_flag,
+                                                       const std::string& name_flag,
+                                                       const std::string& default_function);
 
 }  // namespace polygraphy::python_hooks

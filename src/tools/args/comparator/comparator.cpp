@@ -129,16 +129,10 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
 void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     // Python is loaded only for this flag (polygraphy/tools/python_hooks.h).
     script_compare_ = {};
-    if (const auto func_name = args.value("compare_func_name"))
-        logger().warning(
-            "--compare-func-name is deprecated and will be removed in Polygraphy 0.50.0. Use "
-            "--compare-func-script my_custom_script.py:" +
-            *func_name + " instead.");
-    if (const auto script = args.value("compare_func_script")) {
-        const auto [path, function] =
-            python_hooks::split_script_argument(*script, args.value("compare_func_name").value_or("compare_outputs"));
-        script_compare_ = python_hooks::bridge("--compare-func-script").compare_func_from_script(path, function);
-    }
+    if (const auto script = python_hooks::script_function_argument(args, "--compare-func-script", "--compare-func-name",
+                                                                   "compare_outputs"))
+        script_compare_ =
+            python_hooks::bridge("--compare-func-script").compare_func_from_script(script->path, script->function);
     validate_ = args.flag("validate");
     fail_fast_ = args.flag("fail_fast");
     load_outputs_paths_ = args.values("load_outputs_paths");

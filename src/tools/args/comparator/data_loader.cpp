@@ -78,16 +78,10 @@ std::vector<OptionSpec> DataLoaderArgs::options() const {
 void DataLoaderArgs::parse(const ParsedArgs& args) {
     // Python is loaded only for these flags (polygraphy/tools/python_hooks.h).
     script_loader_ = {};
-    if (const auto func_name = args.value("data_loader_func_name"))
-        logger().warning(
-            "--data-loader-func-name is deprecated and will be removed in Polygraphy 0.50.0. Use "
-            "--data-loader-script my_custom_script.py:" +
-            *func_name + " instead.");
-    if (const auto script = args.value("data_loader_script")) {
-        const auto [path, function] =
-            python_hooks::split_script_argument(*script, args.value("data_loader_func_name").value_or("load_data"));
-        script_loader_ = python_hooks::bridge("--data-loader-script").data_loader_from_script(path, function);
-    }
+    if (const auto script = python_hooks::script_function_argument(args, "--data-loader-script",
+                                                                   "--data-loader-func-name", "load_data"))
+        script_loader_ =
+            python_hooks::bridge("--data-loader-script").data_loader_from_script(script->path, script->function);
     if (args.value("data_loader_backend_module") == std::optional<std::string>("torch"))
         python_hooks::bridge("--data-loader-backend-module torch").require_module("torch");
 
