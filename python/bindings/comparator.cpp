@@ -56,77 +56,19 @@ std::optional<ValRange> val_range(const py::object& value, const char* what) {
     }
 }
 
-/// Shared state of a data loader over a Python iterable: the iterator is made on the first call,
-/// after `input_metadata` was set on the object when it takes attributes (the seeds' loaders read it).
-struct IterableState {
-    py::object iterable;
-    py::object iterator;
-    ~IterableState() {
-        if (!Py_IsInitialized()) return;
-        py::gil_scoped_acquire gil;
-        iterator = py::object();
-        iterable = py::object();
-    }
-};
-
 DataLoaderFn data_loader_from_python(const py::object& data_loader) {
     if (data_loader.is_none()) return DataLoader().as_function();
     if (py::isinstance<DataLoaderObject>(data_loader))
         return data_loader.cast<const DataLoaderObject&>().loader.as_function();
-    if (!py::hasattr(data_loader, "__iter__") && !py::hasattr(data_loader, "__getitem__"))
-        throw UsageError("data_loader: expected an iterable or generator of feed dicts, got " + type_name(data_loader));
-    auto state = std::make_shared<IterableState>();
-    state->iterable = data_loader;
-    return data_loader_from_generator([state](const TensorMetadata& input_metadata) -> std::optional<TensorMap> {
-        py::gil_scoped_acquire gil;
-        if (!state->iterator) {
-            // Offered to any object that takes attributes (lists and generators do not).
-            if (PyObject_SetAttrString(state->iterable.ptr(), "input_metadata", py::cast(input_metadata).ptr()) != 0) {
-                if (!PyErr_ExceptionMatches(PyExc_AttributeError) && !PyErr_ExceptionMatches(PyExc_TypeError))
-                    throw py::error_already_set();
-                PyErr_Clear();
-            }
-            state->iterator = py::iter(state->iterable);
-        }
-        PyObject* next = PyIter_Next(state->iterator.ptr());
-        if (!next) {
-            if (PyErr_Occurred()) throw py::error_already_set();
-            return std::nullopt;
-        }
-        return tensor_map_from_python(py::reinterpret_steal<py::object>(next), "Input");
-    });
+    return data_loader_from_iterable(data_loader, "data_loader");
 }
 
-/// A compare function: None (CompareFunc.simple()), a bound CompareFunc, or a Python callable taking
-/// two IterationResults and returning a dict of output name -> bool (Polygraphy's contract).
+/// A compare function: None (CompareFunc.simple()), a bound CompareFunc, or a Python callable
+/// (compare_func_from_callable()).
 CompareFunc compare_func_from_python(const py::object& compare_func) {
     if (compare_func.is_none()) return compare_func::simple();
     if (py::isinstance<CompareFuncObject>(compare_func)) return compare_func.cast<const CompareFuncObject&>().compare;
-    if (!PyCallable_Check(compare_func.ptr()))
-        throw UsageError("compare_func: expected a CompareFunc or a callable, got " + type_name(compare_func));
-    auto holder = keep_python_object(compare_func);
-    return [holder](const IterationResult& first, const IterationResult& second) {
-        py::gil_scoped_acquire gil;
-        py::object numpy_bool = py::module_::import("numpy").attr("bool_");
-        py::object verdicts = py::reinterpret_borrow<py::object>(static_cast<PyObject*>(holder.get()))(first, second);
-        if (!py::hasattr(verdicts, "items"))
-            throw PolygraphyException("compare_func must return a dict of output name -> bool, got " +
-                                      type_name(verdicts));
-        IterationCompareResult result;
-        for (py::handle item : verdicts.attr("items")()) {
-            auto pair = item.cast<py::tuple>();
-            const std::string name = py::str(pair[0]);
-            if (!PyBool_Check(pair[1].ptr()) && !py::isinstance(pair[1], numpy_bool))
-                throw PolygraphyException("compare_func returned a " + type_name(pair[1]) + " for output '" + name +
-                                          "', expected a bool");
-            OutputCompareResult output;
-            output.passed = pair[1].cast<bool>();
-            output.output_name = name;
-            output.other_name = name;
-            result.set(name, std::move(output));
-        }
-        return result;
-    };
+    return compare_func_from_callable(compare_func, "compare_func");
 }
 
 py::object iteration_output(const IterationResult& iteration, const std::string& name) {

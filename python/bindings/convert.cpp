@@ -78,9 +78,14 @@ Tensor string_tensor_from_array(const py::array& array, const std::string& what)
 Tensor tensor_from_python(const py::handle& value, const std::string& what) {
     if (value.is_none() || py::isinstance<py::dict>(value))
         throw InputError(what + " must be a numpy array, got " + type_name(value));
+    // A torch tensor (seed 002's "Enabling PyTorch", --data-loader-backend-module torch) is read through
+    // its numpy view, which shares a CPU tensor's memory.
+    py::object source = py::reinterpret_borrow<py::object>(value);
+    if (py::str(py::type::handle_of(value).attr("__module__")).cast<std::string>() == "torch")
+        source = source.attr("detach")().attr("cpu")().attr("numpy")();
     py::array array;
     try {
-        array = py::array::ensure(value, py::array::c_style);
+        array = py::array::ensure(source, py::array::c_style);
     } catch (const py::error_already_set&) {
     }
     if (!array) throw InputError(what + " must be a numpy array, got " + type_name(value));
@@ -161,6 +166,75 @@ py::object dyn_shape_to_python(const std::optional<DynShape>& shape) {
         }
     }
     return dims;
+}
+
+namespace {
+
+/// Shared state of a data loader over a Python iterable: the iterator is made on the first call,
+/// after `input_metadata` was set on the object when it takes attributes (the seeds' loaders read it).
+struct IterableState {
+    py::object iterable;
+    py::object iterator;
+    ~IterableState() {
+        if (!Py_IsInitialized()) return;
+        py::gil_scoped_acquire gil;
+        iterator = py::object();
+        iterable = py::object();
+    }
+};
+
+}  // namespace
+
+DataLoaderFn data_loader_from_iterable(const py::object& data_loader, const std::string& what) {
+    if (!py::hasattr(data_loader, "__iter__") && !py::hasattr(data_loader, "__getitem__"))
+        throw UsageError(what + ": expected an iterable or generator of feed dicts, got " + type_name(data_loader));
+    auto state = std::make_shared<IterableState>();
+    state->iterable = data_loader;
+    return data_loader_from_generator([state](const TensorMetadata& input_metadata) -> std::optional<TensorMap> {
+        py::gil_scoped_acquire gil;
+        if (!state->iterator) {
+            // Offered to any object that takes attributes (lists and generators do not).
+            if (PyObject_SetAttrString(state->iterable.ptr(), "input_metadata", py::cast(input_metadata).ptr()) != 0) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError) && !PyErr_ExceptionMatches(PyExc_TypeError))
+                    throw py::error_already_set();
+                PyErr_Clear();
+            }
+            state->iterator = py::iter(state->iterable);
+        }
+        PyObject* next = PyIter_Next(state->iterator.ptr());
+        if (!next) {
+            if (PyErr_Occurred()) throw py::error_already_set();
+            return std::nullopt;
+        }
+        return tensor_map_from_python(py::reinterpret_steal<py::object>(next), "Input");
+    });
+}
+
+CompareFunc compare_func_from_callable(const py::object& compare_func, const std::string& what) {
+    if (!PyCallable_Check(compare_func.ptr()))
+        throw UsageError(what + ": expected a CompareFunc or a callable, got " + type_name(compare_func));
+    auto holder = keep_python_object(compare_func);
+    return [holder, what](const IterationResult& first, const IterationResult& second) {
+        py::gil_scoped_acquire gil;
+        py::object numpy_bool = py::module_::import("numpy").attr("bool_");
+        py::object verdicts = py::reinterpret_borrow<py::object>(static_cast<PyObject*>(holder.get()))(first, second);
+        if (!py::hasattr(verdicts, "items"))
+            throw PolygraphyException(what + " must return a dict of output name -> bool, got " + type_name(verdicts));
+        IterationCompareResult result;
+        for (py::handle item : verdicts.attr("items")()) {
+            auto pair = item.cast<py::tuple>();
+            const std::string name = py::str(pair[0]);
+            if (!PyBool_Check(pair[1].ptr()) && !py::isinstance(pair[1], numpy_bool))
+                throw PolygraphyException(what + " returned a " + type_name(pair[1]) + " for output '" + name +
+                                          "', expected a bool");
+            OutputCompareResult output;
+            output.passed = pair[1].cast<bool>();
+            output.output_name = name;
+            output.other_name = name;
+            result.set(name, std::move(output));
+        }
+        return result;
+    };
 }
 
 }  // namespace polygraphy::python

@@ -14,6 +14,8 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/tensor.h"
 #include "polygraphy/common/tensor_metadata.h"
+#include "polygraphy/comparator/comparator.h"
+#include "polygraphy/comparator/data_loader.h"
 
 namespace polygraphy::python {
 
@@ -47,6 +49,16 @@ py::dict tensor_map_to_python(const TensorMap& tensors);
 std::optional<DynShape> dyn_shape_from_python(const py::handle& shape);
 /// The inverse: a tuple (ints, strings for named dims, None for unknown ones), or None.
 py::object dyn_shape_to_python(const std::optional<DynShape>& shape);
+
+/// A data loader over a Python iterable or generator of feed dicts (Polygraphy's contract): the
+/// iterator is made on the first call, after `input_metadata` was set on objects that take
+/// attributes. UsageError naming `what` for an object that is not iterable; Python errors raised
+/// while iterating propagate as py::error_already_set.
+DataLoaderFn data_loader_from_iterable(const py::object& data_loader, const std::string& what);
+/// A compare function over a Python callable taking two IterationResults and returning a dict of
+/// output name -> bool (Polygraphy's contract). UsageError naming `what` for a non-callable;
+/// PolygraphyException when a call returns anything else.
+CompareFunc compare_func_from_callable(const py::object& compare_func, const std::string& what);
 
 /// Releases a Python reference from any thread (tensors wrapping numpy arrays may die in a thread
 /// that does not hold the GIL).

@@ -143,6 +143,7 @@ std::vector<std::unique_ptr<BaseRunner>> build_runners(const RunJob& job) {
 // ---- data, inference, comparison -----------------------------------------------------------------
 
 DataLoaderFn build_data_loader(const DataLoaderJob& data) {
+    if (data.custom) return data.custom;
     if (data.load_inputs_paths.empty()) return DataLoader(data.generator).as_function();
     InputList feeds;
     for (const auto& path : data.load_inputs_paths) {
@@ -153,6 +154,7 @@ DataLoaderFn build_data_loader(const DataLoaderJob& data) {
 }
 
 CompareFunc build_compare_func(const CompareJob& compare) {
+    if (compare.custom) return compare.custom;
     if (compare.function == CompareJob::Function::kIndices)
         return compare_func::indices(compare.index_tolerance, compare.fail_fast);
     SimpleCompareOptions options = compare.simple;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The installed Python package works from a moved prefix (CTest: python.installed_package): installs this
 # build to a temporary prefix, MOVES it, then imports polygraphy from <prefix>/lib/python3/dist-packages
-# with /usr/bin/python3 and runs the identity model on the built-in runtime. The module must load the
+# with /usr/bin/python3 and runs the identity model on the built-in runtime, then runs the installed CLI with
+# --data-loader-script (its bridge must import the moved package). The module must load the
 # moved prefix's libpolygraphy (not the build tree's), and the CLI must not link Python.
 #
 # usage: installed_package_test.sh BUILD_DIR PYTHON PYTHON_INSTALL_DIR MODELS_DIR WORK_DIR
@@ -43,3 +44,21 @@ with RefRunner(SessionFromOnnx(sys.argv[1])) as runner:
     assert np.array_equal(runner.infer({"x": data})["y"], data)
 print("installed package: OK from", polygraphy.__file__)
 PY
+
+# The CLI's Python hooks: the moved prefix's bridge finds the moved prefix's package.
+bridge="$prefix/lib/polygraphy/libpolygraphy_python_bridge.so"
+[[ -f "$bridge" ]] || bridge=$(find "$prefix" -name libpolygraphy_python_bridge.so | head -n1)
+[[ -f "$bridge" ]] || fail "no Python bridge installed"
+cat >"$work/loader.py" <<'PY'
+import numpy as np
+import polygraphy
+
+print("hook package:", polygraphy.__file__)
+
+def load_data():
+    yield {"x": np.ones((1, 1, 2, 2), dtype=np.float32)}
+PY
+output=$(env -u PYTHONPATH "$prefix/bin/polygraphy" run "$models/identity.onnx" --ref \
+    --data-loader-script "$work/loader.py" 2>&1) || fail "run --data-loader-script failed: $output"
+grep -q "hook package: $prefix/" <<<"$output" || fail "the hook did not import the moved prefix's package: $output"
+echo "installed CLI hook: OK"

@@ -138,6 +138,9 @@ struct DataLoaderJob {
     DataLoader::Options generator = {};
     /// `--load-inputs`: when not empty, these files' feeds, concatenated in order, instead of generated data.
     std::vector<std::string> load_inputs_paths = {};
+    /// A loader the caller supplies (`--data-loader-script`); when set, it is used instead of the above.
+    /// A printed program cannot hold it.
+    DataLoaderFn custom = {};
 };
 
 /// The data loader `data` describes. Input files are read now (PolygraphyException when unreadable).
@@ -164,6 +167,9 @@ struct CompareJob {
     /// slices, may take at once in a layer-wise run (see run_job()); nullopt: the size of the model's
     /// weights, at least kDefaultCompareMemoryBudget.
     std::optional<std::size_t> memory_budget = std::nullopt;
+    /// A function the caller supplies (`--compare-func-script`); when set, it compares instead of
+    /// `function`. A printed program cannot hold it.
+    CompareFunc custom = {};
 };
 
 /// The smallest default of CompareJob::memory_budget (256 MiB).

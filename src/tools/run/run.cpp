@@ -108,6 +108,10 @@ std::string generate_script(const ArgGroups& groups, const RunJob& job, const st
             throw UnsupportedError("--gen-script cannot write a " + selected[i]->runner_display_name() + " runner (" +
                                    selected[i]->runner_flag() + ") to a script");
     }
+    if (job.data_loader.custom || job.compare.custom)
+        throw UnsupportedError(
+            "--gen-script cannot write a Python hook (--data-loader-script, --compare-func-script) "
+            "to a C++ program");
     const std::string command = command_line(args);
     std::string stem = std::filesystem::path(path).stem().string();
     if (stem.empty()) stem = "script";

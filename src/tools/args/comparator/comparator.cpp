@@ -5,6 +5,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/html_report.h"
+#include "polygraphy/tools/python_hooks.h"
 #include "tools/args/comparator/compare.h"
 #include "tools/args/comparator/data_loader.h"
 #include "tools/args/util.h"
@@ -88,8 +89,17 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
                   "details. Defaults to 'simple'.")
             .choices({"simple", "indices"}),
         Option({"--compare-func-script"})
-            .help("[EXPERIMENTAL] Path to a Python script that defines a function that can compare two iteration "
-                  "results. Not available in this build"),
+            .help(
+                "[EXPERIMENTAL] Path to a Python script that defines a function that can compare two iteration "
+                "results. This function must have a signature of: `(IterationResult, IterationResult) -> "
+                "OrderedDict[str, bool]`. For details, see the API documentation for `Comparator.compare_accuracy()`. "
+                "If provided, this will override all other comparison function options. By default, Polygraphy "
+                "looks for a function called `compare_outputs`. You can specify a custom function name by "
+                "separating it with a colon. For example: `my_custom_script.py:my_func`. Needs the Python bindings"),
+        Option({"--compare-func-name"})
+            .help("[DEPRECATED - function name can be specified with --compare-func-script like so: "
+                  "`my_custom_script.py:my_func`] When using a compare-func-script, this specifies the name of the "
+                  "function that compares outputs. Defaults to `compare_outputs`."),
         Option({"--load-outputs", "--load-results"})
             .dest("load_outputs_paths")
             .kind(OptionKind::kValues)
@@ -118,8 +128,12 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
 }
 
 void ComparatorCompareArgs::parse(const ParsedArgs& args) {
-    if (args.has("compare_func_script"))
-        throw UnsupportedError("--compare-func-script is not available in this build (it runs Python code)");
+    // Python is loaded only for this flag (polygraphy/tools/python_hooks.h).
+    script_compare_ = {};
+    if (const auto script = python_hooks::script_function_argument(args, "--compare-func-script", "--compare-func-name",
+                                                                   "compare_outputs"))
+        script_compare_ =
+            python_hooks::bridge("--compare-func-script").compare_func_from_script(script->path, script->function);
     validate_ = args.flag("validate");
     fail_fast_ = args.flag("fail_fast");
     load_outputs_paths_ = args.values("load_outputs_paths");
@@ -153,6 +167,7 @@ CompareJob ComparatorCompareArgs::compare_job() const {
     compare.report_path = report_path_;
     compare.model_explorer_path = model_explorer_path_;
     compare.memory_budget = memory_budget_;
+    compare.custom = script_compare_;
     if (compare_func_ == "indices") {
         compare.function = CompareJob::Function::kIndices;
         compare.index_tolerance = required_group<CompareFuncIndicesArgs>().index_tolerance();

@@ -40,8 +40,9 @@ private:
     std::optional<std::string> save_outputs_path_;
 };
 
-/// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script`
-/// (refused), `--load-outputs/--load-results PATH...`, `--report`, `--model-explorer-node-data`,
+/// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script
+/// file.py[:func]` (through the Python bridge, polygraphy/tools/python_hooks.h), `--load-outputs/--load-results
+/// PATH...`, `--report`, `--model-explorer-node-data`,
 /// `--compare-memory-budget`. Fills the job's comparison with the options of the comparison-function
 /// groups.
 class ComparatorCompareArgs : public ArgGroup {
@@ -81,6 +82,7 @@ private:
     std::optional<std::string> report_path_;
     std::optional<std::string> model_explorer_path_;
     std::optional<std::size_t> memory_budget_;
+    CompareFunc script_compare_;  // --compare-func-script's function, or empty
 };
 
 }  // namespace polygraphy::tools

@@ -4,6 +4,7 @@
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/tools/python_hooks.h"
 #include "tools/args/model.h"
 #include "tools/args/util.h"
 
@@ -49,8 +50,8 @@ std::vector<OptionSpec> DataLoaderArgs::options() const {
             .help("Number of inference iterations for which the default data loader should supply data")
             .type(ValueType::kInt),
         Option({"--data-loader-backend-module"})
-            .help("The module to use for generating input arrays. Currently supported options: numpy, torch (torch is "
-                  "not available in this build)")
+            .help("The module to use for generating input arrays. Currently supported options: numpy, torch (torch "
+                  "needs the Python bindings and PyTorch; the values are the same)")
             .choices({"numpy", "torch"}),
         Option({"--load-inputs", "--load-input-data"})
             .dest("load_inputs_paths")
@@ -60,24 +61,29 @@ std::vector<OptionSpec> DataLoaderArgs::options() const {
                   "other data loader arguments are ignored.")
             .exclusive_group("custom_data_loader"),
         Option({"--data-loader-script"})
-            .help("Path to a Python script that defines a function that loads input data. Not available in this build: "
-                  "save the data with Polygraphy and use --load-inputs instead")
+            .help("Path to a Python script that defines a function that loads input data. The function should take no "
+                  "arguments and return a generator or iterable that yields input data (Dict[str, np.ndarray] or "
+                  "Dict[str, torch.Tensor]). When this option is used, all other data loader arguments are ignored. "
+                  "By default, Polygraphy looks for a function called `load_data`. You can specify a custom function "
+                  "name by separating it with a colon. For example: `my_custom_script.py:my_func`. Needs the Python "
+                  "bindings")
             .exclusive_group("custom_data_loader"),
         Option({"--data-loader-func-name"})
             .help("[DEPRECATED - function name can be specified with --data-loader-script like so: "
-                  "`my_custom_script.py:my_func`] Not available in this build"),
+                  "`my_custom_script.py:my_func`] When using a data loader script, this specifies the name of the "
+                  "function that loads data. Defaults to `load_data`."),
     };
 }
 
 void DataLoaderArgs::parse(const ParsedArgs& args) {
-    if (args.has("data_loader_script") || args.has("data_loader_func_name"))
-        throw UnsupportedError(
-            "--data-loader-script is not available in this build (it runs Python code). Save the inputs to a JSON "
-            "file (for example with Polygraphy's --save-inputs) and use --load-inputs instead");
+    // Python is loaded only for these flags (polygraphy/tools/python_hooks.h).
+    script_loader_ = {};
+    if (const auto script = python_hooks::script_function_argument(args, "--data-loader-script",
+                                                                   "--data-loader-func-name", "load_data"))
+        script_loader_ =
+            python_hooks::bridge("--data-loader-script").data_loader_from_script(script->path, script->function);
     if (args.value("data_loader_backend_module") == std::optional<std::string>("torch"))
-        throw UnsupportedError(
-            "--data-loader-backend-module torch is not available in this build (PyTorch is not "
-            "available); use numpy");
+        python_hooks::bridge("--data-loader-backend-module torch").require_module("torch");
 
     options_ = DataLoader::Options{};
     if (auto seed = args.value("seed")) {
@@ -121,7 +127,7 @@ void DataLoaderArgs::parse(const ParsedArgs& args) {
     if (const auto* model = group<ModelArgs>()) options_.input_metadata = model->input_shapes();
 
     load_inputs_paths_ = args.values("load_inputs_paths");
-    if (!load_inputs_paths_.empty()) {
+    if (!load_inputs_paths_.empty() || script_loader_) {
         for (const char* dest : {"seed", "int_min", "int_max", "float_min", "float_max", "val_range", "iterations"}) {
             if (!args.has(dest)) continue;
             std::string flag = std::string("--") + dest;
@@ -135,7 +141,7 @@ void DataLoaderArgs::parse(const ParsedArgs& args) {
 }
 
 DataLoaderJob DataLoaderArgs::data_loader_job() const {
-    return DataLoaderJob{options_, load_inputs_paths_};
+    return DataLoaderJob{options_, load_inputs_paths_, script_loader_};
 }
 
 DataLoaderFn DataLoaderArgs::get_data_loader() const {

@@ -13,9 +13,10 @@ namespace polygraphy::tools {
 
 /// `--seed N`, `--val-range [name:][min,max]...`, `--int-min/--int-max/--float-min/--float-max`
 /// (deprecated, with a warning; they set the range of integer/float inputs), `--iterations/--iters N`,
-/// `--data-loader-backend-module {numpy,torch}` (torch refused), `--load-inputs/--load-input-data
-/// PATH...` (mutually exclusive with `--data-loader-script`, which this build refuses; generator
-/// options given alongside are ignored with a warning, as in Polygraphy).
+/// `--data-loader-backend-module {numpy,torch}` (torch: the same values; needs the Python bridge and
+/// PyTorch), `--load-inputs/--load-input-data PATH...` or `--data-loader-script file.py[:func]`
+/// (mutually exclusive; run through the Python bridge, polygraphy/tools/python_hooks.h; generator
+/// options given alongside either are ignored with a warning, as in Polygraphy).
 /// Uses ModelArgs' --input-shapes (when present) for generated data.
 class DataLoaderArgs : public ArgGroup {
 public:
@@ -32,8 +33,8 @@ public:
     DataLoaderJob data_loader_job() const;
     /// build_data_loader(data_loader_job()): input files are read now (PolygraphyException when unreadable).
     DataLoaderFn get_data_loader() const;
-    /// True unless --load-inputs was given.
-    bool is_using_random_data() const { return load_inputs_paths_.empty(); }
+    /// True unless --load-inputs or --data-loader-script was given.
+    bool is_using_random_data() const { return load_inputs_paths_.empty() && !script_loader_; }
 
     /// Settings of the random generator.
     const DataLoader::Options& generator_options() const { return options_; }
@@ -43,6 +44,7 @@ public:
 private:
     DataLoader::Options options_;
     std::vector<std::string> load_inputs_paths_;
+    DataLoaderFn script_loader_;  // --data-loader-script's loader, or empty
 };
 
 }  // namespace polygraphy::tools
