@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/tensor.h"
 
 namespace polygraphy::fuzz {
 
@@ -73,3 +74,19 @@ inline const std::string& scratch_dir() {
     do {                                                                                   \
         if (!(condition)) ::polygraphy::fuzz::check_failed(#condition, __FILE__, __LINE__); \
     } while (0)
+
+namespace polygraphy::fuzz {
+
+/// Reads every byte of a tensor (or counts its strings), so that the sanitizers see a buffer, or a
+/// view of a file mapping, that is too small.
+inline void touch(const Tensor& tensor) {
+    if (tensor.dtype() == DataType::kString) {
+        FUZZ_CHECK(tensor.strings().size() == static_cast<std::size_t>(tensor.numel()));
+        return;
+    }
+    volatile uint8_t sink = 0;
+    const auto* bytes = static_cast<const uint8_t*>(tensor.data());
+    for (std::size_t i = 0; i < tensor.nbytes(); ++i) sink = sink ^ bytes[i];
+}
+
+}  // namespace polygraphy::fuzz

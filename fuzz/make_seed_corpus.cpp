@@ -5,6 +5,8 @@
 //                 and version 2.0 / 3.0 files (headers written here, as numpy writes them)
 //   run_results   RunResults::save and save_inputs files of several dtypes, and a RunResults with
 //                 plain ndarrays (not LazyArray), written with json::Writer
+//   npz           npz::save_results and save_inputs archives, one with ZIP64 fields throughout, and a
+//                 numpy.savez-style archive of top-level members (ArchiveWriter)
 //   tensor_proto  tensor_to_proto of every dtype, typed-field encodings (float_data, int32_data...),
 //                 external-data, segment and weightless tensors
 //   onnx_model    models built with tests/support/model_builder.h: dynamic shapes, initializers
@@ -20,12 +22,15 @@
 #include <string>
 #include <vector>
 
+#include <stdlib.h>
+
 #include "model_builder.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/base64.h"
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/npy.h"
+#include "polygraphy/common/npz.h"
 #include "polygraphy/common/run_results.h"
 
 using namespace polygraphy;
@@ -134,7 +139,8 @@ void write_base64(const fs::path& dir) {
     write(dir / "npy_str", base64::encode(npy::save(strings({2}, {"x", "yz"}))));
 }
 
-void write_run_results(const fs::path& dir) {
+// Results of two runners (one with '/' and ':' in its name), several dtypes, a runtime left out.
+RunResults sample_results() {
     RunResults results;
     IterationResult first;
     first.runner_name = "onnxrt-runner-N0-07/15/24-12:00:00";
@@ -151,14 +157,22 @@ void write_run_results(const fs::path& dir) {
     other.runtime = 1e-05;
     other.outputs.set("f32", ramp(DataType::kFloat32, {2, 3}));
     results.add({other}, other.runner_name);
-    results.save((dir / "run_results.json").string());
-    RunResults{}.save((dir / "empty_run_results.json").string());
+    return results;
+}
 
+// Two iterations of inputs, the second with fewer tensors.
+InputList sample_inputs() {
     InputList inputs(2);
     inputs[0].set("x", ramp(DataType::kFloat32, {1, 1, 2, 2}));
     inputs[0].set("ids", ramp(DataType::kInt32, {3}));
     inputs[1].set("x", ramp(DataType::kFloat32, {1, 1, 2, 2}));
-    save_inputs(inputs, (dir / "inputs.json").string());
+    return inputs;
+}
+
+void write_run_results(const fs::path& dir) {
+    sample_results().save((dir / "run_results.json").string());
+    RunResults{}.save((dir / "empty_run_results.json").string());
+    save_inputs(sample_inputs(), (dir / "inputs.json").string());
 
     // Outputs as plain ndarrays (older Polygraphy files), one string with an escape, compact layout.
     std::string text;
@@ -169,6 +183,28 @@ void write_run_results(const fs::path& dir) {
     writer.end_object().end_array().end_array().end_array().key("polygraphy_class").value("RunResults").end_object();
     writer.finish();
     write(dir / "ndarray_run_results.json", text);
+}
+
+void write_npz(const fs::path& dir) {
+    RunResults results = sample_results();
+    IterationResult dots;  // an output named only with dots (written %2E%2E) and an empty one
+    dots.runner_name = "runner with %";
+    dots.outputs.set("..", ramp(DataType::kFloat16, {2}));
+    dots.outputs.set("f32_empty", Tensor(DataType::kFloat32, {0, 3}));
+    results.add({dots}, dots.runner_name);
+    npz::save_results(results, (dir / "results.npz").string());
+    npz::save_inputs(sample_inputs(), (dir / "inputs.npz").string());
+
+    // Every size and offset as a ZIP64 field.
+    setenv("POLYGRAPHY_ZIP64_THRESHOLD", "1", 1);
+    npz::save_inputs(sample_inputs(), (dir / "inputs_zip64.npz").string());
+    unsetenv("POLYGRAPHY_ZIP64_THRESHOLD");
+
+    // numpy.savez(f, x=..., y=...): top-level members, no polygraphy.json.
+    npz::ArchiveWriter savez((dir / "savez.npz").string());
+    savez.add_tensor("x.npy", ramp(DataType::kFloat64, {2, 2}));
+    savez.add_tensor("y.npy", ramp(DataType::kUInt8, {3}));
+    savez.finish();
 }
 
 void write_tensor_protos(const fs::path& dir) {
@@ -341,9 +377,14 @@ int main(int argc, char** argv) {
     try {
         const fs::path root(argv[1]);
         const std::vector<std::pair<std::string, void (*)(const fs::path&)>> targets = {
-            {"base64", write_base64},   {"npy", write_npy},           {"run_results", write_run_results},
-            {"tensor_proto", write_tensor_protos}, {"onnx_model", write_models},
-            {"cli_value_spec", write_cli_value_specs}, {"cli_args", write_cli_args}};
+            {"base64", write_base64},
+            {"npy", write_npy},
+            {"run_results", write_run_results},
+            {"npz", write_npz},
+            {"tensor_proto", write_tensor_protos},
+            {"onnx_model", write_models},
+            {"cli_value_spec", write_cli_value_specs},
+            {"cli_args", write_cli_args}};
         for (const auto& [name, writer] : targets) {
             fs::create_directories(root / name);
             writer(root / name);

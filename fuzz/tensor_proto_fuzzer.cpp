@@ -48,16 +48,6 @@ std::optional<Tensor> try_decode(const onnx::TensorProto& proto) {
     }
 }
 
-void touch(const Tensor& tensor) {
-    if (tensor.dtype() == DataType::kString) {
-        FUZZ_CHECK(tensor.strings().size() == static_cast<std::size_t>(tensor.numel()));
-        return;
-    }
-    volatile uint8_t sink = 0;
-    const auto* bytes = static_cast<const uint8_t*>(tensor.data());
-    for (std::size_t i = 0; i < tensor.nbytes(); ++i) sink = sink ^ bytes[i];
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -71,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     if (proto.ParseFromArray(data, static_cast<int>(size))) {
         tensor = try_decode(proto);
         if (tensor) {
-            touch(*tensor);
+            polygraphy::fuzz::touch(*tensor);
             // Round trip through raw_data (string_data for strings).
             const onnx::TensorProto encoded = tensor_to_proto(*tensor, proto.name());
             const std::optional<Tensor> decoded = try_decode(encoded);
@@ -85,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     try {
         std::string name;
         const Tensor from_file = tensor_from_pb_file(path, &name);
-        touch(from_file);
+        polygraphy::fuzz::touch(from_file);
         if (tensor) FUZZ_CHECK(from_file.equals(*tensor) && name == proto.name());
     } catch (const PolygraphyException&) {
     }

@@ -1,6 +1,8 @@
 #include "polygraphy/common/file_io.h"
 
 #include <cerrno>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -222,6 +224,18 @@ void MappedFile::release_before(const char* pointer) {
     if (end <= released_) return;
     madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
     released_ = end;
+}
+
+std::optional<uint64_t> byte_count_from_environment(const char* variable, uint64_t max) {
+    const char* text = std::getenv(variable);
+    if (!text || !*text) return std::nullopt;
+    uint64_t bytes = 0;
+    const char* end = text + std::strlen(text);
+    const auto [ptr, error] = std::from_chars(text, end, bytes);
+    if (error != std::errc() || ptr != end || bytes == 0 || bytes > max)
+        throw PolygraphyException(
+            fmt::format("{} must be a number of bytes from 1 to {}, not '{}'", variable, max, text));
+    return bytes;
 }
 
 }  // namespace polygraphy

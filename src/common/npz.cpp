@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
-#include <cstring>
 #include <set>
 #include <tuple>
 
@@ -126,15 +124,7 @@ std::optional<std::size_t> parse_iteration(std::string_view text) {
 }  // namespace
 
 uint64_t zip64_threshold() {
-    const char* text = std::getenv(kThresholdVariable);
-    if (!text || !*text) return kMax32;
-    uint64_t bytes = 0;
-    const char* end = text + std::strlen(text);
-    const auto [ptr, error] = std::from_chars(text, end, bytes);
-    if (error != std::errc() || ptr != end || bytes == 0 || bytes > kMax32)
-        throw PolygraphyException(
-            fmt::format("{} must be a number of bytes from 1 to {}, not '{}'", kThresholdVariable, kMax32, text));
-    return bytes;
+    return byte_count_from_environment(kThresholdVariable, kMax32).value_or(kMax32);
 }
 
 bool is_npz_path(const std::string& path) {
@@ -750,9 +740,10 @@ private:
             found->second[std::get<1>(placed.key)].push_back(&placed);
         }
         RunResults results;
-        for (const auto& [runner, by_index] : runners) {
+        for (const auto& entry : runners) {
+            const std::string& runner = entry.first;  // not a structured binding: clang 14 cannot capture one
             std::vector<IterationResult> iterations;
-            check_iterations(runner, by_index, [&](const std::vector<const Placed*>& placed) {
+            check_iterations(runner, entry.second, [&](const std::vector<const Placed*>& placed) {
                 IterationResult iteration;
                 iteration.runner_name = runner;
                 for (const Placed* tensor : placed)

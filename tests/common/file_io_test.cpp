@@ -1,9 +1,12 @@
 #include "polygraphy/common/file_io.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <gmock/gmock.h>
@@ -142,6 +145,35 @@ TEST(FileIo, MappedFileViewsTheContentsAndSurvivesRelease) {
     MappedFile empty(dir.file("empty.txt"));
     EXPECT_EQ(empty.size(), 0u);
     EXPECT_EQ(empty.view(), "");
+}
+
+// The parser behind POLYGRAPHY_ZIP64_THRESHOLD and POLYGRAPHY_ONNX_SIZE_LIMIT: unset or empty means
+// the default; anything but digits from 1 to the maximum is one clear line naming the variable.
+TEST(FileIo, ByteCountFromEnvironmentAcceptsOnlyDigitsInRange) {
+    constexpr const char* kVariable = "POLYGRAPHY_TEST_BYTE_COUNT";
+    unsetenv(kVariable);
+    EXPECT_EQ(byte_count_from_environment(kVariable, 100), std::nullopt);
+    setenv(kVariable, "", 1);
+    EXPECT_EQ(byte_count_from_environment(kVariable, 100), std::nullopt);
+    setenv(kVariable, "1", 1);
+    EXPECT_EQ(byte_count_from_environment(kVariable, 100), 1u);
+    setenv(kVariable, "100", 1);
+    EXPECT_EQ(byte_count_from_environment(kVariable, 100), 100u);
+    setenv(kVariable, "18446744073709551615", 1);
+    EXPECT_EQ(byte_count_from_environment(kVariable, UINT64_MAX), UINT64_MAX);
+
+    for (const char* bad : {"12abc", "abc", "-5", "+5", " 5", "5 ", "0", "101", "1e3", "0x10", "18446744073709551616",
+                            "99999999999999999999999999"}) {
+        setenv(kVariable, bad, 1);
+        try {
+            byte_count_from_environment(kVariable, 100);
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        } catch (const PolygraphyException& error) {
+            EXPECT_EQ(std::string(error.what()),
+                      std::string(kVariable) + " must be a number of bytes from 1 to 100, not '" + bad + "'");
+        }
+    }
+    unsetenv(kVariable);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
-// File helpers: atomic writes, whole-file reads.
+// File helpers: atomic writes, whole-file reads, and the byte counts (sizes, limits) read from the
+// environment.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <cstddef>
 
 namespace polygraphy {
 
@@ -49,6 +52,11 @@ private:
     std::FILE* out_ = nullptr;
     std::size_t size_ = 0;
 };
+
+/// The number of bytes in the environment variable `variable`: nullopt when it is unset or empty,
+/// else a decimal number from 1 to `max` (digits only: no sign, space or suffix), read on each call.
+/// PolygraphyException "<variable> must be a number of bytes from 1 to <max>, not '<value>'" otherwise.
+std::optional<uint64_t> byte_count_from_environment(const char* variable, uint64_t max);
 
 /// Reads a whole file; PolygraphyException naming the path when it cannot be opened or read.
 std::string read_file(const std::string& path);

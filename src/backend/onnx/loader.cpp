@@ -7,10 +7,7 @@
 #include "polygraphy/backend/onnx/functions.h"
 
 #include <atomic>
-#include <charconv>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -263,15 +260,8 @@ void write_model(const onnx::ModelProto& model, const std::string& path) {
 
 std::size_t onnx_size_limit() {
     if (const std::size_t set = g_size_limit.load()) return set;
-    const char* text = std::getenv(kSizeLimitVariable);
-    if (!text || !*text) return kProtobufLimit;
-    uint64_t bytes = 0;
-    const char* end = text + std::strlen(text);
-    const auto [ptr, ec] = std::from_chars(text, end, bytes);
-    if (ec != std::errc() || ptr != end || bytes == 0 || bytes > kProtobufLimit)
-        throw PolygraphyException(std::string(kSizeLimitVariable) + " must be a number of bytes from 1 to " +
-                                  std::to_string(kProtobufLimit) + ", not " + in_quotes(text));
-    return static_cast<std::size_t>(bytes);
+    return static_cast<std::size_t>(
+        byte_count_from_environment(kSizeLimitVariable, kProtobufLimit).value_or(kProtobufLimit));
 }
 
 void set_onnx_size_limit(std::size_t bytes) {
