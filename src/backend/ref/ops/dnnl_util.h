@@ -103,9 +103,11 @@ public:
     explicit FusedActivation(const NodeInfo& node);
 
     bool active() const { return kind_ != Kind::kNone; }
+    /// Which activation (kNone when nothing was folded).
     Kind kind() const { return kind_; }
-    /// Clip's bounds (meaningful for Kind::kClip only).
+    /// Clip's lower bound (meaningful for Kind::kClip only).
     float clip_min() const { return min_; }
+    /// Clip's upper bound (meaningful for Kind::kClip only).
     float clip_max() const { return max_; }
     /// Appends the matching eltwise post-op.
     void append_to(dnnl::post_ops& ops) const;
