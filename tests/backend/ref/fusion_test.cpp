@@ -1,5 +1,6 @@
 // Activation folding (src/backend/ref/fusion.cpp): which patterns fold into the convolution, which
 // must not, and that folded and unfolded sessions compute the same values.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -281,6 +282,76 @@ TEST(Fusion, ActivationsFoldIntoGemmAndMatMulWithFloatWeightsOnly) {
         // numpy: np.maximum([[1, 1], [2, 0]] @ [[1, -2], [3, -4]], 0) = [[4, 0], [2, 0]]
         EXPECT_EQ(std::vector<int32_t>(y.data_as<int32_t>(), y.data_as<int32_t>() + 4),
                   (std::vector<int32_t>{4, 0, 2, 0}));
+    }
+}
+
+// A depthwise convolution (one channel per group) runs in the runtime's own kernel, which applies a
+// folded Relu, Clip or SiLU as it stores each vector of sums (a GELU as a pass after it). Inputs
+// span +-60 so that SiLU's exp meets its clamped range, and NaN goes where Relu/Clip map it.
+TEST(Fusion, ActivationsFoldIntoTheDepthwiseKernelAsWrittenOrAsDocumentedForNaN) {
+    const Shape x_shape{1, 8, 13, 13};
+    for (const std::string activation : {"Relu", "Clip", "Silu", "Gelu"}) {
+        for (int64_t stride : {1, 2}) {
+            for (bool mark_conv_output : {false, true}) {
+                ModelBuilder builder(20);
+                builder.input("x", DataType::kFloat32, x_shape);
+                builder.initializer("w", random_tensor({8, 1, 3, 3}, 1));
+                builder.initializer("b", random_tensor({8}, 2));
+                auto& conv = builder.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+                set_attr(conv, "group", int64_t{8});
+                set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+                set_attr(conv, "strides", std::vector<int64_t>{stride, stride});
+                builder.initializer("lo", scalar(-0.5f));
+                builder.initializer("hi", scalar(6.0f));
+                Names expected_order{"conv"};
+                if (activation == "Silu") {
+                    builder.node("Sigmoid", {"c"}, {"s"}, "sigmoid");
+                    builder.node("Mul", {"c", "s"}, {"y"}, "mul");
+                    if (mark_conv_output) expected_order = {"conv", "sigmoid", "mul"};
+                } else {
+                    builder.node(activation, activation == "Clip" ? Names{"c", "lo", "hi"} : Names{"c"}, {"y"}, "act");
+                    if (mark_conv_output) expected_order = {"conv", "act"};
+                }
+                const int64_t out = (13 + 2 - 3) / stride + 1;
+                builder.output("y", DataType::kFloat32, Shape{1, 8, out, out});
+                if (mark_conv_output) builder.output("c", DataType::kFloat32, Shape{1, 8, out, out});
+                const OnnxModel model = builder.build();
+                Tensor x = random_tensor(x_shape, 3, -60.0f, 60.0f);
+                x.data_as<float>()[14] = std::numeric_limits<float>::quiet_NaN();  // reaches y[0] at both strides
+                const Session folded(*model, with_fusion(true));
+                ASSERT_EQ(folded.execution_order(), expected_order) << activation << " stride " << stride;
+                const TensorMap a = folded.run({{"x", x}});
+                const TensorMap b = Session(*model, with_fusion(false)).run({{"x", x}});
+                const Tensor &y = a.at("y"), &written = b.at("y");
+                ASSERT_EQ(y.shape(), written.shape());
+                // A folded Relu/Clip maps NaN to its lower bound; everything else keeps it.
+                const bool nan_mapped = !mark_conv_output && (activation == "Relu" || activation == "Clip");
+                const float lower_bound = activation == "Relu" ? 0.0f : -0.5f;
+                ASSERT_TRUE(std::isnan(written.data_as<float>()[0]));
+                for (int64_t i = 0; i < y.numel(); ++i) {
+                    const float got = y.data_as<float>()[i], expected = written.data_as<float>()[i];
+                    if (std::isnan(expected)) {
+                        if (nan_mapped)
+                            EXPECT_EQ(got, lower_bound) << activation << "[" << i << "]";
+                        else
+                            EXPECT_TRUE(std::isnan(got)) << activation << "[" << i << "]";
+                        continue;
+                    }
+                    // SiLU (exp within a few ulps) and GELU: kFoldedLinearTolerance, relative above 1
+                    const double tolerance = activation == "Silu" || activation == "Gelu"
+                                                 ? kFoldedLinearTolerance * std::max(1.0f, std::abs(expected))
+                                                 : 0.0;
+                    EXPECT_NEAR(got, expected, tolerance) << activation << "[" << i << "]";
+                }
+                if (mark_conv_output) {  // the convolution's own output, as written
+                    const Tensor &c = a.at("c"), &c_written = b.at("c");
+                    for (int64_t i = 0; i < c.numel(); ++i) {
+                        const float got = c.data_as<float>()[i], expected = c_written.data_as<float>()[i];
+                        EXPECT_TRUE(got == expected || (std::isnan(got) && std::isnan(expected))) << "c[" << i << "]";
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -4,6 +4,9 @@
 // float64, more than 3 spatial dims and shapes oneDNN refuses take a plain reference loop.
 // DeformConv (2-D) samples X bilinearly per tap and sums directly in double.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,40 +83,41 @@ void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias,
     const int64_t in_size = sizes.in_size, out_size = sizes.out_size, taps_count = sizes.taps_count;
     const int64_t cg = sizes.cg, mg = sizes.mg;
     const auto taps = kernel_taps(g.kernel);
-    onednn::parallel_for(p.batch * p.out_channels, num_threads, out_size * cg * taps_count, [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> out_index(rank);
-        std::vector<int64_t> in_index(rank);
-        for (int64_t nm = begin; nm < end; ++nm) {
-            const int64_t n = nm / p.out_channels;
-            const int64_t m = nm % p.out_channels;
-            const int64_t group = m / mg;
-            T* y_plane = y + nm * out_size;
-            for (int64_t o = 0; o < out_size; ++o) {
-                int64_t rest = o;
-                for (std::size_t d = rank; d-- > 0;) {
-                    out_index[d] = rest % g.output[d];
-                    rest /= g.output[d];
-                }
-                double acc = bias != nullptr ? static_cast<double>(bias[m]) : 0.0;
-                for (int64_t t = 0; t < taps_count; ++t) {
-                    int64_t offset = 0;
-                    bool inside = true;
-                    for (std::size_t d = 0; d < rank && inside; ++d) {
-                        in_index[d] = out_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
-                        inside = in_index[d] >= 0 && in_index[d] < g.input[d];
-                        offset = offset * g.input[d] + in_index[d];
+    onednn::parallel_for(
+        p.batch * p.out_channels, num_threads, out_size * cg * taps_count, [&](int64_t begin, int64_t end) {
+            std::vector<int64_t> out_index(rank);
+            std::vector<int64_t> in_index(rank);
+            for (int64_t nm = begin; nm < end; ++nm) {
+                const int64_t n = nm / p.out_channels;
+                const int64_t m = nm % p.out_channels;
+                const int64_t group = m / mg;
+                T* y_plane = y + nm * out_size;
+                for (int64_t o = 0; o < out_size; ++o) {
+                    int64_t rest = o;
+                    for (std::size_t d = rank; d-- > 0;) {
+                        out_index[d] = rest % g.output[d];
+                        rest /= g.output[d];
                     }
-                    if (!inside) continue;
-                    for (int64_t c = 0; c < cg; ++c) {
-                        const T xv = x[((n * p.in_channels) + group * cg + c) * in_size + offset];
-                        const T wv = w[(m * cg + c) * taps_count + t];
-                        acc += static_cast<double>(xv) * static_cast<double>(wv);
+                    double acc = bias != nullptr ? static_cast<double>(bias[m]) : 0.0;
+                    for (int64_t t = 0; t < taps_count; ++t) {
+                        int64_t offset = 0;
+                        bool inside = true;
+                        for (std::size_t d = 0; d < rank && inside; ++d) {
+                            in_index[d] = out_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
+                            inside = in_index[d] >= 0 && in_index[d] < g.input[d];
+                            offset = offset * g.input[d] + in_index[d];
+                        }
+                        if (!inside) continue;
+                        for (int64_t c = 0; c < cg; ++c) {
+                            const T xv = x[((n * p.in_channels) + group * cg + c) * in_size + offset];
+                            const T wv = w[(m * cg + c) * taps_count + t];
+                            acc += static_cast<double>(xv) * static_cast<double>(wv);
+                        }
                     }
+                    y_plane[o] = static_cast<T>(acc);
                 }
-                y_plane[o] = static_cast<T>(acc);
             }
-        }
-    });
+        });
 }
 
 template <typename T>
@@ -125,42 +129,44 @@ void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, cons
     const int64_t in_size = sizes.in_size, out_size = sizes.out_size, taps_count = sizes.taps_count;
     const int64_t cg = sizes.cg, mg = sizes.mg;
     const auto taps = kernel_taps(g.kernel);
-    onednn::parallel_for(p.batch * p.out_channels, num_threads, in_size * cg * taps_count, [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> in_index(rank);
-        std::vector<double> acc(static_cast<std::size_t>(out_size));
-        for (int64_t nm = begin; nm < end; ++nm) {
-            const int64_t n = nm / p.out_channels;
-            const int64_t m = nm % p.out_channels;
-            const int64_t group = m / mg;
-            const int64_t m_in_group = m % mg;
-            std::fill(acc.begin(), acc.end(), bias != nullptr ? static_cast<double>(bias[m]) : 0.0);
-            for (int64_t c = 0; c < cg; ++c) {
-                const int64_t channel = group * cg + c;
-                const T* x_plane = x + (n * p.in_channels + channel) * in_size;
-                const T* w_taps = w + (channel * mg + m_in_group) * taps_count;
-                for (int64_t i = 0; i < in_size; ++i) {
-                    int64_t rest = i;
-                    for (std::size_t d = rank; d-- > 0;) {
-                        in_index[d] = rest % g.input[d];
-                        rest /= g.input[d];
-                    }
-                    const double xv = static_cast<double>(x_plane[i]);
-                    for (int64_t t = 0; t < taps_count; ++t) {
-                        int64_t offset = 0;
-                        bool inside = true;
-                        for (std::size_t d = 0; d < rank && inside; ++d) {
-                            const int64_t pos = in_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
-                            inside = pos >= 0 && pos < g.output[d];
-                            offset = offset * g.output[d] + pos;
+    onednn::parallel_for(
+        p.batch * p.out_channels, num_threads, in_size * cg * taps_count, [&](int64_t begin, int64_t end) {
+            std::vector<int64_t> in_index(rank);
+            std::vector<double> acc(static_cast<std::size_t>(out_size));
+            for (int64_t nm = begin; nm < end; ++nm) {
+                const int64_t n = nm / p.out_channels;
+                const int64_t m = nm % p.out_channels;
+                const int64_t group = m / mg;
+                const int64_t m_in_group = m % mg;
+                std::fill(acc.begin(), acc.end(), bias != nullptr ? static_cast<double>(bias[m]) : 0.0);
+                for (int64_t c = 0; c < cg; ++c) {
+                    const int64_t channel = group * cg + c;
+                    const T* x_plane = x + (n * p.in_channels + channel) * in_size;
+                    const T* w_taps = w + (channel * mg + m_in_group) * taps_count;
+                    for (int64_t i = 0; i < in_size; ++i) {
+                        int64_t rest = i;
+                        for (std::size_t d = rank; d-- > 0;) {
+                            in_index[d] = rest % g.input[d];
+                            rest /= g.input[d];
                         }
-                        if (inside) acc[static_cast<std::size_t>(offset)] += xv * static_cast<double>(w_taps[t]);
+                        const double xv = static_cast<double>(x_plane[i]);
+                        for (int64_t t = 0; t < taps_count; ++t) {
+                            int64_t offset = 0;
+                            bool inside = true;
+                            for (std::size_t d = 0; d < rank && inside; ++d) {
+                                const int64_t pos =
+                                    in_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
+                                inside = pos >= 0 && pos < g.output[d];
+                                offset = offset * g.output[d] + pos;
+                            }
+                            if (inside) acc[static_cast<std::size_t>(offset)] += xv * static_cast<double>(w_taps[t]);
+                        }
                     }
                 }
+                T* y_plane = y + nm * out_size;
+                for (int64_t o = 0; o < out_size; ++o) y_plane[o] = static_cast<T>(acc[static_cast<std::size_t>(o)]);
             }
-            T* y_plane = y + nm * out_size;
-            for (int64_t o = 0; o < out_size; ++o) y_plane[o] = static_cast<T>(acc[static_cast<std::size_t>(o)]);
-        }
-    });
+        });
 }
 
 // ---- depthwise (direct, NCHW) ---------------------------------------------------------------------
@@ -195,11 +201,82 @@ typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
 #define POLYGRAPHY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 
-/// acc[i] = bias + sum over t < taps of w[t] * src[t][i], for i < n. Blocks of 64 outputs (eight
-/// vectors) stay in registers while every tap is added, so acc is written once (compiled for
-/// AVX-512/AVX2 too).
-POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(
-    const float* const* src, const float* w, int64_t taps, float bias, float* acc, int64_t n) {
+/// The activation folded into a depthwise convolution, applied to each vector of sums before it is
+/// stored, so that it costs no pass over memory. Relu is Clip(0, +inf). GELU is not here: it runs
+/// as a pass over the output after the kernel.
+struct DepthwiseActivation {
+    enum class Kind { kNone, kClip, kSilu };
+    Kind kind = Kind::kNone;
+    float lo = 0.0f, hi = 0.0f;
+
+    /// The store-time form of `activation`, or nullopt where it has none (GELU).
+    static std::optional<DepthwiseActivation> of(const onednn::FusedActivation& activation) {
+        using Fused = onednn::FusedActivation::Kind;
+        switch (activation.kind()) {
+            case Fused::kNone:
+                return DepthwiseActivation{};
+            case Fused::kRelu:
+                return DepthwiseActivation{Kind::kClip, 0.0f, std::numeric_limits<float>::infinity()};
+            case Fused::kClip:
+                return DepthwiseActivation{Kind::kClip, activation.clip_min(), activation.clip_max()};
+            case Fused::kSilu:
+                return DepthwiseActivation{Kind::kSilu};
+            case Fused::kGelu:
+                break;
+        }
+        return std::nullopt;
+    }
+};
+
+// The helpers below work on vectors in place and are always inlined: so they are compiled for the
+// AVX-512/AVX2 clones that call them, and no vector is passed by value (its ABI differs per target).
+
+/// t = exp(t) per lane (Cephes' expf: t = n ln2 + r, a degree-6 polynomial in r, then 2^n through
+/// the exponent bits), within ~2 ulps; t is clamped to [-87, 88] first, so the result is finite.
+__attribute__((always_inline)) inline void exp_in_place(Float8Lanes& t) {
+    using V = Float8Lanes;
+    typedef int32_t Int8Lanes __attribute__((vector_size(32), aligned(4)));
+    t = t > -87.0f ? t : V{} - 87.0f;  // a NaN becomes -87 here: SiLU keeps it through its numerator
+    t = t < 88.0f ? t : V{} + 88.0f;
+    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+    const V n = (t * 1.44269504088896341f + kRound) - kRound;
+    const V r = t - n * 0.693359375f + n * 2.12194440e-4f;  // ln 2 in two parts, so r stays exact
+    V p = V{} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    const Int8Lanes bits = (__builtin_convertvector(n, Int8Lanes) + 127) << 23;
+    V scale;
+    std::memcpy(&scale, &bits, sizeof(scale));
+    t = (p * r * r + r + 1.0f) * scale;
+}
+
+/// v = activation(v) per lane. Clip maps NaN to its lower bound (Relu: 0), as the oneDNN post-ops
+/// do; SiLU is x / (1 + exp(-x)), as oneDNN's swish.
+__attribute__((always_inline)) inline void activate_in_place(Float8Lanes& v, const DepthwiseActivation& activation) {
+    switch (activation.kind) {
+        case DepthwiseActivation::Kind::kNone:
+            return;
+        case DepthwiseActivation::Kind::kClip:
+            v = v > activation.lo ? v : Float8Lanes{} + activation.lo;
+            v = v < activation.hi ? v : Float8Lanes{} + activation.hi;
+            return;
+        case DepthwiseActivation::Kind::kSilu: {
+            Float8Lanes e = -v;
+            exp_in_place(e);
+            v = v / (e + 1.0f);
+            return;
+        }
+    }
+}
+
+/// acc[i] = activation(bias + sum over t < taps of w[t] * src[t][i]), for i < n. Blocks of 64
+/// outputs (eight vectors) stay in registers while every tap is added, so acc is written once
+/// (compiled for AVX-512/AVX2 too).
+POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(const float* const* src, const float* w, int64_t taps, float bias,
+                                                   const DepthwiseActivation& activation, float* acc, int64_t n) {
     using V = Float8Lanes;
     constexpr int kVectors = 8;
     constexpr int64_t kLanes = 8;
@@ -212,17 +289,23 @@ POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(
             const V wv = V{} + w[t];
             for (int k = 0; k < kVectors; ++k) b[k] += wv * *reinterpret_cast<const V*>(in + k * kLanes);
         }
-        for (int k = 0; k < kVectors; ++k) *reinterpret_cast<V*>(acc + i0 + k * kLanes) = b[k];
+        for (int k = 0; k < kVectors; ++k) {
+            activate_in_place(b[k], activation);
+            *reinterpret_cast<V*>(acc + i0 + k * kLanes) = b[k];
+        }
     }
     for (; i0 + kLanes <= n; i0 += kLanes) {
         V b0 = V{} + bias;
         for (int64_t t = 0; t < taps; ++t) b0 += (V{} + w[t]) * *reinterpret_cast<const V*>(src[t] + i0);
+        activate_in_place(b0, activation);
         *reinterpret_cast<V*>(acc + i0) = b0;
     }
     for (int64_t i = i0; i < n; ++i) {
         float sum = bias;
         for (int64_t t = 0; t < taps; ++t) sum += w[t] * src[t][i];
-        acc[i] = sum;
+        V lanes = V{} + sum;
+        activate_in_place(lanes, activation);  // the same arithmetic as the vectors
+        acc[i] = lanes[0];
     }
 }
 
@@ -232,9 +315,18 @@ POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(
 /// computed `qw` wide (the columns past out_w are discarded), is one contiguous multiply-add per tap.
 struct DepthwiseLayout {
     explicit DepthwiseLayout(const Geometry& g)
-        : in_h(g.input[0]), in_w(g.input[1]), out_h(g.output[0]), out_w(g.output[1]), k_h(g.kernel[0]),
-          k_w(g.kernel[1]), s_h(g.strides[0]), s_w(g.strides[1]), d_h(g.dilations[0]), d_w(g.dilations[1]),
-          pad_t(g.pad_begin[0]), pad_l(g.pad_begin[1]) {
+        : in_h(g.input[0]),
+          in_w(g.input[1]),
+          out_h(g.output[0]),
+          out_w(g.output[1]),
+          k_h(g.kernel[0]),
+          k_w(g.kernel[1]),
+          s_h(g.strides[0]),
+          s_w(g.strides[1]),
+          d_h(g.dilations[0]),
+          d_w(g.dilations[1]),
+          pad_t(g.pad_begin[0]),
+          pad_l(g.pad_begin[1]) {
         const int64_t padded_h = (out_h - 1) * s_h + (k_h - 1) * d_h + 1;
         const int64_t padded_w = (out_w - 1) * s_w + (k_w - 1) * d_w + 1;
         qh = (padded_h + s_h - 1) / s_h;
@@ -261,8 +353,9 @@ std::pair<int64_t, int64_t> valid_phase_range(int64_t shift, int64_t stride, int
 
 /// Computes one plane. `phases` holds zeros wherever the padded input is padding (they are never
 /// written, so they are zeroed once per scratch buffer); `sources` are the tap start points in it.
-void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias, float* y, float* phases,
-                     float* acc, const std::vector<const float*>& sources) {
+void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias,
+                     const DepthwiseActivation& activation, float* y, float* phases, float* acc,
+                     const std::vector<const float*>& sources) {
     for (int64_t a = 0; a < l.s_h; ++a) {
         const auto [r_begin, r_end] = valid_phase_range(a - l.pad_t, l.s_h, l.in_h, l.qh);
         for (int64_t b = 0; b < l.s_w; ++b) {
@@ -282,11 +375,12 @@ void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, f
             }
         }
     }
-    depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, acc, l.acc_count);
+    depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, activation, acc, l.acc_count);
     for (int64_t oh = 0; oh < l.out_h; ++oh) std::copy(acc + oh * l.qw, acc + oh * l.qw + l.out_w, y + oh * l.out_w);
 }
 
-void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias, float* y, int num_threads) {
+void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias,
+                    const DepthwiseActivation& activation, float* y, int num_threads) {
     const DepthwiseLayout l(p.geometry);
     const int64_t in_size = l.in_h * l.in_w;
     const int64_t out_size = l.out_h * l.out_w;
@@ -308,8 +402,8 @@ void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const 
         }
         for (int64_t nc = begin; nc < end; ++nc) {
             const int64_t c = nc % p.out_channels;
-            depthwise_plane(l, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f, y + nc * out_size,
-                            phases, acc, sources);
+            depthwise_plane(l, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f, activation,
+                            y + nc * out_size, phases, acc, sources);
         }
     });
 }
@@ -380,8 +474,8 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     const memory::desc dst_any =
         pointwise ? plan->dst_plain : memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any);
     const memory::desc weights_any(plan->weights_plain.dims(), memory::data_type::f32, memory::format_tag::any);
-    const memory::desc bias_desc = has_bias ? memory::desc({p.out_channels}, memory::data_type::f32, memory::format_tag::x)
-                                            : memory::desc();
+    const memory::desc bias_desc =
+        has_bias ? memory::desc({p.out_channels}, memory::data_type::f32, memory::format_tag::x) : memory::desc();
     memory::dims strides(g.strides.begin(), g.strides.end());
     memory::dims dilates;
     for (int64_t d : g.dilations) dilates.push_back(d - 1);
@@ -402,9 +496,9 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     std::string impl;
     try {
         if (p.transpose) {
-            dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                                   src_any, weights_any, bias_desc, dst_any, strides, dilates, pad_l,
-                                                   pad_r);
+            dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::deconvolution_direct, src_any, weights_any,
+                                                   bias_desc, dst_any, strides, dilates, pad_l, pad_r);
             dnnl::deconvolution_forward::primitive_desc pd(desc, attr, engine);
             plan->src = pd.src_desc();
             plan->weights = pd.weights_desc();
@@ -412,9 +506,9 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
             plan->primitive = dnnl::deconvolution_forward(pd);
             impl = pd.impl_info_str();
         } else {
-            dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                 src_any, weights_any, bias_desc, dst_any, strides, dilates, pad_l,
-                                                 pad_r);
+            dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::convolution_direct, src_any, weights_any, bias_desc,
+                                                 dst_any, strides, dilates, pad_l, pad_r);
             dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
             plan->src = pd.src_desc();
             plan->weights = pd.weights_desc();
@@ -426,14 +520,16 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
         return nullptr;  // e.g. negative end padding oneDNN does not take: the reference loop handles it
     }
     if (logger().enabled(Severity::kSuperVerbose)) {
-        logger().super_verbose("Node '" + node.name() + "' (" + node.op_type() + "): input " + shape_to_string(input_shape) +
-                               " runs on oneDNN " + impl);
+        logger().super_verbose("Node '" + node.name() + "' (" + node.op_type() + "): input " +
+                               shape_to_string(input_shape) + " runs on oneDNN " + impl);
     }
     plan->bias = bias_desc;
     plan->reorder_src = plan->src != plan->src_plain;
     plan->reorder_dst = plan->dst != plan->dst_plain;
-    if (plan->reorder_src) plan->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->src_plain, engine, plan->src));
-    if (plan->reorder_dst) plan->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->dst, engine, plan->dst_plain));
+    if (plan->reorder_src)
+        plan->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->src_plain, engine, plan->src));
+    if (plan->reorder_dst)
+        plan->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->dst, engine, plan->dst_plain));
     return plan;
 }
 
@@ -449,7 +545,9 @@ public:
             output_padding_ = node.attr_ints("output_padding");
             output_shape_attr_ = node.attr_ints("output_shape");
             for (int64_t v : output_padding_) {
-                if (v < 0) node.fail("attribute 'output_padding' must have values >= 0\nNote: output_padding = " + ints_to_string(output_padding_));
+                if (v < 0)
+                    node.fail("attribute 'output_padding' must have values >= 0\nNote: output_padding = " +
+                              ints_to_string(output_padding_));
             }
             const int64_t rank = attrs_.spatial_rank();
             if (rank >= 0 && !output_padding_.empty() && static_cast<int64_t>(output_padding_.size()) != rank) {
@@ -535,7 +633,8 @@ public:
 private:
     ConvProblem make_problem(const NodeInfo& node, const Shape& x_shape, const Shape& w_shape, const Tensor* b) const {
         if (x_shape.size() < 3) {
-            node.fail("input X must have rank >= 3 (N, C and spatial dims)\nNote: X shape = " + shape_to_string(x_shape));
+            node.fail("input X must have rank >= 3 (N, C and spatial dims)\nNote: X shape = " +
+                      shape_to_string(x_shape));
         }
         if (w_shape.size() != x_shape.size()) {
             node.fail("weight W must have the same rank as input X\nNote: X shape = " + shape_to_string(x_shape) +
@@ -553,8 +652,8 @@ private:
                       " does not match the weight's spatial dims " + ints_to_string(kernel));
         }
         if (p.in_channels % group_ != 0) {
-            node.fail("input channels (" + std::to_string(p.in_channels) + ") are not divisible by attribute 'group' (" +
-                      std::to_string(group_) + ")");
+            node.fail("input channels (" + std::to_string(p.in_channels) +
+                      ") are not divisible by attribute 'group' (" + std::to_string(group_) + ")");
         }
         if (transpose_) {
             if (w_shape[0] != p.in_channels) {
@@ -571,13 +670,13 @@ private:
             }
             p.out_channels = w_shape[0];
             if (p.out_channels % group_ != 0) {
-                node.fail("output channels (" + std::to_string(p.out_channels) + ") are not divisible by attribute 'group' (" +
-                          std::to_string(group_) + ")");
+                node.fail("output channels (" + std::to_string(p.out_channels) +
+                          ") are not divisible by attribute 'group' (" + std::to_string(group_) + ")");
             }
         }
         if (b != nullptr && (b->rank() != 1 || b->shape()[0] != p.out_channels)) {
-            node.fail("bias B must have shape (" + std::to_string(p.out_channels) + ",)\nNote: B shape = " +
-                      shape_to_string(b->shape()));
+            node.fail("bias B must have shape (" + std::to_string(p.out_channels) +
+                      ",)\nNote: B shape = " + shape_to_string(b->shape()));
         }
         if (transpose_) {
             resolve_transpose(node, spatial, kernel, p);
@@ -592,8 +691,8 @@ private:
 
     /// ConvTranspose sizes per the ONNX spec: explicit pads give the output size; output_shape (or
     /// SAME_* giving input * stride) gives the pads, the odd one at the end for SAME_UPPER.
-    void resolve_transpose(const NodeInfo& node, const std::vector<int64_t>& spatial, const std::vector<int64_t>& kernel,
-                           ConvProblem& p) const {
+    void resolve_transpose(const NodeInfo& node, const std::vector<int64_t>& spatial,
+                           const std::vector<int64_t>& kernel, ConvProblem& p) const {
         const std::size_t rank = spatial.size();
         const int64_t attr_rank = attrs_.spatial_rank();
         if (attr_rank >= 0 && static_cast<std::size_t>(attr_rank) != rank) {
@@ -612,8 +711,8 @@ private:
                 target.assign(output_shape_attr_.begin() + 2, output_shape_attr_.end());
             } else {
                 node.fail("attribute 'output_shape' has " + std::to_string(output_shape_attr_.size()) +
-                          " values but the input has " + std::to_string(rank) + " spatial dims\nNote: output_shape = " +
-                          ints_to_string(output_shape_attr_));
+                          " values but the input has " + std::to_string(rank) +
+                          " spatial dims\nNote: output_shape = " + ints_to_string(output_shape_attr_));
             }
         }
         Geometry& g = p.geometry;
@@ -628,7 +727,8 @@ private:
         g.output.assign(rank, 0);
         p.output_padding = output_padding_;
         if (p.output_padding.empty()) p.output_padding.assign(rank, 0);
-        const bool same = attrs_.auto_pad == window::AutoPad::kSameUpper || attrs_.auto_pad == window::AutoPad::kSameLower;
+        const bool same =
+            attrs_.auto_pad == window::AutoPad::kSameUpper || attrs_.auto_pad == window::AutoPad::kSameLower;
         for (std::size_t d = 0; d < rank; ++d) {
             const int64_t full = g.strides[d] * (spatial[d] - 1) + p.output_padding[d] + g.effective_kernel(d);
             if (!target.empty() || same) {
@@ -669,13 +769,14 @@ private:
         }
     }
 
-    void run_float(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b,
-                   Tensor& y, int threads) const {
+    void run_float(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor& w,
+                   const Tensor* b, Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
         if (is_plain_depthwise_2d(p)) {
+            const std::optional<DepthwiseActivation> at_store = DepthwiseActivation::of(activation_);
             depthwise_conv(p, x.data_as<float>(), w.data_as<float>(), b != nullptr ? b->data_as<float>() : nullptr,
-                           y.data_as<float>(), threads);
-            activation_.apply_in_place(y, threads);
+                           at_store.value_or(DepthwiseActivation{}), y.data_as<float>(), threads);
+            if (!at_store) activation_.apply_in_place(y, threads);
             return;
         }
         Shape key = x.shape();
@@ -683,7 +784,8 @@ private:
         key.push_back(b != nullptr ? 1 : 0);
         key.push_back(threads);
         onednn::ThreadScope scope(threads);
-        auto plan = cache_.get(key, [&] { return make_dnnl_plan(context_node, p, x.shape(), b != nullptr, activation_); });
+        auto plan =
+            cache_.get(key, [&] { return make_dnnl_plan(context_node, p, x.shape(), b != nullptr, activation_); });
         if (plan == nullptr) {
             run_reference<float>(p, x, w, b, y, threads);
             activation_.apply_in_place(y, threads);
@@ -697,9 +799,10 @@ private:
             src = packed;
         }
         dnnl::memory weights;
-        if (constant_weight_.defined() && constant_weight_.shape() == w.shape() && plan->weights != plan->weights_plain) {
-            weights = onednn::wrap_memory(plan->weights,
-                                          packed_weights_.get(plan->weights_plain, constant_weight_.data(), plan->weights));
+        if (constant_weight_.defined() && constant_weight_.shape() == w.shape() &&
+            plan->weights != plan->weights_plain) {
+            weights = onednn::wrap_memory(
+                plan->weights, packed_weights_.get(plan->weights_plain, constant_weight_.data(), plan->weights));
         } else if (plan->weights != plan->weights_plain) {
             weights = dnnl::memory(plan->weights, engine, onednn::thread_scratch(1, plan->weights.get_size()));
             dnnl::memory plain = onednn::wrap_memory(plan->weights_plain, w.data());
@@ -711,7 +814,8 @@ private:
         dnnl::memory dst = plan->reorder_dst
                                ? dnnl::memory(plan->dst, engine, onednn::thread_scratch(2, plan->dst.get_size()))
                                : dst_plain;
-        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+        std::unordered_map<int, dnnl::memory> args{
+            {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
         if (b != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data()));
         onednn::execute(plan->primitive, args);
         if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_plain}});

@@ -77,8 +77,10 @@ inline bool is_numeric_dtype(DataType dtype) {
         case DataType::kInt32:
         case DataType::kInt64:
         case DataType::kUInt32:
-        case DataType::kUInt64: return true;
-        default: return false;
+        case DataType::kUInt64:
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -101,6 +103,12 @@ public:
     explicit FusedActivation(const NodeInfo& node);
 
     bool active() const { return kind_ != Kind::kNone; }
+    /// Which activation (kNone when nothing was folded).
+    Kind kind() const { return kind_; }
+    /// Clip's lower bound (meaningful for Kind::kClip only).
+    float clip_min() const { return min_; }
+    /// Clip's upper bound (meaningful for Kind::kClip only).
+    float clip_max() const { return max_; }
     /// Appends the matching eltwise post-op.
     void append_to(dnnl::post_ops& ops) const;
     /// The activation of one value (reference paths).
@@ -222,7 +230,8 @@ A lane_fold(const T* x, int64_t n, A init, Map&& map, Combine&& combine) {
 /// Sum of x[0..n) in double (see lane_fold).
 template <typename T>
 double lane_sum(const T* x, int64_t n) {
-    return lane_fold<double>(x, n, 0.0, [](T v) { return static_cast<double>(v); }, [](double a, double b) { return a + b; });
+    return lane_fold<double>(
+        x, n, 0.0, [](T v) { return static_cast<double>(v); }, [](double a, double b) { return a + b; });
 }
 
 }  // namespace polygraphy::ref::onednn
