@@ -58,6 +58,10 @@ public:
         {
             py::module_ sys = py::module_::import("sys");
             sys.attr("path").attr("insert")(0, package_folder());
+            // The interpreter is never finalised, so block-buffered output (stdout to a pipe or file)
+            // would be lost at exit; line buffering also keeps a script's prints in order with the log.
+            for (const char* stream : {"stdout", "stderr"})
+                sys.attr(stream).attr("reconfigure")(py::arg("line_buffering") = true);
             // Registers the bound types (IterationResult, TensorMetadata) the conversions use.
             py::module_::import("polygraphy._core");
         }

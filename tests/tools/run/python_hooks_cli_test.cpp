@@ -77,6 +77,18 @@ TEST_F(RunPythonHooks, DataLoaderScriptFeedsEveryIteration) {
         EXPECT_THAT(testing::elements_of<float>(feeds[i].at("x")), ::testing::Each(i + 0.5f));
 }
 
+// The embedded interpreter is never finalised: a script's prints must still reach a pipe, in order
+// with the log, without PYTHONUNBUFFERED (which a developer's shell may set).
+TEST_F(RunPythonHooks, AScriptsPrintsReachAPipeInOrderWithTheLog) {
+    const std::string loader = script("loader.py", std::string(kTwoFeeds) + "print('script loaded')\n");
+    const std::string command =
+        "env -u PYTHONUNBUFFERED " + testing::shell_quote(testing::built_program("polygraphy")) + " run " +
+        testing::shell_quote(model_) + " --ref --data-loader-script " + testing::shell_quote(loader) + " 2>&1 | cat";
+    const CommandResult result = testing::run_command(command);
+    ASSERT_THAT(result.output, HasSubstr("script loaded")) << result.output;
+    EXPECT_LT(result.output.find("script loaded"), result.output.find("PASSED | Runtime")) << result.output;
+}
+
 TEST_F(RunPythonHooks, FunctionNameAfterAColonOrInTheDeprecatedFlag) {
     const std::string loader = script("loader.py", kTwoFeeds);
     for (const auto& args : std::vector<std::vector<std::string>>{
