@@ -118,8 +118,10 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
                   "(K, M, G: KiB, MiB, GiB). When the outputs of a run do not fit (--onnx-outputs mark all on a "
                   "large model), the graph is cut into slices of nodes: each runner runs each slice, fed by its own "
                   "earlier slices, and each slice is compared and freed before the next; the results of the "
-                  "comparison are the same. Defaults to the size of the "
-                  "model's weights, and at least 256M"),
+                  "comparison are the same (ONNX Runtime's per-session layout choices aside, see README). "
+                  "--save-outputs to an .npz is written slice by slice; to JSON, and with --load-outputs or "
+                  "--use-subprocess, every output is held at once. Defaults to the size of the model's weights, "
+                  "at least 256M and at least what the largest layer needs"),
         Option({"--model-explorer-node-data"})
             .metavar("FILE.json")
             .help("Write each compared output's maximum absolute error as Model Explorer per-node data (the first "
