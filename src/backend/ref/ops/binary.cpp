@@ -334,7 +334,7 @@ public:
             using T = typename decltype(tag)::type;
             constexpr bool supported = kind == Variadic::kMean ? kIsFloat<T> : kIsNumeric<T>;
             if constexpr (supported) {
-                Tensor y(inputs[0].dtype(), out);
+                Tensor y = Tensor::uninitialized(inputs[0].dtype(), out);  // input 0, broadcast, fills it
                 strided_copy(inputs[0], 0, out, broadcast_strides(inputs[0].shape(), out), y);
                 for (std::size_t i = 1; i < inputs.size(); ++i)
                     broadcast_accumulate(
@@ -386,7 +386,7 @@ public:
             node.fail(fmt::format("condition must be a bool tensor, but it is {}", dtype_name(cond.dtype())));
         require_same_dtype(node, x, y, "X and Y");
         const Shape out = broadcast_shapes(node, {cond.shape(), x.shape(), y.shape()});
-        Tensor result(x.dtype(), out);
+        Tensor result = Tensor::uninitialized(x.dtype(), out);
         StridedLoop<3> loop(out, {broadcast_strides(cond.shape(), out), broadcast_strides(x.shape(), out),
                                   broadcast_strides(y.shape(), out)});
         const bool* c = cond.data_as<bool>();

@@ -407,13 +407,14 @@ public:
 
         if (dtype == DataType::kFloat16 || dtype == DataType::kBFloat16) {
             const Tensor x32 = x.cast(DataType::kFloat32);
-            Tensor y32(DataType::kFloat32, out_shape);
+            Tensor y32 = Tensor::uninitialized(DataType::kFloat32, out_shape);
             int64_t* indices = allocate_indices(context, out_shape);
             run<float>(window, planes, x32, y32, indices, threads);
             context.set_output(0, y32.cast(dtype));
             return;
         }
-        Tensor& y = context.allocate_output(0, dtype, out_shape);
+        // Every output element (and index) is written.
+        Tensor& y = context.allocate_uninitialized_output(0, dtype, out_shape);
         int64_t* indices = allocate_indices(context, out_shape);
         switch (dtype) {
             case DataType::kFloat32: run<float>(window, planes, x, y, indices, threads); break;
@@ -427,7 +428,7 @@ public:
 private:
     int64_t* allocate_indices(KernelContext& context, const Shape& out_shape) const {
         if (!want_indices_ || context.num_outputs() < 2) return nullptr;
-        return context.allocate_output(1, DataType::kInt64, out_shape).data_as<int64_t>();
+        return context.allocate_uninitialized_output(1, DataType::kInt64, out_shape).data_as<int64_t>();
     }
 
     template <typename T>
@@ -492,7 +493,7 @@ public:
         }
         const int threads = context.num_threads();
         if (dtype == DataType::kFloat32 || dtype == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, dtype, out_shape);
+            Tensor& y = context.allocate_uninitialized_output(0, dtype, out_shape);  // one value per plane
             if (dtype == DataType::kFloat32) {
                 global_pool<float>(kind_, p_, planes, plane_size, x.data_as<float>(), y.data_as<float>(), threads);
             } else {
@@ -501,7 +502,7 @@ public:
             return;
         }
         const Tensor x32 = x.cast(DataType::kFloat32);
-        Tensor y32(DataType::kFloat32, out_shape);
+        Tensor y32 = Tensor::uninitialized(DataType::kFloat32, out_shape);
         global_pool<float>(kind_, p_, planes, plane_size, x32.data_as<float>(), y32.data_as<float>(), threads);
         context.set_output(0, y32.cast(dtype));
     }
