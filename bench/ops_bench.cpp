@@ -124,8 +124,12 @@ void squeezenet_max_pool(benchmark::State& state, int64_t channels, int64_t size
     node.input(random_tensor({1, channels, size, size}, 1));
     run(state, node, 4.0 * static_cast<double>(channels * size * size) * 1.25, "GB/s");
 }
-void BM_MaxPool3x3s2ceil_64x111x111(benchmark::State& state) { squeezenet_max_pool(state, 64, 111); }
-void BM_MaxPool3x3s2ceil_16x55x55(benchmark::State& state) { squeezenet_max_pool(state, 16, 55); }
+void BM_MaxPool3x3s2ceil_64x111x111(benchmark::State& state) {
+    squeezenet_max_pool(state, 64, 111);
+}
+void BM_MaxPool3x3s2ceil_16x55x55(benchmark::State& state) {
+    squeezenet_max_pool(state, 16, 55);
+}
 
 void BM_Softmax_12x197x197(benchmark::State& state) {
     Node node("Softmax");

@@ -155,8 +155,10 @@ enum class Reduction { kMax, kSum, kSquareSum, kPowerSum };
 template <bool kKeepNaN, typename T>
 void max_into(T* acc, const T* v, int64_t n, int64_t step) {
     auto max = [](T a, T b) {
-        if constexpr (kKeepNaN) return (b > a || b != b) ? b : a;
-        else return b > a ? b : a;
+        if constexpr (kKeepNaN)
+            return (b > a || b != b) ? b : a;
+        else
+            return b > a ? b : a;
     };
     if (step == 1) {
         for (int64_t i = 0; i < n; ++i) acc[i] = max(acc[i], v[i]);
@@ -269,8 +271,10 @@ void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool cou
                                 for (int64_t j = 0; j < width; ++j) inner[j] = map(in_row[j]);
                                 first = false;
                             } else if constexpr (kReduction == Reduction::kMax) {
-                                if (keep_nan) max_into<true>(inner, in_row, width, 1);
-                                else max_into<false>(inner, in_row, width, 1);
+                                if (keep_nan)
+                                    max_into<true>(inner, in_row, width, 1);
+                                else
+                                    max_into<false>(inner, in_row, width, 1);
                             } else {
                                 for (int64_t j = 0; j < width; ++j) inner[j] += map(in_row[j]);
                             }
@@ -280,8 +284,10 @@ void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool cou
                     T* out_row = yp + (od * w.out[1] + oh) * out_width;
                     // Horizontal: tap by tap over the whole output row.
                     if constexpr (kMax) {
-                        if (keep_nan) max_over_row_taps<true>(row, padded, out_width, stride, dilation, taps, phases, out_row);
-                        else max_over_row_taps<false>(row, padded, out_width, stride, dilation, taps, phases, out_row);
+                        if (keep_nan)
+                            max_over_row_taps<true>(row, padded, out_width, stride, dilation, taps, phases, out_row);
+                        else
+                            max_over_row_taps<false>(row, padded, out_width, stride, dilation, taps, phases, out_row);
                         continue;
                     }
                     for (int64_t ow = 0; ow < out_width; ++ow) acc[ow] = row[ow * stride];
