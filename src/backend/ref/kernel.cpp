@@ -140,9 +140,12 @@ const Tensor& KernelContext::required_input(std::size_t index) const {
 }
 
 Tensor& KernelContext::allocate_output(std::size_t index, DataType dtype, Shape shape) {
-    if (index >= outputs_.size())
-        node_.fail(fmt::format("output {} is out of range: the node has {} outputs", index, outputs_.size()));
-    outputs_[index] = Tensor(dtype, std::move(shape));
+    set_output(index, Tensor(dtype, std::move(shape)));
+    return outputs_[index];
+}
+
+Tensor& KernelContext::allocate_uninitialized_output(std::size_t index, DataType dtype, Shape shape) {
+    set_output(index, Tensor::uninitialized(dtype, std::move(shape)));
     return outputs_[index];
 }
 

@@ -242,6 +242,22 @@ TEST(KernelContextTest, InputsAndOutputs) {
     EXPECT_EQ(ctx.num_threads(), 4);
 }
 
+TEST(KernelContextTest, UninitializedOutputs) {
+    // For kernels that write every element: the output has the dtype and shape asked for, in its slot.
+    const onnx::NodeProto node = make_node();
+    const NodeInfo info(node, 13, "foo");
+    KernelContext ctx(info, {}, 2, 1);
+    Tensor& out = ctx.allocate_uninitialized_output(1, DataType::kFloat64, {4, 5});
+    EXPECT_EQ(&out, &ctx.output(1));
+    EXPECT_EQ(out.dtype(), DataType::kFloat64);
+    EXPECT_EQ(out.shape(), (Shape{4, 5}));
+    EXPECT_FALSE(ctx.output(0).defined());
+    Tensor& strings = ctx.allocate_uninitialized_output(0, DataType::kString, {2});
+    EXPECT_EQ(strings.strings(), (std::vector<std::string>{"", ""}));  // strings are still constructed
+    EXPECT_THROW_MESSAGE(ctx.allocate_uninitialized_output(2, DataType::kFloat32, {1}), ModelError,
+                         "Node 'foo' (Foo): output 2 is out of range: the node has 2 outputs");
+}
+
 TEST(KernelContextTest, FactoriesFailOnBadAttributesAtPreparation) {
     // LeakyRelu's alpha is a float: an int attribute is reported before anything runs.
     EXPECT_THROW_MESSAGE(OpTester("LeakyRelu").input(f32({1}, {1})).attr("alpha", int64_t{1}).run(), ModelError,

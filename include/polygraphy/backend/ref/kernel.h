@@ -163,6 +163,9 @@ public:
     std::size_t num_outputs() const { return outputs_.size(); }
     /// Allocates (zero-filled) and returns output `index`.
     Tensor& allocate_output(std::size_t index, DataType dtype, Shape shape);
+    /// Like allocate_output but the numeric buffer is left uninitialized (Tensor::uninitialized): for
+    /// kernels that write every element, saving a pass over the output's memory.
+    Tensor& allocate_uninitialized_output(std::size_t index, DataType dtype, Shape shape);
     /// Sets output `index` to `tensor` (may share an input's buffer: kernels never write to inputs).
     void set_output(std::size_t index, Tensor tensor);
     /// Output `index` (undefined until set or allocated).

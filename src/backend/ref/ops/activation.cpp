@@ -172,7 +172,7 @@ public:
         dispatch_dtype(node, x.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             if constexpr (kIsSignedNumeric<T>) {
-                Tensor y(x.dtype(), out);
+                Tensor y = Tensor::uninitialized(x.dtype(), out);
                 broadcast_binary(
                     out, x.shape(), slope_shape, x.data_as<T>(), slope.data_as<T>(), y.data_as<T>(),
                     [](T v, T s) { return v < T(0) ? wrap_mul(s, v) : v; }, ctx.num_threads());

@@ -30,7 +30,7 @@ public:
         Shape out(data.shape().begin(), data.shape().begin() + axis);
         out.insert(out.end(), indices_tensor.shape().begin(), indices_tensor.shape().end());
         out.insert(out.end(), data.shape().begin() + axis + 1, data.shape().end());
-        Tensor y(data.dtype(), out);
+        Tensor y = Tensor::uninitialized(data.dtype(), out);  // every (outer, index) row is copied
         const int64_t outer = product(data.shape(), 0, axis);
         const int64_t inner = product(data.shape(), axis + 1, data.shape().size());
         const int64_t n = static_cast<int64_t>(indices.size());

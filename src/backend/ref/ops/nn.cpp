@@ -43,15 +43,16 @@ int64_t normalize_axis_attr(const NodeInfo& node, int64_t axis, int64_t rank, co
 
 /// Runs `body(x32, y32)` on float32 data and returns the result in x's dtype: float32 tensors are
 /// used directly, float16/bfloat16 go through a float32 copy. (float64 is handled by callers.)
+/// y32 starts uninitialized: `body` writes every element.
 template <typename Body>
 void in_float32(KernelContext& context, const Tensor& x, const Shape& out_shape, Body&& body) {
     if (x.dtype() == DataType::kFloat32) {
-        Tensor& y = context.allocate_output(0, DataType::kFloat32, out_shape);
+        Tensor& y = context.allocate_uninitialized_output(0, DataType::kFloat32, out_shape);
         body(x, y);
         return;
     }
     const Tensor x32 = x.cast(DataType::kFloat32);
-    Tensor y32(DataType::kFloat32, out_shape);
+    Tensor y32 = Tensor::uninitialized(DataType::kFloat32, out_shape);
     body(x32, y32);
     context.set_output(0, y32.cast(x.dtype()));
 }
@@ -130,7 +131,7 @@ public:
             return;
         }
         if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
             softmax_loop<double>(kind_, view, x.data_as<double>(), y.data_as<double>(), threads);
             return;
         }
@@ -270,7 +271,7 @@ public:
         }
         const int threads = context.num_threads();
         if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
             channel_affine<double>(x.data_as<double>(), y.data_as<double>(), outer, channels, inner, a, b, threads);
             return;
         }
@@ -428,7 +429,7 @@ public:
             });
         };
         if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
             run(double{}, x, y);
             return;
         }
@@ -514,7 +515,7 @@ public:
         const int threads = context.num_threads();
         const double epsilon = static_cast<double>(epsilon_);
         if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
             group_normalize<double>(x.data_as<double>(), y.data_as<double>(), batch, groups, per_group, spatial, scale,
                                     bias, epsilon, threads);
             return;
@@ -580,7 +581,7 @@ public:
             });
         };
         if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, x.dtype(), shape);
+            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
             run(double{}, x, y);
             return;
         }

@@ -149,16 +149,75 @@ void max_pool_with_indices(const Window3& w, int64_t planes, const T* x, T* y, i
 
 enum class Reduction { kMax, kSum, kSquareSum, kPowerSum };
 
+/// acc[i] = max(acc[i], v[i * step]), `acc` (the earlier taps) winning ties such as -0 vs +0. With
+/// kKeepNaN a NaN in either wins (one more unordered compare); without, `b > a ? b : a` is one
+/// maxps. Both forms are branch-free, so the loops vectorize.
+template <bool kKeepNaN, typename T>
+void max_into(T* acc, const T* v, int64_t n, int64_t step) {
+    auto max = [](T a, T b) {
+        if constexpr (kKeepNaN)
+            return (b > a || b != b) ? b : a;
+        else
+            return b > a ? b : a;
+    };
+    if (step == 1) {
+        for (int64_t i = 0; i < n; ++i) acc[i] = max(acc[i], v[i]);
+    } else {
+        for (int64_t i = 0; i < n; ++i) acc[i] = max(acc[i], v[i * step]);
+    }
+}
+
+/// Whether `x` holds a NaN: MaxPool pays for NaN-keeping maxima only on planes that have one.
+template <typename T>
+bool contains_nan(const T* x, int64_t n) {
+    if constexpr (std::is_floating_point_v<T>) {
+        int found = 0;
+        for (int64_t i = 0; i < n; ++i) found |= x[i] != x[i];
+        return found != 0;
+    } else {
+        return false;
+    }
+}
+
+/// MaxPool's horizontal pass over one output row: y[ow] = max over taps k of row[ow * stride + k *
+/// dilation], in tap order. A stride-2 undilated window (the CNN stems and squeezenet's pools)
+/// first splits the row into its even and odd positions, so that every tap reads a unit-stride run
+/// and the loops vectorize; other geometries read the row with a stride. `phases` is scratch of at
+/// least `padded` elements. With kKeepNaN every NaN comes out as the quiet NaN.
+template <bool kKeepNaN, typename T>
+void max_over_row_taps(const T* row, int64_t padded, int64_t out_width, int64_t stride, int64_t dilation, int64_t taps,
+                       T* phases, T* y) {
+    const bool split = stride == 2 && dilation == 1;
+    T* even = phases;
+    T* odd = phases + (padded + 1) / 2;
+    if (split) {
+        const int64_t pairs = padded / 2;
+        for (int64_t i = 0; i < pairs; ++i) {
+            even[i] = row[2 * i];
+            odd[i] = row[2 * i + 1];
+        }
+        if (padded % 2 != 0) even[pairs] = row[padded - 1];
+    }
+    // Tap k of output ow is at position 2 * ow + k: even[ow + k / 2] or odd[ow + k / 2].
+    auto tap = [&](int64_t k) -> const T* { return split ? (k % 2 == 0 ? even : odd) + k / 2 : row + k * dilation; };
+    const int64_t step = split ? 1 : stride;
+    const T* first = tap(0);
+    for (int64_t ow = 0; ow < out_width; ++ow) y[ow] = first[ow * step];
+    for (int64_t k = 1; k < taps; ++k) max_into<kKeepNaN>(y, tap(k), out_width, step);
+    if constexpr (kKeepNaN) {
+        for (int64_t ow = 0; ow < out_width; ++ow) y[ow] = y[ow] != y[ow] ? std::numeric_limits<T>::quiet_NaN() : y[ow];
+    }
+}
+
 /// Pooling without indices, as two separable passes per output row: the window's input rows are
 /// first combined elementwise into one row (padded on both sides with the reduction's identity),
 /// then the output row combines that row's taps, tap by tap across the whole row. Both passes are
-/// unit- or constant-stride loops without branches, so they vectorize. Max keeps NaNs (like PyTorch);
-/// sums finish as average or Lp norm.
+/// unit- or constant-stride loops without branches, so they vectorize. Max keeps NaNs (like PyTorch,
+/// see max_over_row_taps); sums finish as average or Lp norm.
 template <typename T, Reduction kReduction>
 void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool count_include_pad, double p, int threads) {
     using Acc = std::conditional_t<kReduction == Reduction::kMax, T,
                                    std::conditional_t<std::is_same_v<T, double>, double, float>>;
-    constexpr bool kTrackNaN = kReduction == Reduction::kMax && std::is_floating_point_v<Acc>;
     const int64_t in_size = w.in_size();
     const int64_t out_size = w.out_size();
     const int64_t width = w.in[2];
@@ -186,15 +245,18 @@ void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool cou
                                                           left, padded, identity](int64_t begin, int64_t end) {
         // (Sizes are captured by value so the stores below cannot alias them: the loops vectorize.)
         std::vector<Acc> row_buffer(static_cast<std::size_t>(padded), identity);
-        std::vector<Acc> acc_buffer(static_cast<std::size_t>(out_width));
-        std::vector<int32_t> nan_buffer(static_cast<std::size_t>(out_width));
+        // Max writes its output rows directly and needs the row split in two phases; sums accumulate.
+        constexpr bool kMax = kReduction == Reduction::kMax;
+        std::vector<Acc> phase_buffer(kMax ? static_cast<std::size_t>(padded) : 0);
+        std::vector<Acc> acc_buffer(kMax ? 0 : static_cast<std::size_t>(out_width));
         Acc* row = row_buffer.data();
         Acc* inner = row + left;
+        Acc* phases = phase_buffer.data();
         Acc* acc = acc_buffer.data();
-        int32_t* nan = nan_buffer.data();
         for (int64_t plane = begin; plane < end; ++plane) {
             const T* xp = x + plane * in_size;
             T* yp = y + plane * out_size;
+            const bool keep_nan = kMax && contains_nan(xp, in_size);
             for (int64_t od = 0; od < w.out[0]; ++od) {
                 const TapRange& rd = w.ranges[0][static_cast<std::size_t>(od)];
                 for (int64_t oh = 0; oh < w.out[1]; ++oh) {
@@ -209,43 +271,31 @@ void separable_pool(const Window3& w, int64_t planes, const T* x, T* y, bool cou
                                 for (int64_t j = 0; j < width; ++j) inner[j] = map(in_row[j]);
                                 first = false;
                             } else if constexpr (kReduction == Reduction::kMax) {
-                                // v > a ? v : a is maxps; a NaN in `a` survives (NaN > x is false), a
-                                // NaN in `v` is taken by the second test.
-                                for (int64_t j = 0; j < width; ++j) {
-                                    const Acc v = in_row[j];
-                                    const Acc a = inner[j];
-                                    inner[j] = (v > a || v != v) ? v : a;
-                                }
+                                if (keep_nan)
+                                    max_into<true>(inner, in_row, width, 1);
+                                else
+                                    max_into<false>(inner, in_row, width, 1);
                             } else {
                                 for (int64_t j = 0; j < width; ++j) inner[j] += map(in_row[j]);
                             }
                         }
                     }
                     if (first) std::fill(inner, inner + width, identity);
+                    T* out_row = yp + (od * w.out[1] + oh) * out_width;
                     // Horizontal: tap by tap over the whole output row.
-                    for (int64_t ow = 0; ow < out_width; ++ow) {
-                        acc[ow] = row[ow * stride];
-                        if constexpr (kTrackNaN) nan[ow] = acc[ow] != acc[ow];
+                    if constexpr (kMax) {
+                        if (keep_nan)
+                            max_over_row_taps<true>(row, padded, out_width, stride, dilation, taps, phases, out_row);
+                        else
+                            max_over_row_taps<false>(row, padded, out_width, stride, dilation, taps, phases, out_row);
+                        continue;
                     }
+                    for (int64_t ow = 0; ow < out_width; ++ow) acc[ow] = row[ow * stride];
                     for (int64_t k = 1; k < taps; ++k) {
                         const Acc* tap = row + k * dilation;
-                        for (int64_t ow = 0; ow < out_width; ++ow) {
-                            const Acc v = tap[ow * stride];
-                            if constexpr (kReduction == Reduction::kMax) {
-                                acc[ow] = v > acc[ow] ? v : acc[ow];
-                                if constexpr (kTrackNaN) nan[ow] |= v != v;
-                            } else {
-                                acc[ow] += v;
-                            }
-                        }
+                        for (int64_t ow = 0; ow < out_width; ++ow) acc[ow] += tap[ow * stride];
                     }
-                    T* out_row = yp + (od * w.out[1] + oh) * out_width;
-                    if constexpr (kReduction == Reduction::kMax) {
-                        for (int64_t ow = 0; ow < out_width; ++ow) {
-                            if constexpr (kTrackNaN) out_row[ow] = nan[ow] ? std::numeric_limits<Acc>::quiet_NaN() : acc[ow];
-                            else out_row[ow] = acc[ow];
-                        }
-                    } else if constexpr (kReduction == Reduction::kSum) {
+                    if constexpr (kReduction == Reduction::kSum) {
                         const Acc rows = static_cast<Acc>(count_include_pad ? rd.padded * rh.padded
                                                                             : (rd.hi - rd.lo) * (rh.hi - rh.lo));
                         for (int64_t ow = 0; ow < out_width; ++ow) {
@@ -363,13 +413,14 @@ public:
 
         if (dtype == DataType::kFloat16 || dtype == DataType::kBFloat16) {
             const Tensor x32 = x.cast(DataType::kFloat32);
-            Tensor y32(DataType::kFloat32, out_shape);
+            Tensor y32 = Tensor::uninitialized(DataType::kFloat32, out_shape);
             int64_t* indices = allocate_indices(context, out_shape);
             run<float>(window, planes, x32, y32, indices, threads);
             context.set_output(0, y32.cast(dtype));
             return;
         }
-        Tensor& y = context.allocate_output(0, dtype, out_shape);
+        // Every output element (and index) is written.
+        Tensor& y = context.allocate_uninitialized_output(0, dtype, out_shape);
         int64_t* indices = allocate_indices(context, out_shape);
         switch (dtype) {
             case DataType::kFloat32: run<float>(window, planes, x, y, indices, threads); break;
@@ -383,7 +434,7 @@ public:
 private:
     int64_t* allocate_indices(KernelContext& context, const Shape& out_shape) const {
         if (!want_indices_ || context.num_outputs() < 2) return nullptr;
-        return context.allocate_output(1, DataType::kInt64, out_shape).data_as<int64_t>();
+        return context.allocate_uninitialized_output(1, DataType::kInt64, out_shape).data_as<int64_t>();
     }
 
     template <typename T>
@@ -448,7 +499,7 @@ public:
         }
         const int threads = context.num_threads();
         if (dtype == DataType::kFloat32 || dtype == DataType::kFloat64) {
-            Tensor& y = context.allocate_output(0, dtype, out_shape);
+            Tensor& y = context.allocate_uninitialized_output(0, dtype, out_shape);  // one value per plane
             if (dtype == DataType::kFloat32) {
                 global_pool<float>(kind_, p_, planes, plane_size, x.data_as<float>(), y.data_as<float>(), threads);
             } else {
@@ -457,7 +508,7 @@ public:
             return;
         }
         const Tensor x32 = x.cast(DataType::kFloat32);
-        Tensor y32(DataType::kFloat32, out_shape);
+        Tensor y32 = Tensor::uninitialized(DataType::kFloat32, out_shape);
         global_pool<float>(kind_, p_, planes, plane_size, x32.data_as<float>(), y32.data_as<float>(), threads);
         context.set_output(0, y32.cast(dtype));
     }

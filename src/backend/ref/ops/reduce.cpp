@@ -314,13 +314,13 @@ public:
         const int threads = context.num_threads();
         if (dtype == DataType::kFloat16 || dtype == DataType::kBFloat16) {
             const Tensor x32 = x.cast(DataType::kFloat32);
-            Tensor y32(DataType::kFloat32, out_shape);
+            Tensor y32 = Tensor::uninitialized(DataType::kFloat32, out_shape);  // run_reduce writes every element
             run_reduce<float>(op_, plan, x32.data_as<float>(), y32.data_as<float>(), threads);
             context.set_output(0, y32.cast(dtype));
             return;
         }
-        Tensor& y = context.allocate_output(0, dtype, out_shape);
-        switch (dtype) {
+        Tensor& y = context.allocate_uninitialized_output(0, dtype, out_shape);
+        switch (dtype) {  // every type reduce_type_ok accepts
             case DataType::kFloat32: run_reduce<float>(op_, plan, x.data_as<float>(), y.data_as<float>(), threads); break;
             case DataType::kFloat64: run_reduce<double>(op_, plan, x.data_as<double>(), y.data_as<double>(), threads); break;
             case DataType::kInt32: run_reduce<int32_t>(op_, plan, x.data_as<int32_t>(), y.data_as<int32_t>(), threads); break;

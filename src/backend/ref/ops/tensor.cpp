@@ -54,7 +54,7 @@ public:
             out[i] = x.shape()[perm[i]];
             strides[i] = in_strides[perm[i]];
         }
-        Tensor y(x.dtype(), out);
+        Tensor y = Tensor::uninitialized(x.dtype(), out);  // the copy writes every element
         strided_copy(x, 0, out, strides, y, 0, ctx.num_threads());
         ctx.set_output(0, std::move(y));
     }
@@ -93,7 +93,7 @@ public:
                                       shape_to_string(input.shape()), shape_to_string(first.shape()), axis));
             out[axis] += input.shape()[axis];
         }
-        Tensor y(first.dtype(), out);
+        Tensor y = Tensor::uninitialized(first.dtype(), out);  // the inputs tile it
         const int64_t outer = product(out, 0, axis), inner = product(out, axis + 1, out.size());
         const int64_t out_row = out[axis] * inner;
         int64_t column = 0;
@@ -162,7 +162,7 @@ public:
         for (int64_t k = 0; k < count; ++k) {
             Shape shape = x.shape();
             shape[axis] = sizes[k];
-            Tensor y(x.dtype(), shape);
+            Tensor y = Tensor::uninitialized(x.dtype(), shape);  // every row is copied
             const int64_t row = sizes[k] * inner;
             for (int64_t o = 0; o < outer && row > 0; ++o) copy_elements(x, o * dim * inner + column, y, o * row, row);
             column += row;
@@ -251,7 +251,7 @@ public:
             offset += count > 0 ? start * in_strides[axis] : 0;
             strides[axis] = count > 1 ? in_strides[axis] * step : 0;  // |step| < dim here
         }
-        Tensor y(x.dtype(), out);
+        Tensor y = Tensor::uninitialized(x.dtype(), out);  // the copy writes every element
         if (y.numel() > 0) strided_copy(x, offset, out, strides, y, 0, ctx.num_threads());
         ctx.set_output(0, std::move(y));
     }
@@ -467,7 +467,7 @@ public:
             strides.insert(strides.end(), {0, in_strides[d]});
             out.push_back(checked_mul(node, repeats[d], x.shape()[d]));
         }
-        Tensor y(x.dtype(), out);
+        Tensor y = Tensor::uninitialized(x.dtype(), out);  // the copy writes every element
         strided_copy(x, 0, view, strides, y, 0, ctx.num_threads());
         ctx.set_output(0, std::move(y));
     }

@@ -2,6 +2,9 @@
 // Expected values carry the numpy expression.
 #include <cmath>
 #include <limits>
+#include <random>
+#include <type_traits>
+#include <vector>
 
 #include "op_test_util.h"
 #include "test_helpers.h"
@@ -103,6 +106,98 @@ TEST(BinaryOps, PowWithMixedTypes) {
     // before opset 12 the types must agree
     EXPECT_THROW_MESSAGE(OpTester("Pow", 7).input(f32({1}, {2})).input(i64({1}, {2})).run(), ModelError,
                          "base and exponent must have the same data type");
+}
+
+/// Pow(values, exponent) with one exponent value (the kernel's fast path), as doubles.
+template <typename T>
+std::vector<double> pow_by_scalar(const std::vector<T>& values, double exponent, Shape exponent_shape = {}) {
+    const DataType dtype = std::is_same_v<T, float> ? DataType::kFloat32 : DataType::kFloat64;
+    const std::vector<double> as_doubles(values.begin(), values.end());
+    const Tensor y = OpTester("Pow")
+                         .input(make(dtype, {static_cast<int64_t>(values.size())}, as_doubles))
+                         .input(make(dtype, std::move(exponent_shape), {exponent}))
+                         .run();
+    EXPECT_EQ(y.dtype(), dtype);
+    return values_of(y);
+}
+
+template <typename T>
+void expect_pow_by_constant_matches_std_pow() {
+    using Limits = std::numeric_limits<T>;
+    const std::vector<T> special = {Limits::quiet_NaN(),
+                                    Limits::infinity(),
+                                    -Limits::infinity(),
+                                    T(0),
+                                    -T(0),
+                                    Limits::denorm_min(),
+                                    -Limits::denorm_min(),
+                                    Limits::min() / T(3),
+                                    Limits::min(),
+                                    Limits::epsilon(),
+                                    T(1.5),
+                                    T(-3),
+                                    T(4),
+                                    std::sqrt(Limits::max()) * T(1.5),
+                                    Limits::max(),
+                                    -Limits::max()};
+    for (const double exponent : {2.0, 1.0, 0.5}) {
+        // A rank-2 exponent broadcasts the output to (1, n): the same elements in the same order.
+        for (const Shape& exponent_shape : {Shape{}, Shape{1, 1}}) {
+            const std::vector<double> y = pow_by_scalar(special, exponent, exponent_shape);
+            ASSERT_EQ(y.size(), special.size());
+            for (std::size_t i = 0; i < special.size(); ++i) {
+                const T expected = std::pow(special[i], static_cast<T>(exponent));
+                const T actual = static_cast<T>(y[i]);
+                if (std::isnan(expected)) {
+                    EXPECT_TRUE(std::isnan(actual)) << special[i] << " ** " << exponent;
+                } else {
+                    EXPECT_EQ(actual, expected) << special[i] << " ** " << exponent;
+                    EXPECT_EQ(std::signbit(actual), std::signbit(expected)) << special[i] << " ** " << exponent;
+                }
+            }
+        }
+    }
+}
+
+TEST(BinaryOps, PowByTwoOneAndHalfMatchesStdPowOnSpecialValues) {
+    // NaN, infinities, signed zeros, denormals (whose squares underflow), overflowing squares, and
+    // pow(-0, 0.5) = +0, pow(-inf, 0.5) = +inf where sqrt gives -0 and NaN.
+    expect_pow_by_constant_matches_std_pow<float>();
+    expect_pow_by_constant_matches_std_pow<double>();
+}
+
+/// 20000 values with random mantissas and binary exponents drawn from [low, high) (a fixed seed).
+template <typename T>
+std::vector<T> random_with_exponents(int low, int high) {
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<T> mantissa(T(1), T(2));
+    std::uniform_int_distribution<int> exponent(low, high - 1);
+    std::vector<T> values(20000);
+    for (T& value : values) value = std::ldexp(mantissa(rng), exponent(rng));
+    return values;
+}
+
+TEST(BinaryOps, PowByTwoIsTheCorrectlyRoundedSquare) {
+    // glibc's powf and pow are within 0.52 ulp, so they are one ulp off on these squares; x * x (as
+    // ONNX Runtime and numpy compute it) is correctly rounded: 0x1.002p-64 ** 2 is a tie between two
+    // denormals, which rounds to the even 0x1.004p-128.
+    EXPECT_EQ(pow_by_scalar<float>({0x1.002p-64f}, 2)[0], 0x1.004p-128);
+    EXPECT_EQ(pow_by_scalar<double>({-0x1.66cb116c5f0a9p-267}, 2)[0], 0x1.f6dc95cfbcdfep-534);
+
+    // float32: the product of two floats is exact in double, so rounding it once is the reference.
+    const std::vector<float> floats = random_with_exponents<float>(-80, 80);
+    const std::vector<double> float_squares = pow_by_scalar(floats, 2);
+    for (std::size_t i = 0; i < floats.size(); ++i)
+        ASSERT_EQ(float_squares[i], static_cast<float>(static_cast<double>(floats[i]) * floats[i])) << floats[i];
+
+    // float64: the rounding error of a normal square, fma(x, x, -r), is exact and at most half an ulp.
+    const std::vector<double> doubles = random_with_exponents<double>(-300, 300);
+    const std::vector<double> double_squares = pow_by_scalar(doubles, 2);
+    for (std::size_t i = 0; i < doubles.size(); ++i) {
+        const double r = double_squares[i];
+        const double half_ulp = (std::nextafter(r, INFINITY) - r) / 2;
+        ASSERT_LE(std::abs(std::fma(doubles[i], doubles[i], -r)), half_ulp) << doubles[i];
+    }
 }
 
 TEST(BinaryOps, ComparisonsAndLogic) {

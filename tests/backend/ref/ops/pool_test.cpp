@@ -193,7 +193,8 @@ void ref_pool(const Tensor& x, const RefGeometry& g, RefKind kind, std::vector<d
                 ++valid;
                 const double v = x.value_as_double(p * in_size + offset);
                 sum += v;
-                if (v > best) {
+                // A NaN wins and stays (PyTorch's max_pool).
+                if (v > best || (std::isnan(v) && !std::isnan(best))) {
                     best = v;
                     best_index = p * in_size + offset;
                 }
@@ -219,6 +220,12 @@ std::vector<PoolCase> pool_cases() {
         {"valid", {1, 3, 7, 8}, {3, 3}, {2, 2}, {}, {}, "VALID", false},
         {"1d", {2, 3, 17}, {4}, {3}, {}, {2, 1}, "", true},
         {"3d", {1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {}, {1, 1, 0, 0, 1, 1}, "", false},
+        // squeezenet1_1's pools (3x3, stride 2, ceil_mode) on odd and even widths; even kernels with stride 2.
+        {"squeezenet odd", {1, 3, 13, 13}, {3, 3}, {2, 2}, {}, {}, "", true},
+        {"squeezenet even", {1, 2, 12, 14}, {3, 3}, {2, 2}, {}, {}, "", true},
+        {"2x2 stride 2", {1, 2, 9, 11}, {2, 2}, {2, 2}, {}, {}, "", false},
+        {"4x4 stride 2 pads", {1, 2, 10, 9}, {4, 4}, {2, 2}, {}, {1, 2, 2, 1}, "", true},
+        {"3x3 stride 1", {1, 2, 7, 9}, {3, 3}, {1, 1}, {}, {1, 1, 1, 1}, "", false},
     };
 }
 
@@ -231,22 +238,39 @@ void set_pool_attrs(KernelHarness& h, const PoolCase& c, bool dilations) {
     if (c.ceil_mode) set_attr(h.node(), "ceil_mode", int64_t{1});
 }
 
+/// Random data, and the same with NaNs in the first plane (its first, middle and last elements and
+/// an odd position of a middle row), so that both MaxPool paths (planes with and without a NaN) run.
+std::vector<Tensor> max_pool_inputs(const PoolCase& c) {
+    const Tensor x = random_tensor(c.x_shape, 7);
+    Tensor with_nan = x.cast(DataType::kFloat32);
+    const Shape spatial(c.x_shape.begin() + 2, c.x_shape.end());
+    const int64_t plane = shape_volume(spatial), width = spatial.back();
+    float* data = with_nan.data_as<float>();
+    for (int64_t i : {int64_t{0}, plane / 2, plane - 1, (plane / width / 2) * width + 1})
+        data[i] = std::numeric_limits<float>::quiet_NaN();
+    return {x, with_nan};
+}
+
 TEST(MaxPoolOp, MatchesDefinitionOnRandomData) {
     for (const PoolCase& c : pool_cases()) {
-        SCOPED_TRACE(c.name);
-        const Tensor x = random_tensor(c.x_shape, 7);
-        for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
-            KernelHarness h("MaxPool", 12, 2);
-            set_pool_attrs(h, c, true);
-            h.input(x.cast(dtype));
-            const auto outputs = h.run();
-            std::vector<double> values, indices;
-            const RefGeometry g = ref_geometry(c);
-            ref_pool(x, g, RefKind::kMax, values, indices);
-            Shape out_shape = {c.x_shape[0], c.x_shape[1]};
-            out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
-            expect_close(outputs[0], out_shape, values, 0, 0);
-            expect_close(outputs[1], out_shape, indices, 0, 0);
+        for (const Tensor& x : max_pool_inputs(c)) {
+            for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+                // With the Indices output, and without (the separable path).
+                for (int outputs : {2, 1}) {
+                    SCOPED_TRACE(c.name + " " + std::string(dtype_name(dtype)) + " outputs " + std::to_string(outputs));
+                    KernelHarness h("MaxPool", 12, outputs);
+                    set_pool_attrs(h, c, true);
+                    h.input(x.cast(dtype));
+                    const auto y = h.run();
+                    std::vector<double> values, indices;
+                    const RefGeometry g = ref_geometry(c);
+                    ref_pool(x, g, RefKind::kMax, values, indices);
+                    Shape out_shape = {c.x_shape[0], c.x_shape[1]};
+                    out_shape.insert(out_shape.end(), g.out.begin(), g.out.end());
+                    expect_close(y[0], out_shape, values, 0, 0);
+                    if (outputs == 2) expect_close(y[1], out_shape, indices, 0, 0);
+                }
+            }
         }
     }
 }
