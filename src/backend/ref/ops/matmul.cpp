@@ -235,7 +235,9 @@ public:
             context.set_output(0, y32.cast(dtype));
             return;
         }
-        Tensor& y = context.allocate_output(0, dtype, s.output);
+        // Every element is written unless K is 0 (then the zeros are the result).
+        Tensor& y = s.k == 0 ? context.allocate_output(0, dtype, s.output)
+                             : context.allocate_uninitialized_output(0, dtype, s.output);
         if (y.numel() == 0) return;
         if (s.k == 0) {  // a sum over nothing: zeros (plus the bias)
             add_bias(y);
@@ -408,7 +410,8 @@ public:
         // A's rows are its second-to-last dim (a 1-D A is a single row); B's columns its last dim.
         const Tensor a32 = subtract_zero_point(node, a, context.input(2), a.rank() == 1 ? 0 : 2, "a_zero_point");
         const Tensor b32 = subtract_zero_point(node, b, context.input(3), b.rank() == 1 ? 0 : 1, "b_zero_point");
-        Tensor& y = context.allocate_output(0, DataType::kInt32, s.output);
+        Tensor& y = s.k == 0 ? context.allocate_output(0, DataType::kInt32, s.output)
+                             : context.allocate_uninitialized_output(0, DataType::kInt32, s.output);
         if (y.numel() == 0 || s.k == 0) return;
         batched_naive_matmul<int32_t>(s, a32.data_as<int32_t>(), b32.data_as<int32_t>(), y.data_as<int32_t>(),
                                       context.num_threads());
@@ -501,7 +504,8 @@ public:
             context.set_output(0, y32.cast(dtype));
             return;
         }
-        Tensor& y = context.allocate_output(0, dtype, out_shape);
+        // Every path writes every element (C, zeros or the product first).
+        Tensor& y = context.allocate_uninitialized_output(0, dtype, out_shape);
         if (y.numel() == 0) return;
         switch (dtype) {
             case DataType::kFloat32: run_float(a, b, c, y, m, k, n, threads); break;
