@@ -24,6 +24,14 @@ inline constexpr std::string_view kFusedClipMaxAttr = "polygraphy.fused_clip_max
 /// the product inside oneDNN's kernel (before a fused activation). oneDNN may add the bias at another
 /// point of its float32 accumulation than the Add would, so results can differ in the last bits.
 inline constexpr std::string_view kFusedBiasAttr = "polygraphy.fused_bias";
+/// Private Conv attribute (INT 1) through which a graph pass folds a residual Add, Add(y, r) or
+/// Add(r, y) that is the only reader of the Conv's output y, into the Conv: r is the node's fourth
+/// input (B is "" when the Conv has no bias), and the output is activation(y + B + r), with the
+/// sum taken in that order, as the unfused nodes do. An r of exactly y's shape is added where the
+/// output is stored (float32; a depthwise convolution as it stores each result); any other r
+/// (broadcasting, or another data type) is added after the convolution with the Add operator's
+/// rules, then the folded activation (if any) runs.
+inline constexpr std::string_view kFusedResidualAttr = "polygraphy.fused_residual";
 
 // One registration function per family file, src/backend/ref/ops/<family>.cpp (the file's first
 // lines say what it holds), grouped as ONNX Runtime groups its CPU kernels.
