@@ -10,6 +10,7 @@
 
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
+#include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -557,11 +558,10 @@ TEST(Fusion, ResidualAddStaysUnfoldedWhenTheConvolutionOutputIsMarkedOrReadElsew
         EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, feed), (Names{"conv", "add", "mul"}));
     }
     {  // Add(c, c) has no residual
-        ModelBuilder builder = residual_model(true, false);
+        ModelBuilder builder = conv_model();
         builder.node("Add", {"c", "c"}, {"y"}, "double");
         builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
-        builder.output("s", DataType::kFloat32, Shape{1, 8, 8, 8});
-        EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, feed), (Names{"conv", "add", "double"}));
+        EXPECT_EQ(expect_same_values(builder, "y"), (Names{"conv", "double"}));
     }
     {  // the sum is a graph output: the Add folds, the Relu after it does not
         ModelBuilder builder = residual_model(true, false);
@@ -585,6 +585,29 @@ TEST(Fusion, ResidualAddOfTwoConvolutionsFoldsIntoOneOfThem) {
     builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
     const Names order = expect_same_values(builder, "y", kFoldedResidualTolerance);
     EXPECT_EQ(order, (Names{"shortcut", "conv"}));
+}
+
+// A residual of another data type fails in the folded Conv as the Add would, naming the types.
+TEST(Fusion, FoldedResidualOfAnotherDataTypeFailsAsTheAddWould) {
+    ModelBuilder builder = conv_model();
+    builder.input("r", DataType::kFloat64, Shape{1, 8, 8, 8});
+    builder.node("Add", {"c", "r"}, {"y"}, "add");
+    builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+    const OnnxModel model = builder.build();
+    const TensorMap feed{{"x", random_tensor({1, 4, 8, 8}, 3)},
+                         {"r", random_tensor({1, 8, 8, 8}, 4).cast(DataType::kFloat64)}};
+    for (bool fuse : {true, false}) {
+        const Session session(*model, with_fusion(fuse));
+        EXPECT_EQ(session.execution_order().size(), fuse ? 1u : 2u);
+        try {
+            session.run(feed);
+            ADD_FAILURE() << "no error, fused " << fuse;
+        } catch (const PolygraphyException& error) {
+            EXPECT_NE(std::string(error.what()).find("same data type, but they are float32 and float64"),
+                      std::string::npos)
+                << error.what();
+        }
+    }
 }
 
 }  // namespace
