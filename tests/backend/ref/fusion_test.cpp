@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -401,21 +402,19 @@ TEST(Fusion, FoldedReluAndClipMapNaNToZeroOrTheLowerBoundAsDocumented) {
 // as written do (the Conv's float32 result, then the Add), so the results are bit-identical.
 constexpr double kFoldedResidualTolerance = 0.0;
 
-// x(1,4,8,8) of `dtype` -> Conv (8 channels, `kernel` x `kernel`, same padding, a bias if `bias`,
-// `group` groups) -> "c"; then "s" = Add(c, r) or Add(r, c) with `residual_first`, r an input of
-// `r_shape`. The caller adds what reads s and marks the outputs.
+// x(1,4,size,size) of `dtype` -> Conv (8 channels, `kernel` x `kernel`, same padding, a bias if
+// `bias`) -> "c"; then "s" = Add(c, r) or Add(r, c) with `residual_first`, r an input of `r_shape`.
+// The caller adds what reads s and marks the outputs.
 ModelBuilder residual_model(bool bias, bool residual_first, int64_t kernel = 3, const Shape& r_shape = {1, 8, 8, 8},
-                            DataType dtype = DataType::kFloat32, int64_t group = 1) {
-    const int64_t in_channels = group == 1 ? 4 : 8;
+                            DataType dtype = DataType::kFloat32, int64_t size = 8) {
     ModelBuilder builder(17);
-    builder.input("x", dtype, Shape{1, in_channels, 8, 8});
+    builder.input("x", dtype, Shape{1, 4, size, size});
     builder.input("r", dtype, r_shape);
-    builder.initializer("w", random_tensor({8, in_channels / group, kernel, kernel}, 1).cast(dtype));
+    builder.initializer("w", random_tensor({8, 4, kernel, kernel}, 1).cast(dtype));
     builder.initializer("b", random_tensor({8}, 2).cast(dtype));
     auto& conv = builder.node("Conv", bias ? Names{"x", "w", "b"} : Names{"x", "w"}, {"c"}, "conv");
     const int64_t pad = kernel / 2;
     set_attr(conv, "pads", std::vector<int64_t>{pad, pad, pad, pad});
-    set_attr(conv, "group", group);
     builder.node("Add", residual_first ? Names{"r", "c"} : Names{"c", "r"}, {"s"}, "add");
     return builder;
 }
@@ -436,18 +435,20 @@ std::string profiled_op_type(const ModelBuilder& builder, const TensorMap& feed)
 }
 
 TEST(Fusion, ResidualAddAndTheReluAfterItFoldIntoTheConvolutionInEitherOperandOrderWithOrWithoutBias) {
-    // 3x3 runs on oneDNN's blocked kernels, 1x1 on its GEMM one (a plain layout).
-    for (int64_t kernel : {3, 1}) {
+    // 3x3 runs on oneDNN's blocked kernels, 1x1 on its GEMM one (a plain layout); on 8x8 and 64x64.
+    for (const auto& [kernel, size] : std::vector<std::pair<int64_t, int64_t>>{{3, 8}, {1, 8}, {3, 64}, {1, 64}}) {
         for (bool bias : {true, false}) {
             for (bool residual_first : {false, true}) {
                 for (bool relu : {false, true}) {
-                    ModelBuilder builder = residual_model(bias, residual_first, kernel);
+                    ModelBuilder builder =
+                        residual_model(bias, residual_first, kernel, {1, 8, size, size}, DataType::kFloat32, size);
                     if (relu) builder.node("Relu", {"s"}, {"y"}, "relu");
-                    builder.output(relu ? "y" : "s", DataType::kFloat32, Shape{1, 8, 8, 8});
-                    const TensorMap feed = residual_feed({1, 4, 8, 8}, {1, 8, 8, 8});
+                    builder.output(relu ? "y" : "s", DataType::kFloat32, Shape{1, 8, size, size});
+                    const TensorMap feed = residual_feed({1, 4, size, size}, {1, 8, size, size});
                     EXPECT_EQ(expect_same_values_on(builder, relu ? "y" : "s", kFoldedResidualTolerance, feed),
                               (Names{"conv"}))
-                        << kernel << " bias " << bias << " residual first " << residual_first << " relu " << relu;
+                        << kernel << "x" << kernel << " on " << size << " bias " << bias << " residual first "
+                        << residual_first << " relu " << relu;
                     EXPECT_EQ(profiled_op_type(builder, feed), relu ? "Conv+Add+Relu" : "Conv+Add");
                 }
             }
