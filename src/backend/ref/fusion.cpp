@@ -76,6 +76,13 @@ void set_string_attr(onnx::NodeProto& node, std::string_view name, const std::st
     attr->set_s(value);
 }
 
+void set_int_attr(onnx::NodeProto& node, std::string_view name, int64_t value) {
+    auto* attr = node.add_attribute();
+    attr->set_name(std::string(name));
+    attr->set_type(onnx::AttributeProto::INT);
+    attr->set_i(value);
+}
+
 void set_float_attr(onnx::NodeProto& node, std::string_view name, float value) {
     auto* attr = node.add_attribute();
     attr->set_name(std::string(name));
@@ -162,10 +169,31 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
         if (!bias_dims || *bias_dims != std::vector<int64_t>{weight->back()} || !absorb(i, {uses->front()})) continue;
         matmul.add_input(bias);
         node_inputs[i].push_back(bias);
-        auto* attr = matmul.add_attribute();
-        attr->set_name(std::string(kFusedBiasAttr));
-        attr->set_type(onnx::AttributeProto::INT);
-        attr->set_i(1);
+        set_int_attr(matmul, kFusedBiasAttr, 1);
+    }
+
+    // Conv(x, W[, B]) + r, a residual connection (ResNet, MobileNetV2): r becomes the Conv's fourth
+    // input (B stays "" when absent), and the activation pass below may then fold what reads the sum.
+    // Add broadcasts numpy-style from opset 7 on (before, its 'broadcast' and 'axis' attributes rule).
+    for (std::size_t i = 0; i < nodes.size() && default_opset >= 7; ++i) {
+        onnx::NodeProto& conv = nodes[i];
+        if (removed[i] || !is_default_domain(conv.domain()) || conv.op_type() != "Conv" || conv.input_size() < 2 ||
+            conv.input_size() > 3 || find_attr(conv, std::string(kFusedResidualAttr)))
+            continue;
+        const std::vector<std::size_t>* uses = foldable_readers(conv);
+        if (!uses || uses->size() != 1 || removed[uses->front()] || !op_is(uses->front(), "Add")) continue;
+        const std::size_t add = uses->front();
+        const std::string residual = other_operand(add, conv.output(0));
+        if (residual.empty() || !absorb(i, {add})) continue;
+        if (conv.input_size() == 2) {
+            conv.add_input("");
+            node_inputs[i].push_back("");
+        }
+        conv.add_input(residual);
+        node_inputs[i].push_back(residual);
+        // The Conv now reads r where the Add did (r may be another Conv's output, still to be visited).
+        std::replace(readers[residual].begin(), readers[residual].end(), add, i);
+        set_int_attr(conv, kFusedResidualAttr, 1);
     }
 
     const std::initializer_list<int32_t> float_types = {onnx::TensorProto::FLOAT, onnx::TensorProto::FLOAT16,

@@ -17,7 +17,9 @@ namespace polygraphy::ref {
 /// - a Relu, a Clip with constant bounds, a SiLU (Mul(x, Sigmoid(x))) or a GELU (the Gelu operator
 ///   with approximate "none", or torch's erf pattern Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5))
 ///   into the Conv or ConvTranspose before it, or into a MatMul or Gemm whose weight is a float
-///   constant (kFusedActivationAttr).
+///   constant (kFusedActivationAttr);
+/// - the residual Add of a Conv, Add(conv, r) or Add(r, conv), into the Conv (kFusedResidualAttr;
+///   r becomes its fourth input), before an activation reading the sum is folded as above.
 /// The producer takes the output name of the last folded node, and the folded nodes are removed.
 ///
 /// An output stays unfused when anything else reads it (a subgraph included: `node_inputs` holds

@@ -499,7 +499,7 @@ std::optional<SessionProfile> Session::profile() const {
     for (std::size_t i = 0; i < impl.steps.size(); ++i) {
         const NodeInfo& info = *impl.steps[i].info;
         std::string op_type = info.op_type();
-        if (info.attr_int(kFusedBiasAttr, 0) != 0) op_type += "+Add";
+        if (info.attr_int(kFusedBiasAttr, 0) != 0 || info.attr_int(kFusedResidualAttr, 0) != 0) op_type += "+Add";
         if (const std::string folded = info.attr_string(kFusedActivationAttr, ""); !folded.empty())
             op_type += "+" + folded;
         const auto& seconds = impl.profile_totals.step_seconds;

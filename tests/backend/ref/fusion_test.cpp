@@ -4,12 +4,14 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
+#include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -40,22 +42,29 @@ SessionOptions with_fusion(bool fuse) {
     return options;
 }
 
-// Runs the model folded and as written on an input x of `x_shape`; returns the folded session's
-// execution order after checking that both give `output` within `tolerance` (0: bit-identical).
-Names expect_same_values(const ModelBuilder& builder, const std::string& output, double tolerance = 0.0,
-                         const Shape& x_shape = {1, 4, 8, 8}) {
+// Runs the model folded and as written on `feed`; returns the folded session's execution order
+// after checking that both give `output` (of any float type) within `tolerance` (0: bit-identical).
+Names expect_same_values_on(const ModelBuilder& builder, const std::string& output, double tolerance,
+                            const TensorMap& feed) {
     const OnnxModel model = builder.build();
     const Session folded(*model, with_fusion(true));
     const Session written(*model, with_fusion(false));
-    const TensorMap feed{{"x", random_tensor(x_shape, 3, -2.0f, 2.0f)}};
-    const Tensor a = folded.run(feed).at(output), b = written.run(feed).at(output);
-    EXPECT_EQ(a.shape(), b.shape());
+    const Tensor a0 = folded.run(feed).at(output), b0 = written.run(feed).at(output);
+    EXPECT_EQ(a0.dtype(), b0.dtype());
+    EXPECT_EQ(a0.shape(), b0.shape());
+    const Tensor a = a0.cast(DataType::kFloat64), b = b0.cast(DataType::kFloat64);
     for (int64_t i = 0; i < a.numel(); ++i)
-        EXPECT_NEAR(a.data_as<float>()[i], b.data_as<float>()[i], tolerance) << output << "[" << i << "]";
+        EXPECT_NEAR(a.data_as<double>()[i], b.data_as<double>()[i], tolerance) << output << "[" << i << "]";
     std::size_t runnable = 0;  // Constant nodes are evaluated while preparing, so they never run
     for (const auto& node : model->graph().node()) runnable += node.op_type() != "Constant";
     EXPECT_EQ(written.execution_order().size(), runnable);
     return folded.execution_order();
+}
+
+// expect_same_values_on() with an input x of `x_shape` only.
+Names expect_same_values(const ModelBuilder& builder, const std::string& output, double tolerance = 0.0,
+                         const Shape& x_shape = {1, 4, 8, 8}) {
+    return expect_same_values_on(builder, output, tolerance, {{"x", random_tensor(x_shape, 3, -2.0f, 2.0f)}});
 }
 
 TEST(Fusion, ReluFoldsIntoTheConvolution) {
@@ -383,6 +392,221 @@ TEST(Fusion, FoldedReluAndClipMapNaNToZeroOrTheLowerBoundAsDocumented) {
             EXPECT_EQ(y.data_as<float>()[0], expected)
                 << activation << " after a " << kernel << "x" << kernel << " conv";
             EXPECT_TRUE(std::isnan(written.data_as<float>()[0])) << activation;
+        }
+    }
+}
+
+// ---- residual Adds -----------------------------------------------------------------------------------
+
+// Tolerance of a folded residual Add: the fused kernel sums conv + bias + r in the order the nodes
+// as written do (the Conv's float32 result, then the Add), so the results are bit-identical.
+constexpr double kFoldedResidualTolerance = 0.0;
+
+// x(1,4,size,size) of `dtype` -> Conv (8 channels, `kernel` x `kernel`, same padding, a bias if
+// `bias`) -> "c"; then "s" = Add(c, r) or Add(r, c) with `residual_first`, r an input of `r_shape`.
+// The caller adds what reads s and marks the outputs.
+ModelBuilder residual_model(bool bias, bool residual_first, int64_t kernel = 3, const Shape& r_shape = {1, 8, 8, 8},
+                            DataType dtype = DataType::kFloat32, int64_t size = 8) {
+    ModelBuilder builder(17);
+    builder.input("x", dtype, Shape{1, 4, size, size});
+    builder.input("r", dtype, r_shape);
+    builder.initializer("w", random_tensor({8, 4, kernel, kernel}, 1).cast(dtype));
+    builder.initializer("b", random_tensor({8}, 2).cast(dtype));
+    auto& conv = builder.node("Conv", bias ? Names{"x", "w", "b"} : Names{"x", "w"}, {"c"}, "conv");
+    const int64_t pad = kernel / 2;
+    set_attr(conv, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+    builder.node("Add", residual_first ? Names{"r", "c"} : Names{"c", "r"}, {"s"}, "add");
+    return builder;
+}
+
+TensorMap residual_feed(const Shape& x_shape, const Shape& r_shape, DataType dtype = DataType::kFloat32) {
+    return {{"x", random_tensor(x_shape, 3, -2.0f, 2.0f).cast(dtype)},
+            {"r", random_tensor(r_shape, 4, -2.0f, 2.0f).cast(dtype)}};
+}
+
+// The op type label of the profile's first node, after two runs of a profiling session.
+std::string profiled_op_type(const ModelBuilder& builder, const TensorMap& feed) {
+    SessionOptions options = with_fusion(true);
+    options.profile = true;
+    const Session session(*builder.build(), options);
+    session.run(feed);
+    session.run(feed);
+    return session.profile()->nodes.at(0).op_type;
+}
+
+TEST(Fusion, ResidualAddAndTheReluAfterItFoldIntoTheConvolutionInEitherOperandOrderWithOrWithoutBias) {
+    // 3x3 runs on oneDNN's blocked kernels, 1x1 on its GEMM one (a plain layout); on 8x8 and 64x64.
+    for (const auto& [kernel, size] : std::vector<std::pair<int64_t, int64_t>>{{3, 8}, {1, 8}, {3, 64}, {1, 64}}) {
+        for (bool bias : {true, false}) {
+            for (bool residual_first : {false, true}) {
+                for (bool relu : {false, true}) {
+                    ModelBuilder builder =
+                        residual_model(bias, residual_first, kernel, {1, 8, size, size}, DataType::kFloat32, size);
+                    if (relu) builder.node("Relu", {"s"}, {"y"}, "relu");
+                    builder.output(relu ? "y" : "s", DataType::kFloat32, Shape{1, 8, size, size});
+                    const TensorMap feed = residual_feed({1, 4, size, size}, {1, 8, size, size});
+                    EXPECT_EQ(expect_same_values_on(builder, relu ? "y" : "s", kFoldedResidualTolerance, feed),
+                              (Names{"conv"}))
+                        << kernel << "x" << kernel << " on " << size << " bias " << bias << " residual first "
+                        << residual_first << " relu " << relu;
+                    EXPECT_EQ(profiled_op_type(builder, feed), relu ? "Conv+Add+Relu" : "Conv+Add");
+                }
+            }
+        }
+    }
+}
+
+TEST(Fusion, ActivationsOtherThanReluFoldAfterAResidualAdd) {
+    for (const std::string activation : {"Clip", "Silu", "Gelu"}) {
+        ModelBuilder builder = residual_model(true, false);
+        builder.initializer("lo", scalar(-0.5f));
+        builder.initializer("hi", scalar(1.5f));
+        if (activation == "Silu") {
+            builder.node("Sigmoid", {"s"}, {"g"}, "sigmoid");
+            builder.node("Mul", {"s", "g"}, {"y"}, "mul");
+        } else if (activation == "Clip") {
+            builder.node("Clip", {"s", "lo", "hi"}, {"y"}, "clip");
+        } else {
+            builder.node("Gelu", {"s"}, {"y"}, "gelu");
+            builder.proto().mutable_opset_import(0)->set_version(20);
+        }
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        const TensorMap feed = residual_feed({1, 4, 8, 8}, {1, 8, 8, 8});
+        // The activations as oneDNN computes them: see kFoldedLinearTolerance.
+        EXPECT_EQ(expect_same_values_on(builder, "y", kFoldedLinearTolerance, feed), (Names{"conv"})) << activation;
+        EXPECT_EQ(profiled_op_type(builder, feed), "Conv+Add+" + activation);
+    }
+}
+
+// The depthwise kernel adds the residual as it stores each row, then applies the activation (GELU
+// as a pass after). The residual here is the convolution's own input: MobileNetV2's shortcut.
+TEST(Fusion, ResidualAddFoldsIntoADepthwiseConvolutionReadingTheSameInput) {
+    for (const std::string activation : {"", "Relu", "Gelu"}) {
+        ModelBuilder builder(20);
+        builder.input("x", DataType::kFloat32, Shape{1, 8, 13, 13});
+        builder.initializer("w", random_tensor({8, 1, 3, 3}, 1));
+        builder.initializer("b", random_tensor({8}, 2));
+        auto& conv = builder.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+        set_attr(conv, "group", int64_t{8});
+        set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+        builder.node("Add", {"x", "c"}, {"s"}, "add");
+        if (!activation.empty()) builder.node(activation, {"s"}, {"y"}, "act");
+        const std::string output = activation.empty() ? "s" : "y";
+        builder.output(output, DataType::kFloat32, Shape{1, 8, 13, 13});
+        const double tolerance = activation == "Gelu" ? kFoldedLinearTolerance : kFoldedResidualTolerance;
+        EXPECT_EQ(expect_same_values(builder, output, tolerance, {1, 8, 13, 13}), (Names{"conv"})) << activation;
+    }
+}
+
+// A residual of another shape is added after the convolution with Add's broadcasting: the folded
+// node gives the broadcast shape, whichever operand broadcasts.
+TEST(Fusion, ResidualThatBroadcastsIsAddedAfterTheConvolution) {
+    for (const Shape& r_shape : {Shape{1, 8, 1, 1}, Shape{8, 1}, Shape{2, 8, 8, 8}}) {
+        for (bool residual_first : {false, true}) {
+            ModelBuilder builder = residual_model(true, residual_first, 3, r_shape);
+            builder.node("Relu", {"s"}, {"y"}, "relu");
+            const Shape out = r_shape[0] == 2 ? Shape{2, 8, 8, 8} : Shape{1, 8, 8, 8};
+            builder.output("y", DataType::kFloat32, out);
+            EXPECT_EQ(
+                expect_same_values_on(builder, "y", kFoldedResidualTolerance, residual_feed({1, 4, 8, 8}, r_shape)),
+                (Names{"conv"}))
+                << shape_to_string(r_shape) << " residual first " << residual_first;
+        }
+    }
+}
+
+// float64 and float16 convolutions, and a 4-D one (oneDNN has none: the reference loop runs), add
+// the residual to the convolution's rounded output, as the Add node does.
+TEST(Fusion, ResidualAddFoldsForEveryFloatTypeAndTheReferenceLoop) {
+    for (DataType dtype : {DataType::kFloat64, DataType::kFloat16, DataType::kBFloat16}) {
+        ModelBuilder builder = residual_model(true, true, 3, {1, 8, 8, 8}, dtype);
+        builder.node("Relu", {"s"}, {"y"}, "relu");
+        builder.output("y", dtype, Shape{1, 8, 8, 8});
+        EXPECT_EQ(expect_same_values_on(builder, "y", kFoldedResidualTolerance,
+                                        residual_feed({1, 4, 8, 8}, {1, 8, 8, 8}, dtype)),
+                  (Names{"conv"}))
+            << dtype_name(dtype);
+    }
+    {
+        const Shape x_shape{1, 2, 3, 3, 3, 3}, y_shape{1, 4, 3, 3, 3, 3};
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kFloat32, x_shape);
+        builder.input("r", DataType::kFloat32, y_shape);
+        builder.initializer("w", random_tensor({4, 2, 1, 1, 1, 1}, 1));
+        builder.node("Conv", {"x", "w"}, {"c"}, "conv");
+        builder.node("Add", {"c", "r"}, {"s"}, "add");
+        builder.node("Relu", {"s"}, {"y"}, "relu");
+        builder.output("y", DataType::kFloat32, y_shape);
+        EXPECT_EQ(expect_same_values_on(builder, "y", kFoldedResidualTolerance, residual_feed(x_shape, y_shape)),
+                  (Names{"conv"}));
+    }
+}
+
+TEST(Fusion, ResidualAddStaysUnfoldedWhenTheConvolutionOutputIsMarkedOrReadElsewhere) {
+    const TensorMap feed = residual_feed({1, 4, 8, 8}, {1, 8, 8, 8});
+    {  // c is a graph output (`mark all`)
+        ModelBuilder builder = residual_model(true, false);
+        builder.node("Relu", {"s"}, {"y"}, "relu");
+        builder.output("c", DataType::kFloat32, Shape{1, 8, 8, 8});
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        EXPECT_EQ(expect_same_values_on(builder, "c", 0.0, feed), (Names{"conv", "add", "relu"}));
+        EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, feed), (Names{"conv", "add", "relu"}));
+    }
+    {  // c has a second reader
+        ModelBuilder builder = residual_model(true, false);
+        builder.node("Mul", {"s", "c"}, {"y"}, "mul");
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, feed), (Names{"conv", "add", "mul"}));
+    }
+    {  // Add(c, c) has no residual
+        ModelBuilder builder = conv_model();
+        builder.node("Add", {"c", "c"}, {"y"}, "double");
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        EXPECT_EQ(expect_same_values(builder, "y"), (Names{"conv", "double"}));
+    }
+    {  // the sum is a graph output: the Add folds, the Relu after it does not
+        ModelBuilder builder = residual_model(true, false);
+        builder.node("Relu", {"s"}, {"y"}, "relu");
+        builder.output("s", DataType::kFloat32, Shape{1, 8, 8, 8});
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        EXPECT_EQ(expect_same_values_on(builder, "s", kFoldedResidualTolerance, feed), (Names{"conv", "relu"}));
+        EXPECT_EQ(expect_same_values_on(builder, "y", kFoldedResidualTolerance, feed), (Names{"conv", "relu"}));
+    }
+}
+
+// ResNet's downsampling block: Add(conv(x), conv_shortcut(x)) where both Convs are read by the Add
+// only. One takes the Add (and the Relu); the other's output becomes its residual, and the node
+// order changes, since the folded Conv now waits for the shortcut.
+TEST(Fusion, ResidualAddOfTwoConvolutionsFoldsIntoOneOfThem) {
+    ModelBuilder builder = conv_model();
+    builder.initializer("w2", random_tensor({8, 4, 1, 1}, 4));
+    builder.node("Conv", {"x", "w2"}, {"shortcut"}, "shortcut");
+    builder.node("Add", {"c", "shortcut"}, {"s"}, "add");
+    builder.node("Relu", {"s"}, {"y"}, "relu");
+    builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+    const Names order = expect_same_values(builder, "y", kFoldedResidualTolerance);
+    EXPECT_EQ(order, (Names{"shortcut", "conv"}));
+}
+
+// A residual of another data type fails in the folded Conv as the Add would, naming the types.
+TEST(Fusion, FoldedResidualOfAnotherDataTypeFailsAsTheAddWould) {
+    ModelBuilder builder = conv_model();
+    builder.input("r", DataType::kFloat64, Shape{1, 8, 8, 8});
+    builder.node("Add", {"c", "r"}, {"y"}, "add");
+    builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+    const OnnxModel model = builder.build();
+    const TensorMap feed{{"x", random_tensor({1, 4, 8, 8}, 3)},
+                         {"r", random_tensor({1, 8, 8, 8}, 4).cast(DataType::kFloat64)}};
+    for (bool fuse : {true, false}) {
+        const Session session(*model, with_fusion(fuse));
+        EXPECT_EQ(session.execution_order().size(), fuse ? 1u : 2u);
+        try {
+            session.run(feed);
+            ADD_FAILURE() << "no error, fused " << fuse;
+        } catch (const PolygraphyException& error) {
+            EXPECT_NE(std::string(error.what()).find("same data type, but they are float32 and float64"),
+                      std::string::npos)
+                << error.what();
         }
     }
 }

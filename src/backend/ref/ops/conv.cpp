@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/ref/ops/broadcast.h"
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/window_util.h"
@@ -309,6 +310,25 @@ POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(const float* const* src, cons
     }
 }
 
+/// y[i] = activation(acc[i] + residual[i]) for i < n: the store of a depthwise row with a folded
+/// residual Add (compiled for AVX-512/AVX2 too).
+POLYGRAPHY_VECTOR_CLONES void add_residual_and_store(const float* acc, const float* residual,
+                                                     const DepthwiseActivation& activation, float* y, int64_t n) {
+    using V = Float8Lanes;
+    constexpr int64_t kLanes = 8;
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+        V v = *reinterpret_cast<const V*>(acc + i) + *reinterpret_cast<const V*>(residual + i);
+        activate_in_place(v, activation);
+        *reinterpret_cast<V*>(y + i) = v;
+    }
+    for (; i < n; ++i) {
+        V lanes = V{} + (acc[i] + residual[i]);
+        activate_in_place(lanes, activation);  // the same arithmetic as the vectors
+        y[i] = lanes[0];
+    }
+}
+
 /// The shape of one depthwise problem, as the direct kernel sees it. The zero-padded input plane is
 /// split into stride_h x stride_w phase planes (rows/columns with the same remainder modulo the
 /// stride), each `qh` x `qw`: then every tap is a stride-1 shift of one phase plane, and the output,
@@ -353,7 +373,8 @@ std::pair<int64_t, int64_t> valid_phase_range(int64_t shift, int64_t stride, int
 
 /// Computes one plane. `phases` holds zeros wherever the padded input is padding (they are never
 /// written, so they are zeroed once per scratch buffer); `sources` are the tap start points in it.
-void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias,
+/// A `residual` plane (or nullptr) is added to the sums before the activation.
+void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias, const float* residual,
                      const DepthwiseActivation& activation, float* y, float* phases, float* acc,
                      const std::vector<const float*>& sources) {
     for (int64_t a = 0; a < l.s_h; ++a) {
@@ -375,11 +396,17 @@ void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, f
             }
         }
     }
+    if (residual != nullptr) {
+        depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, DepthwiseActivation{}, acc, l.acc_count);
+        for (int64_t oh = 0; oh < l.out_h; ++oh)
+            add_residual_and_store(acc + oh * l.qw, residual + oh * l.out_w, activation, y + oh * l.out_w, l.out_w);
+        return;
+    }
     depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, activation, acc, l.acc_count);
     for (int64_t oh = 0; oh < l.out_h; ++oh) std::copy(acc + oh * l.qw, acc + oh * l.qw + l.out_w, y + oh * l.out_w);
 }
 
-void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias,
+void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias, const float* residual,
                     const DepthwiseActivation& activation, float* y, int num_threads) {
     const DepthwiseLayout l(p.geometry);
     const int64_t in_size = l.in_h * l.in_w;
@@ -402,8 +429,9 @@ void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const 
         }
         for (int64_t nc = begin; nc < end; ++nc) {
             const int64_t c = nc % p.out_channels;
-            depthwise_plane(l, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f, activation,
-                            y + nc * out_size, phases, acc, sources);
+            depthwise_plane(l, x + nc * in_size, w + c * taps, bias != nullptr ? bias[c] : 0.0f,
+                            residual != nullptr ? residual + nc * out_size : nullptr, activation, y + nc * out_size,
+                            phases, acc, sources);
         }
     });
 }
@@ -417,6 +445,7 @@ struct DnnlConvPlan {
     bool reorder_src = false;
     bool reorder_dst = false;
     bool activation_after = false;  // the fused activation runs as a separate pass over the output
+    bool residual_after = false;    // a folded residual is added (then the activation) in a pass after
     dnnl::reorder src_reorder, dst_reorder;
 };
 
@@ -452,7 +481,8 @@ dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
 
 /// nullptr when oneDNN has no implementation for the problem (the reference loop runs instead).
 std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, const Shape& input_shape,
-                                                   bool has_bias, const onednn::FusedActivation& activation) {
+                                                   bool has_bias, const onednn::FusedActivation& activation,
+                                                   bool residual) {
     using dnnl::memory;
     const Geometry& g = p.geometry;
     if (g.rank() > 3) return nullptr;
@@ -487,7 +517,8 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     // oneDNN's GEMM convolution (the pointwise case) applies post-ops far slower than its JIT
     // elementwise pass does (mobilenet_v2's 1x1 convolutions with Clip took twice as long), so there
     // the activation follows the primitive.
-    plan->activation_after = activation.active() && pointwise;
+    plan->residual_after = residual;
+    plan->activation_after = activation.active() && (pointwise || residual);
     if (activation.active() && !plan->activation_after) {
         dnnl::post_ops ops;
         activation.append_to(ops);
@@ -533,6 +564,51 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     return plan;
 }
 
+/// y = activation(y + r) over contiguous float32 values: a folded residual Add and the activation
+/// after it as one oneDNN binary primitive with an eltwise post-op, one pass over memory where the
+/// nodes as written take two. Primitives are cached per element count and thread count (one kernel
+/// always passes the same activation).
+class ResidualAdd {
+public:
+    void run(const onednn::FusedActivation& activation, float* y, const float* r, int64_t count,
+             int num_threads) const {
+        const int threads = onednn::resolve_threads(num_threads);
+        onednn::ThreadScope scope(threads);
+        auto plan = cache_.get({count, threads}, [&]() -> std::shared_ptr<const Plan> {
+            auto plan = std::make_shared<Plan>();
+            plan->desc = onednn::plain_desc({count});
+            dnnl::primitive_attr attr;
+            dnnl::post_ops ops;
+            activation.append_to(ops);
+            attr.set_post_ops(ops);
+            try {
+                dnnl::binary::desc desc(dnnl::algorithm::binary_add, plan->desc, plan->desc, plan->desc);
+                plan->primitive = dnnl::binary(dnnl::binary::primitive_desc(desc, attr, onednn::cpu_engine()));
+            } catch (const dnnl::error&) {
+                return nullptr;
+            }
+            return plan;
+        });
+        if (plan == nullptr) {  // no oneDNN implementation: the same sum, then the activation of each value
+            onednn::parallel_for(count, threads, 4, [&](int64_t begin, int64_t end) {
+                for (int64_t i = begin; i < end; ++i)
+                    y[i] = static_cast<float>(activation.apply(static_cast<double>(y[i] + r[i])));
+            });
+            return;
+        }
+        onednn::execute(plan->primitive, {{DNNL_ARG_SRC_0, onednn::wrap_memory(plan->desc, y)},
+                                          {DNNL_ARG_SRC_1, onednn::wrap_memory(plan->desc, r)},
+                                          {DNNL_ARG_DST, onednn::wrap_memory(plan->desc, y)}});
+    }
+
+private:
+    struct Plan {
+        dnnl::binary primitive;
+        dnnl::memory::desc desc;
+    };
+    onednn::PrimitiveCache<Plan> cache_;
+};
+
 class ConvKernelBase : public Kernel {
 public:
     ConvKernelBase(const NodeInfo& node, bool transpose) : transpose_(transpose) {
@@ -540,6 +616,11 @@ public:
                                             /*has_ceil_mode=*/false);
         group_ = node.attr_int("group", 1);
         activation_ = onednn::FusedActivation(node);
+        const int64_t residual = node.attr_int(kFusedResidualAttr, 0);
+        if (residual != 0 && residual != 1)
+            node.fail("attribute '" + std::string(kFusedResidualAttr) + "' must be 0 or 1, but it is " +
+                      std::to_string(residual));
+        has_residual_ = residual == 1;
         if (group_ < 1) node.fail("attribute 'group' must be >= 1\nNote: group = " + std::to_string(group_));
         if (transpose_) {
             output_padding_ = node.attr_ints("output_padding");
@@ -602,32 +683,41 @@ public:
             onednn::fail_dtype(node, "input X", dtype, kConvTypes);
         }
         const ConvProblem problem = make_problem(node, x.shape(), w.shape(), b);
-        if (shape_volume(problem.output_shape) == 0 || x.numel() == 0) {
-            context.allocate_output(0, dtype, problem.output_shape);
-            return;
+        const Tensor* residual = has_residual_ ? &context.required_input(3) : nullptr;
+        if (residual != nullptr && residual->dtype() != dtype) {
+            node.fail("the folded residual Add's inputs must have the same data type, but they are " +
+                      std::string(dtype_name(dtype)) + " and " + std::string(dtype_name(residual->dtype())));
         }
+        // A float32 residual of the output's own shape is added as the output is stored; any other
+        // is added after the convolution as the Add node would (broadcasting, float16 rounding).
+        const bool residual_inside =
+            residual != nullptr && dtype == DataType::kFloat32 && residual->shape() == problem.output_shape;
+        const bool residual_after = residual != nullptr && !residual_inside;
         const int threads = context.num_threads();
-        if (dtype == DataType::kFloat64) {
-            context.set_output(0, Tensor::uninitialized(dtype, problem.output_shape));  // every element is written
-            Tensor& y = context.output(0);
+        Tensor y;
+        if (shape_volume(problem.output_shape) == 0 || x.numel() == 0) {
+            y = Tensor(dtype, problem.output_shape);
+        } else if (dtype == DataType::kFloat64) {
+            y = Tensor::uninitialized(dtype, problem.output_shape);  // every element is written
             run_reference<double>(problem, x, w, b, y, threads);
-            activation_.apply_in_place(y, threads);
-            return;
+            if (!residual_after) activation_.apply_in_place(y, threads);
+        } else if (dtype == DataType::kFloat32) {
+            y = Tensor::uninitialized(dtype, problem.output_shape);  // every element is written
+            run_float(node, problem, x, w, b, residual_inside ? residual->data_as<float>() : nullptr, !residual_after,
+                      y, threads);
+        } else {
+            // float16 / bfloat16: compute in float32 (a residual is added to the rounded output, as
+            // the Add node would).
+            const Tensor x32 = x.cast(DataType::kFloat32);
+            const Tensor w32 = constant_weight_.defined() ? constant_weight_ : w.cast(DataType::kFloat32);
+            std::optional<Tensor> b32;
+            if (b != nullptr) b32 = b->cast(DataType::kFloat32);
+            Tensor y32 = Tensor::uninitialized(DataType::kFloat32, problem.output_shape);
+            run_float(node, problem, x32, w32, b32 ? &*b32 : nullptr, nullptr, !residual_after, y32, threads);
+            y = y32.cast(dtype);
         }
-        if (dtype == DataType::kFloat32) {
-            context.set_output(0, Tensor::uninitialized(dtype, problem.output_shape));  // every element is written
-            Tensor& y = context.output(0);
-            run_float(node, problem, x, w, b, y, threads);
-            return;
-        }
-        // float16 / bfloat16: compute in float32.
-        const Tensor x32 = x.cast(DataType::kFloat32);
-        const Tensor w32 = constant_weight_.defined() ? constant_weight_ : w.cast(DataType::kFloat32);
-        std::optional<Tensor> b32;
-        if (b != nullptr) b32 = b->cast(DataType::kFloat32);
-        Tensor y32(DataType::kFloat32, problem.output_shape);
-        run_float(node, problem, x32, w32, b32 ? &*b32 : nullptr, y32, threads);
-        context.set_output(0, y32.cast(dtype));
+        if (residual_after) y = add_residual_after(node, y, *residual, threads);
+        context.set_output(0, std::move(y));
     }
 
 private:
@@ -758,6 +848,27 @@ private:
         }
     }
 
+    /// activation(y + r) with the Add operator's broadcasting; float16/bfloat16 are summed in float32
+    /// and rounded once, as the Add node does.
+    Tensor add_residual_after(const NodeInfo& node, const Tensor& y, const Tensor& r, int threads) const {
+        const Shape out = broadcast_shapes(node, {y.shape(), r.shape()});
+        const bool half = is_half(y.dtype());
+        const Tensor a = half ? y.cast(DataType::kFloat32) : y, b = half ? r.cast(DataType::kFloat32) : r;
+        Tensor sum = Tensor::uninitialized(a.dtype(), out);
+        auto add = [&](auto* typed) {
+            using T = std::remove_pointer_t<decltype(typed)>;
+            broadcast_binary(
+                out, a.shape(), b.shape(), a.data_as<T>(), b.data_as<T>(), typed, [](T u, T v) { return u + v; },
+                threads);
+        };
+        if (a.dtype() == DataType::kFloat64)
+            add(sum.data_as<double>());
+        else
+            add(sum.data_as<float>());
+        activation_.apply_in_place(sum, threads);
+        return half ? sum.cast(y.dtype()) : sum;
+    }
+
     template <typename T>
     void run_reference(const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b, Tensor& y,
                        int threads) const {
@@ -769,26 +880,35 @@ private:
         }
     }
 
+    /// y = activation(conv(x, w) + b + residual) in float32; `residual` (nullptr: none) has y's
+    /// shape; without `activate`, the folded activation is left to the caller (and residual is null).
     void run_float(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor& w,
-                   const Tensor* b, Tensor& y, int threads) const {
+                   const Tensor* b, const float* residual, bool activate, Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
+        const onednn::FusedActivation activation = activate ? activation_ : onednn::FusedActivation();
         if (is_plain_depthwise_2d(p)) {
-            const std::optional<DepthwiseActivation> at_store = DepthwiseActivation::of(activation_);
+            const std::optional<DepthwiseActivation> at_store = DepthwiseActivation::of(activation);
             depthwise_conv(p, x.data_as<float>(), w.data_as<float>(), b != nullptr ? b->data_as<float>() : nullptr,
-                           at_store.value_or(DepthwiseActivation{}), y.data_as<float>(), threads);
-            if (!at_store) activation_.apply_in_place(y, threads);
+                           residual, at_store.value_or(DepthwiseActivation{}), y.data_as<float>(), threads);
+            if (!at_store) activation.apply_in_place(y, threads);
             return;
         }
         Shape key = x.shape();
         key.insert(key.end(), w.shape().begin(), w.shape().end());
         key.push_back(b != nullptr ? 1 : 0);
         key.push_back(threads);
+        key.push_back(activate ? 1 : 0);
+        key.push_back(residual != nullptr ? 1 : 0);
         onednn::ThreadScope scope(threads);
-        auto plan =
-            cache_.get(key, [&] { return make_dnnl_plan(context_node, p, x.shape(), b != nullptr, activation_); });
+        auto plan = cache_.get(key, [&] {
+            return make_dnnl_plan(context_node, p, x.shape(), b != nullptr, activation, residual != nullptr);
+        });
         if (plan == nullptr) {
             run_reference<float>(p, x, w, b, y, threads);
-            activation_.apply_in_place(y, threads);
+            if (residual != nullptr)
+                residual_add_.run(activation, y.data_as<float>(), residual, y.numel(), threads);
+            else
+                activation.apply_in_place(y, threads);
             return;
         }
         const auto& engine = onednn::cpu_engine();
@@ -819,13 +939,18 @@ private:
         if (b != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data()));
         onednn::execute(plan->primitive, args);
         if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_plain}});
-        if (plan->activation_after) activation_.apply_in_place(y, threads);
+        if (plan->residual_after)
+            residual_add_.run(activation, y.data_as<float>(), residual, y.numel(), threads);
+        else if (plan->activation_after)
+            activation.apply_in_place(y, threads);
     }
 
     bool transpose_;
     WindowAttrs attrs_;
     int64_t group_ = 1;
     onednn::FusedActivation activation_;
+    bool has_residual_ = false;  ///< a residual Add was folded (input 3, kFusedResidualAttr)
+    ResidualAdd residual_add_;   ///< y = activation(y + residual), cached primitives
     std::vector<int64_t> output_padding_;
     std::vector<int64_t> output_shape_attr_;
     Tensor constant_weight_;  ///< float32 value of a constant W (undefined when W is computed)

@@ -24,6 +24,15 @@ inline constexpr std::string_view kFusedClipMaxAttr = "polygraphy.fused_clip_max
 /// the product inside oneDNN's kernel (before a fused activation). oneDNN may add the bias at another
 /// point of its float32 accumulation than the Add would, so results can differ in the last bits.
 inline constexpr std::string_view kFusedBiasAttr = "polygraphy.fused_bias";
+/// Private Conv attribute (INT 1) through which a graph pass folds a residual Add, Add(y, r) or
+/// Add(r, y) that is the only reader of the Conv's output y, into the Conv: r is the node's fourth
+/// input (B is "" when the Conv has no bias), and the output is activation((conv + B) + r): the
+/// sum in the order of the nodes as written, so it is bit-identical to theirs. A float32 r of
+/// exactly the output's shape is added together with the activation, in one pass over the output
+/// (a oneDNN binary primitive with the activation as its post-op; the depthwise kernel adds it as
+/// it stores each row); any other r (broadcasting, or another data type) is added after the
+/// convolution with the Add operator's rules, then the folded activation (if any) runs.
+inline constexpr std::string_view kFusedResidualAttr = "polygraphy.fused_residual";
 
 // One registration function per family file, src/backend/ref/ops/<family>.cpp (the file's first
 // lines say what it holds), grouped as ONNX Runtime groups its CPU kernels.

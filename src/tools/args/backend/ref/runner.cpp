@@ -20,8 +20,8 @@ std::vector<OptionSpec> RefRunnerArgs::options() const {
         Option({"--ref-no-fusion"})
             .kind(OptionKind::kFlag)
             .help("Run every node as written. By default, a Relu, Clip, SiLU or GELU that is the only reader of a "
-                  "Conv's (or a float MatMul's or Gemm's) output is folded into that node, and so is a Linear layer's "
-                  "bias Add into its MatMul, which is faster; a folded Relu or Clip turns NaN into 0 (or the lower "
+                  "Conv's (or a float MatMul's or Gemm's) output is folded into that node, and so are a Linear layer's "
+                  "bias Add into its MatMul and a residual Add into the Conv before it, which is faster; a folded Relu or Clip turns NaN into 0 (or the lower "
                   "bound), as ONNX Runtime's fused kernels do. Outputs marked with --onnx-outputs are never folded "
                   "away"),
         Option({"--ref-profile"})
