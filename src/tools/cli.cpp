@@ -279,6 +279,20 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vector<std::string>& argv,
+                                                                 const std::function<const char*(const char*)>& getenv) {
+    if (getenv("OMP_WAIT_POLICY") != nullptr) return {};
+    std::vector<std::pair<std::string, std::string>> settings = {{"OMP_WAIT_POLICY", "passive"}};
+    const std::string flag = "--ref-threads";
+    bool threads_given = false;
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        if (argv[i] == flag && i + 1 < argv.size()) threads_given = threads_given || argv[i + 1] != "0";
+        if (argv[i].rfind(flag + "=", 0) == 0) threads_given = threads_given || argv[i].substr(flag.size() + 1) != "0";
+    }
+    if (getenv("GOMP_SPINCOUNT") == nullptr && !threads_given) settings.emplace_back("GOMP_SPINCOUNT", "10000");
+    return settings;
+}
+
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     logger().set_severity(Severity::kInfo);  // the library is silent by default; the tools are not
     try {

@@ -1,12 +1,14 @@
 // The `polygraphy` command: top-level options, dispatch and exit statuses (child processes).
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "polygraphy/tools/cli.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -154,6 +156,29 @@ TEST(Cli, ToolHelpIsGroupedByGroupTitles) {
         EXPECT_THAT(result.output, HasSubstr(title));
     EXPECT_THAT(result.output, HasSubstr("  Options related to logging and debug output\n"));
     EXPECT_THAT(result.output, Not(HasSubstr("[I] RUNNING")));
+}
+
+TEST(Cli, OpenmpSettingsPassiveWaitingWithAShortSpinUnlessTheUserChoseThreads) {
+    const auto environment = [](std::map<std::string, std::string> values) {
+        return [values = std::move(values)](const char* name) -> const char* {
+            const auto found = values.find(name);
+            return found == values.end() ? nullptr : found->second.c_str();
+        };
+    };
+    using Settings = std::vector<std::pair<std::string, std::string>>;
+    const Settings both = {{"OMP_WAIT_POLICY", "passive"}, {"GOMP_SPINCOUNT", "10000"}};
+    const Settings passive_only = {{"OMP_WAIT_POLICY", "passive"}};
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref"}, environment({})), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "0"}, environment({})), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=0"}, environment({})), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({})),
+              passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=1"}, environment({})), passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"GOMP_SPINCOUNT", "0"}})), passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"OMP_WAIT_POLICY", "active"}})),
+              Settings{});
+    // argv[0] is the program, never an option.
+    EXPECT_EQ(openmp_settings({"--ref-threads=3"}, environment({})), both);
 }
 
 }  // namespace

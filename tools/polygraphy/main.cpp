@@ -17,20 +17,21 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libonnxrunti
 
 namespace {
 
-// The built-in runtime's kernels use OpenMP. With its default (active) wait policy, a thread that
-// finishes a parallel step spins for the others; on a machine whose cores are busy with other work
-// that turns a 2-thread run into a 10-80x slower one (BENCHMARKS.md). libgomp reads the policy once,
-// before main, so the tool sets it and starts itself again; an explicit OMP_WAIT_POLICY is kept.
-void prefer_passive_openmp_waiting(char** argv) {
-    if (std::getenv("OMP_WAIT_POLICY")) return;
-    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+// libgomp reads its settings once, before main, so the tool sets them (tools::openmp_settings says
+// which and why) and starts itself again; settings the environment gives are kept.
+void prefer_passive_openmp_waiting(int argc, char** argv) {
+    const auto settings = polygraphy::tools::openmp_settings(std::vector<std::string>(argv, argv + argc),
+                                                             [](const char* name) { return std::getenv(name); });
+    if (settings.empty()) return;
+    for (const auto& [name, value] : settings)
+        if (setenv(name.c_str(), value.c_str(), 1) != 0) return;
     execv("/proc/self/exe", argv);  // returns only on failure: then run as we are
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    prefer_passive_openmp_waiting(argv);
+    prefer_passive_openmp_waiting(argc, argv);
     // Past a file-size limit, a write should fail with EFBIG and be reported like a full disk,
     // not kill the process halfway through a file.
     std::signal(SIGXFSZ, SIG_IGN);

@@ -1,8 +1,10 @@
 // The `polygraphy` command: top-level parsing, tool dispatch, exit statuses.
 #pragma once
 
+#include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace polygraphy::tools {
@@ -21,5 +23,19 @@ namespace polygraphy::tools {
 /// Tools with start/end logging print `[I] RUNNING | Command: <argv>` after their options are
 /// parsed and `[I] PASSED | Runtime: 0.123s | Command: ...` or `[E] FAILED | ...` last.
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+
+/// The OpenMP settings the `polygraphy` command gives itself before libgomp starts (it sets them
+/// and starts itself again), for the built-in runtime's kernels:
+/// - OMP_WAIT_POLICY=passive: with libgomp's default spinning, a 2-thread run on a machine whose
+///   cores are busy elsewhere was 10-80x slower (BENCHMARKS.md);
+/// - GOMP_SPINCOUNT=10000, a short spin before sleeping, unless `argv` gives --ref-threads other
+///   than 0: waking sleeping threads for each of an inference's ~100 parallel regions made
+///   mobilenet_v2 on 2 idle cores 19 ms instead of 11. With the default thread count a busy
+///   machine gets 1 thread (the cores other processes leave idle), so the spin costs nothing
+///   there; a thread count the user gives is kept on a busy machine, where the spin made a run
+///   about 2x slower.
+/// Nothing when `getenv("OMP_WAIT_POLICY")` names a policy; no spin count when GOMP_SPINCOUNT is set.
+std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vector<std::string>& argv,
+                                                                 const std::function<const char*(const char*)>& getenv);
 
 }  // namespace polygraphy::tools

@@ -3,6 +3,7 @@
 
 #include "backend/onnx/domain.h"
 #include "backend/ref/fusion.h"
+#include "backend/ref/thread_budget.h"
 #include "backend/ref/ops/families.h"
 #include "common/toposort.h"
 
@@ -113,6 +114,7 @@ struct Session::Impl {
     TensorMetadata input_metadata;
     TensorMetadata output_metadata;
     int num_threads = 1;
+    bool adaptive_threads = false;  ///< num_threads was 0: each run uses the cores others leave idle
     bool fuse = true;      // SessionOptions::fuse_activations
     bool profile = false;  // SessionOptions::profile (top-level graph only)
     struct ProfileTotals {
@@ -142,8 +144,9 @@ struct Session::Impl {
     void prepare_graph(const onnx::GraphProto& graph, const std::set<std::string>& outer_names,
                        const TensorMap& given_constants = {}, std::vector<ExpandedNode>* expanded = nullptr);
     std::vector<std::size_t> topological_order(const std::unordered_set<std::string>& graph_values);
-    /// Runs the steps over `values` (graph inputs and outer values already in their slots).
-    void execute(std::vector<Value>& values, RunStats* stats) const;
+    /// Runs the steps over `values` (graph inputs and outer values already in their slots), the
+    /// kernels on `threads` threads.
+    void execute(std::vector<Value>& values, RunStats* stats, int threads) const;
     /// Adds one run's per-step times to profile_totals.
     void record_profile(const std::vector<double>& step_seconds, double total_seconds) const;
     const Value& value_at(const std::vector<Value>& values, int index) const {
@@ -195,7 +198,7 @@ public:
                     fmt::format("subgraph '{}' reads '{}', which no enclosing graph defines", graph_name_, name));
             values[index] = *outer;
         }
-        impl.execute(values, nullptr);
+        impl.execute(values, nullptr, context.num_threads());
         std::vector<Value> results;
         results.reserve(impl.outputs.size());
         for (const auto& output : impl.outputs) results.push_back(impl.value_at(values, output.second));
@@ -216,6 +219,7 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
         throw PolygraphyException(
             fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));
     num_threads = options.num_threads > 0 ? options.num_threads : std::max(1, omp_get_num_procs());
+    adaptive_threads = options.num_threads == 0;
     fuse = options.fuse_activations;
     profile = options.profile;
 
@@ -577,7 +581,8 @@ TensorMap Session::run(const TensorMap& feed, RunStats* stats) const {
 
 Session::ValueMap Session::run_values(const ValueMap& feed, RunStats* stats) const {
     const Impl& impl = *impl_;
-    omp_set_num_threads(impl.num_threads);
+    const int threads = impl.adaptive_threads ? threads_for_current_load(impl.num_threads) : impl.num_threads;
+    omp_set_num_threads(threads);
 
     std::vector<Value> values(impl.slot_names.size());
     for (const auto& [name, index] : impl.inputs) {
@@ -588,13 +593,13 @@ Session::ValueMap Session::run_values(const ValueMap& feed, RunStats* stats) con
         else
             throw InputError(fmt::format("Input '{}' is missing from the feed", name));
     }
-    impl.execute(values, stats);
+    impl.execute(values, stats, threads);
     ValueMap result;
     for (const auto& [name, index] : impl.outputs) result.set(name, impl.value_at(values, index));
     return result;
 }
 
-void Session::Impl::execute(std::vector<Value>& values, RunStats* stats) const {
+void Session::Impl::execute(std::vector<Value>& values, RunStats* stats, int threads) const {
     using Clock = std::chrono::steady_clock;
     RunStats local;
     std::size_t live = 0;
@@ -616,7 +621,7 @@ void Session::Impl::execute(std::vector<Value>& values, RunStats* stats) const {
             input_values.push_back(&input);
             inputs.push_back(input.is_tensor() ? &input.tensor() : nullptr);
         }
-        KernelContext context(*step.info, inputs, step.outputs.size(), num_threads);
+        KernelContext context(*step.info, inputs, step.outputs.size(), threads);
         context.attach_values(&input_values, &step.outer_names);
         if (logger().enabled(Severity::kUltraVerbose))
             logger().ultra_verbose(fmt::format("Running node '{}' ({})", step.info->name(), step.info->op_type()));

@@ -16,7 +16,7 @@ class Session;
 
 /// Options of the built-in runtime.
 struct SessionOptions {
-    int num_threads = 0;  ///< 0: the cores available; negative values are rejected
+    int num_threads = 0;  ///< 0: per run, the cores other processes leave idle (at least 1); negative values are rejected
     /// Fold Relu, Clip, SiLU and GELU into the Conv/ConvTranspose (or float MatMul/Gemm) feeding
     /// them, and a Linear layer's bias Add into its MatMul, when nothing else reads the intermediate
     /// output (never for graph outputs, so layer-wise runs see every layer). Faster; a folded Relu or
@@ -93,7 +93,8 @@ public:
     /// Display names of the nodes that run, in execution order (Constant nodes are folded at
     /// preparation and do not appear).
     const std::vector<std::string>& execution_order() const;
-    /// Threads kernels use (SessionOptions::num_threads, or the cores available when it is 0).
+    /// Threads kernels use (SessionOptions::num_threads, or the machine's cores when it is 0, of which
+    /// each run uses those other processes leave idle).
     int num_threads() const;
     /// Per-node times of the runs so far; nullopt unless SessionOptions::profile was set.
     std::optional<SessionProfile> profile() const;

@@ -15,7 +15,8 @@ std::vector<OptionSpec> RefRunnerArgs::options() const {
     return {
         Option({"--ref-threads"})
             .metavar("N")
-            .help("Number of threads the reference runtime uses. Defaults to 0: the cores available")
+            .help("Number of threads the reference runtime uses. Defaults to 0: at each run, the cores that other "
+                  "processes leave idle (at least 1). Give a number for bit-identical reruns")
             .type(ValueType::kInt),
         Option({"--ref-no-fusion"})
             .kind(OptionKind::kFlag)

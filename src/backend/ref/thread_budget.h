@@ -1,0 +1,24 @@
+// How many threads the built-in runtime's default (--ref-threads 0) uses for one run: the cores that
+// other processes leave idle. OpenMP's fork-join regions wait for every thread, so a worker that
+// the scheduler leaves off a busy core stalls each of the ~100 regions of an inference: with both
+// cores busy, mobilenet_v2 took 42 ms on 2 threads and 26 ms on 1 (BENCHMARKS.md).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace polygraphy::ref {
+
+/// Threads to use out of `cores` when `runnable` threads of the whole machine are ready to run,
+/// the calling thread included: the cores the others leave idle, at least 1.
+int idle_core_threads(int cores, int runnable);
+
+/// The runnable count from the text of /proc/loadavg (its fourth field, "runnable/total");
+/// nullopt when the text does not have that form.
+std::optional<int> runnable_from_loadavg(const std::string& text);
+
+/// idle_core_threads(cores, the current runnable count), read from /proc/loadavg at most every
+/// 100 ms; `cores` when the file cannot be read (not Linux, no /proc). Thread-safe.
+int threads_for_current_load(int cores);
+
+}  // namespace polygraphy::ref
