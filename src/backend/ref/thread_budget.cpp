@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace polygraphy::ref {
 
-int idle_core_threads(int cores, int runnable) {
-    const int others = std::max(runnable - 1, 0);
-    return std::clamp(cores - others, 1, std::max(cores, 1));
+int idle_core_threads(int cores, int others_runnable) {
+    return std::clamp(cores - std::max(others_runnable, 0), 1, std::max(cores, 1));
 }
 
 std::optional<int> runnable_from_loadavg(const std::string& text) {
@@ -29,20 +29,45 @@ std::optional<int> runnable_from_loadavg(const std::string& text) {
     }
 }
 
+bool stat_says_running(const std::string& text) {
+    // "<tid> (<name>) <state> ...": the name may hold spaces and parentheses, the state follows the last ')'.
+    const std::size_t close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'R';
+}
+
+namespace {
+
+/// Threads of this process that are running or ready to run (this one included).
+int own_runnable_threads() {
+    int running = 0;
+    std::error_code error;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
+        std::ifstream stat(task.path() / "stat");
+        std::string text;
+        std::getline(stat, text);
+        running += stat_says_running(text) ? 1 : 0;
+    }
+    return std::max(running, 1);
+}
+
+}  // namespace
+
 int threads_for_current_load(int cores) {
     using Clock = std::chrono::steady_clock;
     static std::atomic<int64_t> last_read{-1000000};  // long enough ago: the first call reads
-    static std::atomic<int> last_runnable{-1};
+    static std::atomic<int> last_others{-1};
     const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
     if (now - last_read.load(std::memory_order_relaxed) >= 100) {
         std::ifstream file("/proc/loadavg");
         std::string text;
         std::getline(file, text);
-        last_runnable.store(runnable_from_loadavg(text).value_or(-1), std::memory_order_relaxed);
+        const std::optional<int> runnable = runnable_from_loadavg(text);
+        // Our own OpenMP threads may still be spinning after the previous run: not others' load.
+        last_others.store(runnable ? std::max(*runnable - own_runnable_threads(), 0) : -1, std::memory_order_relaxed);
         last_read.store(now, std::memory_order_relaxed);
     }
-    const int runnable = last_runnable.load(std::memory_order_relaxed);
-    return runnable < 0 ? cores : idle_core_threads(cores, runnable);
+    const int others = last_others.load(std::memory_order_relaxed);
+    return others < 0 ? cores : idle_core_threads(cores, others);
 }
 
 }  // namespace polygraphy::ref

@@ -9,16 +9,20 @@
 
 namespace polygraphy::ref {
 
-/// Threads to use out of `cores` when `runnable` threads of the whole machine are ready to run,
-/// the calling thread included: the cores the others leave idle, at least 1.
-int idle_core_threads(int cores, int runnable);
+/// Threads to use out of `cores` when `others_runnable` threads of other processes are ready to
+/// run: the cores they leave idle, at least 1.
+int idle_core_threads(int cores, int others_runnable);
 
 /// The runnable count from the text of /proc/loadavg (its fourth field, "runnable/total");
 /// nullopt when the text does not have that form.
 std::optional<int> runnable_from_loadavg(const std::string& text);
 
-/// idle_core_threads(cores, the current runnable count), read from /proc/loadavg at most every
-/// 100 ms; `cores` when the file cannot be read (not Linux, no /proc). Thread-safe.
+/// Whether a /proc/<pid>/task/<tid>/stat line says the thread is running or ready to run.
+bool stat_says_running(const std::string& text);
+
+/// idle_core_threads(cores, the machine's runnable count from /proc/loadavg minus this process's
+/// runnable threads, whose OpenMP workers may still spin after the previous run), read at most
+/// every 100 ms; `cores` when /proc/loadavg cannot be read (not Linux). Thread-safe.
 int threads_for_current_load(int cores);
 
 }  // namespace polygraphy::ref

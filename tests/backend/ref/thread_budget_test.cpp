@@ -6,12 +6,21 @@ namespace polygraphy::ref {
 namespace {
 
 TEST(ThreadBudget, UsesTheCoresOtherRunnableThreadsLeaveIdle) {
-    EXPECT_EQ(idle_core_threads(2, 1), 2);  // only the caller runs
-    EXPECT_EQ(idle_core_threads(2, 2), 1);  // one core busy elsewhere
-    EXPECT_EQ(idle_core_threads(2, 3), 1);  // both busy: never fewer than 1
-    EXPECT_EQ(idle_core_threads(16, 5), 12);
-    EXPECT_EQ(idle_core_threads(16, 0), 16);  // a count without the caller is not more than every core
+    EXPECT_EQ(idle_core_threads(2, 0), 2);  // nothing else runs
+    EXPECT_EQ(idle_core_threads(2, 1), 1);  // one core busy elsewhere
+    EXPECT_EQ(idle_core_threads(2, 2), 1);  // both busy: never fewer than 1
+    EXPECT_EQ(idle_core_threads(16, 4), 12);
+    EXPECT_EQ(idle_core_threads(16, -3), 16);  // a count below zero (a race between two reads) is none
     EXPECT_EQ(idle_core_threads(1, 40), 1);
+}
+
+TEST(ThreadBudget, ReadsAThreadsStateAfterItsName) {
+    EXPECT_TRUE(stat_says_running("1234 (polygraphy) R 1 1234 1234 0 -1"));
+    EXPECT_FALSE(stat_says_running("1234 (polygraphy) S 1 1234 1234 0 -1"));
+    EXPECT_TRUE(stat_says_running("99 (a) b (c) R 1 2"));  // a name with spaces and parentheses
+    EXPECT_FALSE(stat_says_running("99 (R) S 1 2"));
+    EXPECT_FALSE(stat_says_running(""));
+    EXPECT_FALSE(stat_says_running("99 (name)"));
 }
 
 TEST(ThreadBudget, ReadsTheRunnableCountOfProcLoadavg) {
