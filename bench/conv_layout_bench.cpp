@@ -26,6 +26,7 @@
 #include "bench_util.h"
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
 
 namespace {
 
@@ -57,17 +58,15 @@ std::vector<ConvLayer> conv_layers(onnx::ModelProto& model) {
         if (!dims->empty()) (*dims)[0].set_dim_value(1);
     }
     infer_shapes(model);
-    std::map<std::string, std::vector<int64_t>> shapes;
-    for (const auto& info : model.graph().value_info()) {
-        std::vector<int64_t> dims;
-        for (const auto& dim : info.type().tensor_type().shape().dim()) dims.push_back(dim.dim_value());
-        shapes[info.name()] = dims;
-    }
-    for (const auto& input : model.graph().input()) {
-        std::vector<int64_t> dims;
-        for (const auto& dim : input.type().tensor_type().shape().dim()) dims.push_back(dim.dim_value());
-        shapes[input.name()] = dims;
-    }
+    std::map<std::string, std::vector<int64_t>> shapes;  // static dims (a dynamic one reads 0)
+    auto record_shape = [&](const onnx::ValueInfoProto& info) {
+        const MetadataEntry entry = metadata_from_value_info(info);
+        std::vector<int64_t>& dims = shapes[info.name()];
+        if (entry.shape)
+            for (const Dim& dim : *entry.shape) dims.push_back(dim.is_dynamic() ? 0 : dim.value);
+    };
+    for (const auto& info : model.graph().value_info()) record_shape(info);
+    for (const auto& input : model.graph().input()) record_shape(input);
     std::map<std::string, std::vector<int64_t>> weights;
     for (const auto& init : model.graph().initializer())
         weights[init.name()] = {init.dims().begin(), init.dims().end()};
