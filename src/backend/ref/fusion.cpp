@@ -10,87 +10,10 @@
 #include <unordered_set>
 
 #include "backend/onnx/domain.h"
+#include "backend/ref/graph_constants.h"
 #include "backend/ref/ops/families.h"
-#include "polygraphy/backend/onnx/tensor_proto.h"
-#include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref {
-namespace {
-
-const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::string& name) {
-    for (const auto& attr : node.attribute())
-        if (attr.name() == name) return &attr;
-    return nullptr;
-}
-
-// The values the graph fixes before running: initializers that are not also graph inputs (those can
-// be fed) and Constant nodes. What cannot be read is left out, so it is never fused.
-class GraphConstants {
-public:
-    GraphConstants(const onnx::GraphProto& graph, const std::vector<onnx::NodeProto>& nodes) {
-        std::unordered_set<std::string> inputs;
-        for (const auto& input : graph.input()) inputs.insert(input.name());
-        for (const auto& initializer : graph.initializer())
-            if (!inputs.contains(initializer.name())) protos_[initializer.name()] = &initializer;
-        for (const auto& node : nodes) {
-            if (!is_default_domain(node.domain()) || node.op_type() != "Constant" || node.output_size() != 1) continue;
-            if (const auto* value = find_attr(node, "value"); value && value->has_t())
-                protos_[node.output(0)] = &value->t();
-            else if (const auto* number = find_attr(node, "value_float"))
-                floats_[node.output(0)] = number->f();
-        }
-    }
-
-    /// The data type and dims of a constant tensor (from its proto, nothing decoded).
-    std::optional<std::pair<int32_t, std::vector<int64_t>>> type_and_dims(const std::string& name) const {
-        if (floats_.contains(name)) return std::pair<int32_t, std::vector<int64_t>>{onnx::TensorProto::FLOAT, {}};
-        auto found = protos_.find(name);
-        if (found == protos_.end()) return std::nullopt;
-        return std::pair<int32_t, std::vector<int64_t>>{found->second->data_type(),
-                                                        {found->second->dims().begin(), found->second->dims().end()}};
-    }
-
-    /// The value of a float32 scalar constant.
-    std::optional<float> scalar(const std::string& name) const {
-        if (auto found = floats_.find(name); found != floats_.end()) return found->second;
-        auto found = protos_.find(name);
-        if (found == protos_.end()) return std::nullopt;
-        try {
-            const Tensor tensor = tensor_from_proto(*found->second);
-            if (tensor.dtype() != DataType::kFloat32 || tensor.numel() != 1) return std::nullopt;
-            return tensor.data_as<float>()[0];
-        } catch (const PolygraphyException&) {
-            return std::nullopt;  // session preparation reports a broken initializer itself
-        }
-    }
-
-private:
-    std::unordered_map<std::string, const onnx::TensorProto*> protos_;
-    std::unordered_map<std::string, float> floats_;
-};
-
-void set_string_attr(onnx::NodeProto& node, std::string_view name, const std::string& value) {
-    auto* attr = node.add_attribute();
-    attr->set_name(std::string(name));
-    attr->set_type(onnx::AttributeProto::STRING);
-    attr->set_s(value);
-}
-
-void set_int_attr(onnx::NodeProto& node, std::string_view name, int64_t value) {
-    auto* attr = node.add_attribute();
-    attr->set_name(std::string(name));
-    attr->set_type(onnx::AttributeProto::INT);
-    attr->set_i(value);
-}
-
-void set_float_attr(onnx::NodeProto& node, std::string_view name, float value) {
-    auto* attr = node.add_attribute();
-    attr->set_name(std::string(name));
-    attr->set_type(onnx::AttributeProto::FLOAT);
-    attr->set_f(value);
-}
-
-}  // namespace
 
 std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
                                    std::vector<std::vector<std::string>>& node_inputs, const onnx::GraphProto& graph,
@@ -178,7 +101,7 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
     for (std::size_t i = 0; i < nodes.size() && default_opset >= 7; ++i) {
         onnx::NodeProto& conv = nodes[i];
         if (removed[i] || !is_default_domain(conv.domain()) || conv.op_type() != "Conv" || conv.input_size() < 2 ||
-            conv.input_size() > 3 || find_attr(conv, std::string(kFusedResidualAttr)))
+            conv.input_size() > 3 || find_attr(conv, kFusedResidualAttr))
             continue;
         const std::vector<std::size_t>* uses = foldable_readers(conv);
         if (!uses || uses->size() != 1 || removed[uses->front()] || !op_is(uses->front(), "Add")) continue;
@@ -201,7 +124,7 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         onnx::NodeProto& producer = nodes[i];
         if (removed[i] || !is_default_domain(producer.domain()) ||
-            find_attr(producer, std::string(kFusedActivationAttr)))
+            find_attr(producer, kFusedActivationAttr))
             continue;
         const std::string& op = producer.op_type();
         // A MatMul or Gemm applies an activation to float products only: its weight says the type.
