@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include "backend/onnx/domain.h"
+#include "backend/ref/blocked_layout.h"
 #include "backend/ref/fusion.h"
 #include "backend/ref/thread_budget.h"
 #include "backend/ref/ops/families.h"
@@ -289,6 +290,10 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         node_inputs.resize(kept);
         display_names.resize(kept);
         opsets_of_node.resize(kept);
+        const std::vector<std::string> blocked = choose_blocked_layouts(nodes, node_inputs, graph);
+        if (!blocked.empty())
+            logger().extra_verbose(
+                fmt::format("{} tensors stay channel-blocked between convolutions (nChw8c)", blocked.size()));
     }
 
     std::vector<int64_t> node_opsets(nodes.size());
@@ -373,7 +378,8 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
     }
     for (const auto& [name, tensor] : given_constants) constants[slot_of.at(name)] = Value(tensor);
 
-    // Kernels, in execution order; Constant nodes are evaluated now and become constants.
+    // Kernels, in execution order; Constant nodes (and with fusion, Identity nodes of constants) are
+    // evaluated now and become constants.
     for (std::size_t index : sorted) {
         const onnx::NodeProto& node = nodes[index];
         Step step;
@@ -407,6 +413,13 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
                 if (!produced_value.defined()) step.info->fail("produced no value");
                 constants[step.outputs[j]] = std::move(produced_value);
             }
+            continue;
+        }
+        // An Identity of a constant (how torch shares a weight between layers) is that constant, so
+        // that the kernels reading it see a constant weight (packed once, blocked layouts).
+        if (fuse && is_default_domain(node.domain()) && node.op_type() == "Identity" && node.input_size() == 1 &&
+            step.outputs.size() == 1 && step.outputs[0] >= 0 && constant_inputs[0] != nullptr) {
+            constants[step.outputs[0]] = constants[step.inputs[0]];
             continue;
         }
         order.push_back(display_names[index]);

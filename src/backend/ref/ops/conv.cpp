@@ -438,10 +438,12 @@ void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const 
 
 // ---- oneDNN -----------------------------------------------------------------------------------------
 
-/// Primitives for one input shape.
+/// Primitives for one input shape. `src_user` and `dst_user` are the layouts of X and Y as the graph
+/// holds them (NCHW, or channel-blocked where the layout pass said so); `src` and `dst` are those the
+/// primitive runs on, reordered from and to them when they differ.
 struct DnnlConvPlan {
     dnnl::primitive primitive;
-    dnnl::memory::desc src_plain, src, weights_plain, weights, dst_plain, dst, bias;
+    dnnl::memory::desc src_user, src, weights_plain, weights, dst_user, dst, bias;
     bool reorder_src = false;
     bool reorder_dst = false;
     bool activation_after = false;  // the fused activation runs as a separate pass over the output
@@ -482,27 +484,31 @@ dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
 /// nullptr when oneDNN has no implementation for the problem (the reference loop runs instead).
 std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, const Shape& input_shape,
                                                    bool has_bias, const onednn::FusedActivation& activation,
-                                                   bool residual) {
+                                                   bool residual, bool blocked_input, bool blocked_output) {
     using dnnl::memory;
     const Geometry& g = p.geometry;
     if (g.rank() > 3) return nullptr;
     auto plan = std::make_shared<DnnlConvPlan>();
     const memory::dims src_dims = onednn::to_dims(input_shape);
     const memory::dims dst_dims = onednn::to_dims(p.output_shape);
-    plan->src_plain = onednn::plain_desc(src_dims);
-    plan->dst_plain = onednn::plain_desc(dst_dims);
+    plan->src_user = blocked_input ? onednn::blocked_desc(src_dims) : onednn::plain_desc(src_dims);
+    plan->dst_user = blocked_output ? onednn::blocked_desc(dst_dims) : onednn::plain_desc(dst_dims);
     plan->weights_plain = plain_weights_desc(p);
-    // A pointwise convolution is a plain matrix product on NCHW data (W[M, C] x X[C, HW]): oneDNN's
-    // GEMM implementation runs it as fast as a blocked one without the two layout reorders.
+    // A pointwise convolution between NCHW tensors is a plain matrix product (W[M, C] x X[C, HW]):
+    // oneDNN's GEMM implementation runs it as fast as a blocked one without the two layout reorders.
+    // Where the graph holds X or Y blocked, the primitive takes that layout as it is.
     const bool pointwise = !p.transpose && p.group == 1 &&
                            std::all_of(g.kernel.begin(), g.kernel.end(), [](int64_t k) { return k == 1; }) &&
                            std::all_of(g.strides.begin(), g.strides.end(), [](int64_t s) { return s == 1; }) &&
                            std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
                            std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t v) { return v == 0; });
-    const memory::desc src_any =
-        pointwise ? plan->src_plain : memory::desc(src_dims, memory::data_type::f32, memory::format_tag::any);
-    const memory::desc dst_any =
-        pointwise ? plan->dst_plain : memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any);
+    const bool gemm = pointwise && !blocked_input && !blocked_output;
+    const memory::desc src_any = gemm || blocked_input
+                                     ? plan->src_user
+                                     : memory::desc(src_dims, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc dst_any = gemm || blocked_output
+                                     ? plan->dst_user
+                                     : memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any);
     const memory::desc weights_any(plan->weights_plain.dims(), memory::data_type::f32, memory::format_tag::any);
     const memory::desc bias_desc =
         has_bias ? memory::desc({p.out_channels}, memory::data_type::f32, memory::format_tag::x) : memory::desc();
@@ -518,7 +524,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     // elementwise pass does (mobilenet_v2's 1x1 convolutions with Clip took twice as long), so there
     // the activation follows the primitive.
     plan->residual_after = residual;
-    plan->activation_after = activation.active() && (pointwise || residual);
+    plan->activation_after = activation.active() && (gemm || residual);
     if (activation.active() && !plan->activation_after) {
         dnnl::post_ops ops;
         activation.append_to(ops);
@@ -555,12 +561,12 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
                                shape_to_string(input_shape) + " runs on oneDNN " + impl);
     }
     plan->bias = bias_desc;
-    plan->reorder_src = plan->src != plan->src_plain;
-    plan->reorder_dst = plan->dst != plan->dst_plain;
+    plan->reorder_src = plan->src != plan->src_user;
+    plan->reorder_dst = plan->dst != plan->dst_user;
     if (plan->reorder_src)
-        plan->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->src_plain, engine, plan->src));
+        plan->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->src_user, engine, plan->src));
     if (plan->reorder_dst)
-        plan->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->dst, engine, plan->dst_plain));
+        plan->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plan->dst, engine, plan->dst_user));
     return plan;
 }
 
@@ -616,11 +622,9 @@ public:
                                             /*has_ceil_mode=*/false);
         group_ = node.attr_int("group", 1);
         activation_ = onednn::FusedActivation(node);
-        const int64_t residual = node.attr_int(kFusedResidualAttr, 0);
-        if (residual != 0 && residual != 1)
-            node.fail("attribute '" + std::string(kFusedResidualAttr) + "' must be 0 or 1, but it is " +
-                      std::to_string(residual));
-        has_residual_ = residual == 1;
+        has_residual_ = onednn::private_flag(node, kFusedResidualAttr);
+        blocked_input_ = onednn::private_flag(node, kBlockedInputAttr);
+        blocked_output_ = onednn::private_flag(node, kBlockedOutputAttr);
         if (group_ < 1) node.fail("attribute 'group' must be >= 1\nNote: group = " + std::to_string(group_));
         if (transpose_) {
             output_padding_ = node.attr_ints("output_padding");
@@ -682,27 +686,33 @@ public:
             dtype != DataType::kBFloat16) {
             onednn::fail_dtype(node, "input X", dtype, kConvTypes);
         }
-        const ConvProblem problem = make_problem(node, x.shape(), w.shape(), b);
+        const ConvProblem problem =
+            make_problem(node, blocked_input_ ? onednn::unblocked_shape(node, x) : x.shape(), w.shape(), b);
+        const bool blocked = blocked_input_ || blocked_output_;
+        if (blocked && dtype != DataType::kFloat32)
+            throw InternalError("Node '" + node.name() + "': a channel-blocked convolution computes float32 only");
+        const Shape y_shape = blocked_output_ ? onednn::blocked_shape(problem.output_shape) : problem.output_shape;
         const Tensor* residual = has_residual_ ? &context.required_input(3) : nullptr;
         if (residual != nullptr && residual->dtype() != dtype) {
             node.fail("the folded residual Add's inputs must have the same data type, but they are " +
                       std::string(dtype_name(dtype)) + " and " + std::string(dtype_name(residual->dtype())));
         }
         // A float32 residual of the output's own shape is added as the output is stored; any other
-        // is added after the convolution as the Add node would (broadcasting, float16 rounding).
-        const bool residual_inside =
-            residual != nullptr && dtype == DataType::kFloat32 && residual->shape() == problem.output_shape;
+        // is added after the convolution as the Add node would (broadcasting, float16 rounding). A
+        // residual of a blocked output is blocked too (the layout pass puts them in one class), and
+        // broadcasting over [N, C/8, H, W, 8] pairs the same elements as over [N, C, H, W].
+        const bool residual_inside = residual != nullptr && dtype == DataType::kFloat32 && residual->shape() == y_shape;
         const bool residual_after = residual != nullptr && !residual_inside;
         const int threads = context.num_threads();
         Tensor y;
         if (shape_volume(problem.output_shape) == 0 || x.numel() == 0) {
-            y = Tensor(dtype, problem.output_shape);
+            y = Tensor(dtype, y_shape);
         } else if (dtype == DataType::kFloat64) {
             y = Tensor::uninitialized(dtype, problem.output_shape);  // every element is written
             run_reference<double>(problem, x, w, b, y, threads);
             if (!residual_after) activation_.apply_in_place(y, threads);
         } else if (dtype == DataType::kFloat32) {
-            y = Tensor::uninitialized(dtype, problem.output_shape);  // every element is written
+            y = Tensor::uninitialized(dtype, y_shape);  // every element is written
             run_float(node, problem, x, w, b, residual_inside ? residual->data_as<float>() : nullptr, !residual_after,
                       y, threads);
         } else {
@@ -886,7 +896,7 @@ private:
                    const Tensor* b, const float* residual, bool activate, Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
         const onednn::FusedActivation activation = activate ? activation_ : onednn::FusedActivation();
-        if (is_plain_depthwise_2d(p)) {
+        if (!blocked_input_ && !blocked_output_ && is_plain_depthwise_2d(p)) {
             const std::optional<DepthwiseActivation> at_store = DepthwiseActivation::of(activation);
             depthwise_conv(p, x.data_as<float>(), w.data_as<float>(), b != nullptr ? b->data_as<float>() : nullptr,
                            residual, at_store.value_or(DepthwiseActivation{}), y.data_as<float>(), threads);
@@ -900,9 +910,15 @@ private:
         key.push_back(activate ? 1 : 0);
         key.push_back(residual != nullptr ? 1 : 0);
         onednn::ThreadScope scope(threads);
+        const Shape x_shape = blocked_input_ ? onednn::unblocked_shape(context_node, x) : x.shape();
         auto plan = cache_.get(key, [&] {
-            return make_dnnl_plan(context_node, p, x.shape(), b != nullptr, activation, residual != nullptr);
+            return make_dnnl_plan(context_node, p, x_shape, b != nullptr, activation, residual != nullptr,
+                                  blocked_input_, blocked_output_);
         });
+        if (plan == nullptr && (blocked_input_ || blocked_output_)) {
+            // The layout pass leaves out what oneDNN refuses (negative pads), so this is a bug.
+            throw InternalError("Node '" + context_node.name() + "': oneDNN has no channel-blocked convolution for it");
+        }
         if (plan == nullptr) {
             run_reference<float>(p, x, w, b, y, threads);
             if (residual != nullptr)
@@ -912,7 +928,7 @@ private:
             return;
         }
         const auto& engine = onednn::cpu_engine();
-        dnnl::memory src = onednn::wrap_memory(plan->src_plain, x.data());
+        dnnl::memory src = onednn::wrap_memory(plan->src_user, x.data());
         if (plan->reorder_src) {
             dnnl::memory packed(plan->src, engine, onednn::thread_scratch(0, plan->src.get_size()));
             onednn::execute(plan->src_reorder, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, packed}});
@@ -930,15 +946,15 @@ private:
         } else {
             weights = onednn::wrap_memory(plan->weights, w.data());  // the plain layout is W itself
         }
-        dnnl::memory dst_plain = onednn::wrap_memory(plan->dst_plain, y.data());
+        dnnl::memory dst_user = onednn::wrap_memory(plan->dst_user, y.data());
         dnnl::memory dst = plan->reorder_dst
                                ? dnnl::memory(plan->dst, engine, onednn::thread_scratch(2, plan->dst.get_size()))
-                               : dst_plain;
+                               : dst_user;
         std::unordered_map<int, dnnl::memory> args{
             {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
         if (b != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data()));
         onednn::execute(plan->primitive, args);
-        if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_plain}});
+        if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_user}});
         if (plan->residual_after)
             residual_add_.run(activation, y.data_as<float>(), residual, y.numel(), threads);
         else if (plan->activation_after)
@@ -950,6 +966,8 @@ private:
     int64_t group_ = 1;
     onednn::FusedActivation activation_;
     bool has_residual_ = false;  ///< a residual Add was folded (input 3, kFusedResidualAttr)
+    bool blocked_input_ = false;   ///< X is channel-blocked (kBlockedInputAttr)
+    bool blocked_output_ = false;  ///< Y is channel-blocked (kBlockedOutputAttr)
     ResidualAdd residual_add_;   ///< y = activation(y + residual), cached primitives
     std::vector<int64_t> output_padding_;
     std::vector<int64_t> output_shape_attr_;

@@ -9,6 +9,8 @@
 #include <omp.h>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "backend/ref/ops/families.h"
 #include "polygraphy/common/exception.h"
 
@@ -33,6 +35,31 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
     dnnl::memory::dims strides(dims.size(), 1);
     for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims) {
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nChw8c);
+}
+
+Shape blocked_shape(const Shape& shape) {
+    return {shape[0], shape[1] / kChannelBlock, shape[2], shape[3], kChannelBlock};
+}
+
+Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor) {
+    const Shape& shape = tensor.shape();
+    if (tensor.dtype() != DataType::kFloat32 || shape.size() != 5 || shape[4] != kChannelBlock)
+        throw InternalError(fmt::format("Node '{}' ({}): expected a channel-blocked float32 input [N, C/8, H, W, 8], "
+                                        "got {} {}",
+                                        node.name(), node.op_type(), dtype_name(tensor.dtype()),
+                                        shape_to_string(shape)));
+    return {shape[0], shape[1] * kChannelBlock, shape[2], shape[3]};
+}
+
+bool private_flag(const NodeInfo& node, std::string_view name) {
+    const int64_t value = node.attr_int(name, 0);
+    if (value != 0 && value != 1)
+        node.fail(fmt::format("attribute '{}' must be 0 or 1, but it is {}", name, value));
+    return value == 1;
 }
 
 dnnl::memory wrap_memory(const dnnl::memory::desc& desc, const void* data) {

@@ -2,6 +2,7 @@
 // called by OpRegistry::builtin() (src/backend/ref/op_registry.cpp), and the fused-activation attributes.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "polygraphy/backend/ref/kernel.h"
@@ -33,6 +34,15 @@ inline constexpr std::string_view kFusedBiasAttr = "polygraphy.fused_bias";
 /// it stores each row); any other r (broadcasting, or another data type) is added after the
 /// convolution with the Add operator's rules, then the folded activation (if any) runs.
 inline constexpr std::string_view kFusedResidualAttr = "polygraphy.fused_residual";
+/// Private Conv, GlobalAveragePool and MaxPool attributes (INT 1) set by the layout pass (blocked_layout.h):
+/// the node's input 0 (kBlockedInputAttr) or output 0 (kBlockedOutputAttr) is a float32 tensor in
+/// the channel-blocked layout, oneDNN's nChw8c, as the 5-D tensor [N, C / kChannelBlock, H, W,
+/// kChannelBlock] instead of [N, C, H, W]: element (n, c, h, w) is at [n, c / 8, h, w, c % 8].
+/// Elementwise operators and Concat along axis 1 read and write it unchanged; the pools' outputs
+/// are blocked too.
+inline constexpr std::string_view kBlockedInputAttr = "polygraphy.blocked_input";
+inline constexpr std::string_view kBlockedOutputAttr = "polygraphy.blocked_output";
+inline constexpr int64_t kChannelBlock = 8;
 
 // One registration function per family file, src/backend/ref/ops/<family>.cpp (the file's first
 // lines say what it holds), grouped as ONNX Runtime groups its CPU kernels.

@@ -341,9 +341,54 @@ void check_pool_input(const NodeInfo& node, const Tensor& x, int64_t min_rank) {
     }
 }
 
+/// MaxPool of a channel-blocked float32 tensor [N, C/8, H, W, 8] (kBlockedInputAttr) into a blocked
+/// output: max_pool()'s windows and NaN rule, 8 channels at a time.
+void max_pool_blocked(const Window3& w, int64_t blocks, const float* x, float* y, int threads) {
+    constexpr int64_t kLanes = kChannelBlock;
+    // The 8 channels of one position as two SSE vectors, which every x86-64 CPU has (aligned(4):
+    // loads and stores may be unaligned). As max_pool(), a NaN in the window gives NaN: the maximum
+    // is one max instruction per tap, and whether a NaN was seen is tracked beside it, off the
+    // maximum's dependency chain.
+    typedef float Lanes __attribute__((vector_size(16), aligned(4)));
+    typedef int32_t Mask __attribute__((vector_size(16)));
+    const Lanes kNaN = Lanes{} + std::numeric_limits<float>::quiet_NaN();
+    auto take_max = [](Lanes& best, Mask& nan, Lanes v) {
+        best = v > best ? v : best;
+        nan |= v != v;
+    };
+    const int64_t in_size = w.in_size();
+    const int64_t out_size = w.out_size();
+    onednn::parallel_for(blocks, threads, out_size * kLanes * 9, [&](int64_t begin, int64_t end) {
+        for (int64_t block = begin; block < end; ++block) {
+            const float* xb = x + block * in_size * kLanes;
+            float* yb = y + block * out_size * kLanes;
+            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+                const TapRange& rh = w.ranges[1][static_cast<std::size_t>(oh)];
+                for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+                    const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
+                    Lanes lo = Lanes{} + lowest_value<float>(), hi = lo;
+                    Mask lo_nan{}, hi_nan{};
+                    for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
+                        const float* row = xb + ((rh.start + kh * w.dilation[1]) * w.in[2] + rw.start) * kLanes;
+                        for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
+                            const float* v = row + kw * w.dilation[2] * kLanes;
+                            take_max(lo, lo_nan, *reinterpret_cast<const Lanes*>(v));
+                            take_max(hi, hi_nan, *reinterpret_cast<const Lanes*>(v + 4));
+                        }
+                    }
+                    float* out = yb + (oh * w.out[2] + ow) * kLanes;
+                    *reinterpret_cast<Lanes*>(out) = lo_nan != 0 ? kNaN : lo;
+                    *reinterpret_cast<Lanes*>(out + 4) = hi_nan != 0 ? kNaN : hi;
+                }
+            }
+        }
+    });
+}
+
 class PoolKernel final : public Kernel {
 public:
-    PoolKernel(const NodeInfo& node, PoolKind kind) : kind_(kind) {
+    PoolKernel(const NodeInfo& node, PoolKind kind)
+        : kind_(kind), blocked_input_(onednn::private_flag(node, kBlockedInputAttr)) {
         const int64_t opset = node.opset();
         const bool has_dilations = kind == PoolKind::kMax ? opset >= 10 : kind == PoolKind::kAverage ? opset >= 19 : opset >= 18;
         const bool has_ceil_mode = kind == PoolKind::kLp ? opset >= 18 : opset >= 10;
@@ -379,6 +424,10 @@ public:
         } else {
             p_ = read_p(node);
         }
+        if (blocked_input_ && (kind != PoolKind::kMax || want_indices_ || rank != 2)) {
+            throw InternalError("Node '" + node.name() +
+                                "': only a 2-D MaxPool without Indices takes a channel-blocked input");
+        }
     }
 
     /// LpPool-1 has a float `p`, later versions an int.
@@ -395,6 +444,16 @@ public:
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
         const Tensor& x = context.required_input(0);
+        if (blocked_input_) {
+            const Shape plain = onednn::unblocked_shape(node, x);
+            const Geometry geometry =
+                window::resolve_geometry(node, attrs_, {plain[2], plain[3]}, attrs_.kernel_shape);
+            const Shape out_shape = {plain[0], plain[1], geometry.output[0], geometry.output[1]};
+            Tensor& y = context.allocate_uninitialized_output(0, DataType::kFloat32, onednn::blocked_shape(out_shape));
+            max_pool_blocked(Window3(geometry), x.shape()[0] * x.shape()[1], x.data_as<float>(), y.data_as<float>(),
+                             context.num_threads());
+            return;
+        }
         check_pool_input(node, x, 3);
         const DataType dtype = x.dtype();
         const bool int8 = dtype == DataType::kInt8 || dtype == DataType::kUInt8;
@@ -448,6 +507,7 @@ private:
     }
 
     PoolKind kind_;
+    bool blocked_input_;  ///< X (and so Y) is channel-blocked: 2-D MaxPool only
     WindowAttrs attrs_;
     int64_t storage_order_ = 0;
     bool want_indices_ = false;
@@ -478,15 +538,48 @@ void global_pool(PoolKind kind, double p, int64_t planes, int64_t plane_size, co
     });
 }
 
+/// GlobalAveragePool of a channel-blocked float32 tensor [N, C/8, HW..., 8] (kBlockedInputAttr)
+/// into [N, C/8, 1, 1, 8]: each of the 8 lanes is one channel's mean, summed in double as
+/// global_pool() does.
+void global_average_pool_blocked(const Tensor& x, Tensor& y, int threads) {
+    const Shape& shape = x.shape();
+    const int64_t blocks = shape[0] * shape[1];
+    const int64_t plane_size = shape[2] * shape[3];
+    const float* xs = x.data_as<float>();
+    float* ys = y.data_as<float>();
+    onednn::parallel_for(blocks, threads, plane_size * kChannelBlock, [&](int64_t begin, int64_t end) {
+        for (int64_t block = begin; block < end; ++block) {
+            const float* xb = xs + block * plane_size * kChannelBlock;
+            double sums[kChannelBlock] = {};
+            for (int64_t i = 0; i < plane_size; ++i)
+                for (int64_t lane = 0; lane < kChannelBlock; ++lane) sums[lane] += xb[i * kChannelBlock + lane];
+            for (int64_t lane = 0; lane < kChannelBlock; ++lane)
+                ys[block * kChannelBlock + lane] = static_cast<float>(sums[lane] / static_cast<double>(plane_size));
+        }
+    });
+}
+
 class GlobalPoolKernel final : public Kernel {
 public:
-    GlobalPoolKernel(const NodeInfo& node, PoolKind kind) : kind_(kind) {
+    GlobalPoolKernel(const NodeInfo& node, PoolKind kind)
+        : kind_(kind), blocked_input_(onednn::private_flag(node, kBlockedInputAttr)) {
         if (kind == PoolKind::kLp) p_ = PoolKernel::read_p(node);
+        if (blocked_input_ && kind != PoolKind::kAverage)
+            throw InternalError("Node '" + node.name() + "': only GlobalAveragePool takes a channel-blocked input");
     }
 
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
         const Tensor& x = context.required_input(0);
+        if (blocked_input_) {
+            const Shape plain = onednn::unblocked_shape(node, x);
+            if (plain[2] * plain[3] == 0)
+                node.fail("input X has an empty spatial extent\nNote: X shape = " + shape_to_string(plain));
+            Tensor& y = context.allocate_uninitialized_output(
+                0, DataType::kFloat32, onednn::blocked_shape({plain[0], plain[1], 1, 1}));
+            global_average_pool_blocked(x, y, context.num_threads());
+            return;
+        }
         check_pool_input(node, x, 2);
         const DataType dtype = x.dtype();
         if (!is_float_type(dtype)) onednn::fail_dtype(node, "input X", dtype, "float32, float64, float16, bfloat16");
@@ -515,6 +608,7 @@ public:
 
 private:
     PoolKind kind_;
+    bool blocked_input_;  ///< X is channel-blocked (only GlobalAveragePool; the output is blocked too)
     double p_ = 2.0;
 };
 

@@ -1,0 +1,187 @@
+#include "backend/ref/blocked_layout.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backend/onnx/domain.h"
+#include "backend/ref/graph_constants.h"
+#include "backend/ref/ops/families.h"
+
+namespace polygraphy::ref {
+namespace {
+
+// Operators that compute each output element from the input elements at the same index only, so
+// they run unchanged on a blocked tensor. Cast is not here: a convolution reads float32 only.
+constexpr std::string_view kUnaryElementwise[] = {"Relu", "LeakyRelu", "Clip", "Sigmoid",  "HardSigmoid", "HardSwish",
+                                                  "Tanh", "Elu",       "Selu", "Softplus", "Gelu",        "Mish",
+                                                  "Neg",  "Abs",       "Sqrt", "Exp",      "Erf",         "Identity"};
+constexpr std::string_view kBinaryElementwise[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+
+bool one_of(const std::string& op, const auto& list) {
+    return std::find(std::begin(list), std::end(list), op) != std::end(list);
+}
+
+/// Classes of tensors that must share a layout (union-find), and the classes that must stay NCHW.
+class LayoutClasses {
+public:
+    void join(const std::string& a, const std::string& b) {
+        const int ra = root(id(a)), rb = root(id(b));
+        if (ra == rb) return;
+        parent_[ra] = rb;
+        pinned_[rb] = pinned_[rb] || pinned_[ra];
+    }
+    void add(const std::string& name) { id(name); }
+    void pin(const std::string& name) { pinned_[root(id(name))] = true; }
+    bool blocked(const std::string& name) const {
+        const auto found = ids_.find(name);
+        return found != ids_.end() && !pinned_[root(found->second)];
+    }
+    const std::unordered_map<std::string, int>& members() const { return ids_; }
+
+private:
+    int id(const std::string& name) {
+        const auto [found, inserted] = ids_.emplace(name, static_cast<int>(parent_.size()));
+        if (inserted) {
+            parent_.push_back(found->second);
+            pinned_.push_back(false);
+        }
+        return found->second;
+    }
+    int root(int i) const {
+        while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+        return i;
+    }
+    std::unordered_map<std::string, int> ids_;
+    mutable std::vector<int> parent_;  // path halving in root() keeps lookups short
+    std::vector<bool> pinned_;
+};
+
+struct ConvChannels {
+    int64_t in = 0;
+    int64_t out = 0;
+};
+
+/// The channels of a Conv the blocked kernels run: 2-D, float32 constant weight, group 1 or
+/// depthwise (one input and one output channel per group), no negative pads (oneDNN refuses them).
+std::optional<ConvChannels> blockable_conv(const onnx::NodeProto& node, const GraphConstants& constants) {
+    if (!is_default_domain(node.domain()) || node.op_type() != "Conv" || node.input_size() < 2 ||
+        node.output_size() != 1 || node.input(0).empty() || node.output(0).empty())
+        return std::nullopt;
+    const auto weight = constants.type_and_dims(node.input(1));
+    if (!weight || weight->first != onnx::TensorProto::FLOAT || weight->second.size() != 4) return std::nullopt;
+    if (node.input_size() >= 3 && !node.input(2).empty()) {
+        const auto bias = constants.type_and_dims(node.input(2));
+        if (!bias || bias->first != onnx::TensorProto::FLOAT) return std::nullopt;
+    }
+    if (const auto* pads = find_attr(node, "pads"))
+        if (std::any_of(pads->ints().begin(), pads->ints().end(), [](int64_t v) { return v < 0; })) return std::nullopt;
+    const auto* group_attr = find_attr(node, "group");
+    const int64_t group = group_attr ? group_attr->i() : 1;
+    const ConvChannels channels{weight->second[1] * group, weight->second[0]};
+    if (group != 1 && !(weight->second[1] == 1 && group == channels.out)) return std::nullopt;
+    return channels;
+}
+
+/// GlobalAveragePool, and a 2-D MaxPool without its Indices output: their kernels take a blocked
+/// input and give a blocked output.
+bool is_blockable_pool(const onnx::NodeProto& node) {
+    if (node.input_size() != 1 || node.output_size() != 1) return false;
+    if (node.op_type() == "GlobalAveragePool") return true;
+    const auto* kernel = find_attr(node, "kernel_shape");
+    return node.op_type() == "MaxPool" && kernel && kernel->ints_size() == 2;
+}
+
+}  // namespace
+
+std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& nodes,
+                                                const std::vector<std::vector<std::string>>& node_inputs,
+                                                const onnx::GraphProto& graph) {
+    const GraphConstants constants(graph, nodes);
+    LayoutClasses classes;
+    std::unordered_map<std::string, int> producers;  // made by a node that keeps or sets the layout
+    auto produced_here = [&](const std::string& name) { ++producers[name]; };
+    auto pin_all = [&](std::size_t i) {
+        for (const auto& name : node_inputs[i])
+            if (!name.empty()) classes.pin(name);
+        for (const auto& name : nodes[i].output())
+            if (!name.empty()) classes.pin(name);
+    };
+    // A constant operand keeps the layout question away from the other operands only when it is a
+    // scalar: anything else broadcasts over the NCHW dims.
+    auto is_scalar_constant = [&](const std::string& name) {
+        const auto found = constants.type_and_dims(name);
+        if (!found) return false;
+        const auto& dims = found->second;
+        return dims.size() <= 4 && std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>()) == 1;
+    };
+
+    std::vector<std::optional<ConvChannels>> convs(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const onnx::NodeProto& node = nodes[i];
+        const std::string& op = node.op_type();
+        const bool declared_only = node_inputs[i].size() == static_cast<std::size_t>(node.input_size());
+        const bool default_domain = is_default_domain(node.domain()) && declared_only && node.output_size() == 1 &&
+                                    !node.output(0).empty() && node.input_size() >= 1 && !node.input(0).empty();
+        if ((convs[i] = blockable_conv(node, constants)) && declared_only) {
+            const std::string& y = node.output(0);
+            if (convs[i]->in % kChannelBlock != 0) classes.pin(node.input(0));
+            if (convs[i]->out % kChannelBlock != 0) classes.pin(y);
+            classes.add(y);
+            produced_here(y);
+            const auto* residual = find_attr(node, kFusedResidualAttr);
+            if (residual && residual->i() == 1 && node.input_size() == 4 && !node.input(3).empty())
+                classes.join(node.input(3), y);
+            continue;
+        }
+        convs[i].reset();
+        const bool unary = default_domain && one_of(op, kUnaryElementwise);
+        const bool binary = default_domain && one_of(op, kBinaryElementwise) && node.input_size() == 2;
+        const bool pool = default_domain && is_blockable_pool(node);
+        // Concat along the channels of 8-channel multiples: whole blocks, in order.
+        const auto* axis = find_attr(node, "axis");
+        const bool concat = default_domain && op == "Concat" && axis && axis->i() == 1;
+        if (!unary && !binary && !pool && !concat) {
+            pin_all(i);
+            continue;
+        }
+        const std::string& y = node.output(0);
+        classes.add(y);
+        produced_here(y);
+        for (int k = 0; k < node.input_size(); ++k) {
+            const std::string& operand = node.input(k);
+            if (operand.empty() || ((k > 0 || binary) && is_scalar_constant(operand))) continue;
+            if (k == 0 || binary || concat)
+                classes.join(operand, y);
+            else
+                classes.pin(y);  // a bound of Clip that is computed: leave the node as written
+        }
+    }
+    // Whatever the nodes above do not make (graph inputs, initializers, outer values, a name made
+    // twice) and the graph outputs keep the layout the graph declares.
+    for (const auto& [name, id] : classes.members()) {
+        const auto found = producers.find(name);
+        if (found == producers.end() || found->second != 1) classes.pin(name);
+    }
+    for (const auto& output : graph.output()) classes.pin(output.name());
+
+    std::vector<std::string> blocked;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        onnx::NodeProto& node = nodes[i];
+        if (convs[i]) {
+            if (classes.blocked(node.input(0))) set_int_attr(node, kBlockedInputAttr, 1);
+            if (classes.blocked(node.output(0))) set_int_attr(node, kBlockedOutputAttr, 1);
+        } else if (is_default_domain(node.domain()) && is_blockable_pool(node) && classes.blocked(node.input(0))) {
+            set_int_attr(node, kBlockedInputAttr, 1);
+        }
+        for (const auto& output : node.output())
+            if (!output.empty() && classes.blocked(output)) blocked.push_back(output);
+    }
+    return blocked;
+}
+
+}  // namespace polygraphy::ref
