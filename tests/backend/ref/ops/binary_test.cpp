@@ -32,6 +32,35 @@ TEST(BinaryOps, BinaryBroadcasting) {
     EXPECT_EQ(out.data_as<int64_t>()[23], 35);  // [1, 3, 2] = 5 + 30
 }
 
+// Rows of one operand repeated over a full one ([N, C/8, H, W, 8] * [N, C/8, 1, 1, 8] in the blocked
+// layout) take a shorter loop than other broadcasts; each case is checked element by element,
+// in both operand orders (Sub), with rows of 8, of another length, and too long for that loop.
+TEST(BinaryOps, RepeatedRowsBroadcastElementByElement) {
+    struct Case {
+        Shape full, repeated;
+    };
+    for (const Case& c : {Case{{2, 3, 4, 8}, {2, 3, 1, 8}}, Case{{2, 3, 5, 8}, {2, 1, 1, 8}},
+                          Case{{2, 5, 3}, {2, 1, 3}}, Case{{4, 6, 3}, {6, 3}}, Case{{3, 4, 70}, {3, 1, 70}}}) {
+        const Tensor full = testing::iota(DataType::kFloat32, c.full);
+        const Tensor repeated = testing::iota(DataType::kFloat32, c.repeated);
+        for (bool full_first : {true, false}) {
+            const Tensor out = full_first ? OpTester("Sub").input(full).input(repeated).run()
+                                          : OpTester("Sub").input(repeated).input(full).run();
+            ASSERT_EQ(out.shape(), c.full);
+            for (int64_t i = 0; i < out.numel(); ++i) {
+                // The repeated operand's element: the full index with the broadcast dims set to 0.
+                const std::vector<int64_t> index = unravel(i, c.full);
+                const std::size_t offset = c.full.size() - c.repeated.size();
+                int64_t r = 0;
+                for (std::size_t d = 0; d < c.repeated.size(); ++d)
+                    r = r * c.repeated[d] + (c.repeated[d] == 1 ? 0 : index[offset + d]);
+                const double expected = full_first ? double(i) - double(r) : double(r) - double(i);
+                ASSERT_EQ(out.data_as<float>()[i], expected) << shape_to_string(c.full) << " at " << i;
+            }
+        }
+    }
+}
+
 TEST(BinaryOps, MismatchedShapesAreReported) {
     EXPECT_THROW_MESSAGE(
         OpTester("Add").input(f32({2, 3}, {1, 2, 3, 4, 5, 6})).input(f32({2}, {1, 2})).run(), ModelError,
