@@ -448,6 +448,7 @@ struct DnnlConvPlan {
     bool reorder_dst = false;
     bool activation_after = false;  // the fused activation runs as a separate pass over the output
     bool residual_after = false;    // a folded residual is added (then the activation) in a pass after
+    bool residual_post_op = false;  // ... or by the primitive as it stores Y (binary post-op, argument SRC_1)
     dnnl::reorder src_reorder, dst_reorder;
 };
 
@@ -546,7 +547,25 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
             dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
                                                  dnnl::algorithm::convolution_direct, src_any, weights_any, bias_desc,
                                                  dst_any, strides, dilates, pad_l, pad_r);
-            dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+            // Into a blocked Y (the residual is blocked too) the JIT kernels add the residual as they
+            // store each result, then the activation: the sums of the nodes as written, in one pass.
+            std::optional<dnnl::convolution_forward::primitive_desc> fused;
+            if (residual && blocked_output) {
+                dnnl::post_ops ops;
+                ops.append_binary(dnnl::algorithm::binary_add, plan->dst_user);
+                if (activation.active()) activation.append_to(ops);
+                dnnl::primitive_attr residual_attr;
+                residual_attr.set_post_ops(ops);
+                try {
+                    fused.emplace(desc, residual_attr, engine);
+                    plan->residual_after = plan->activation_after = false;
+                    plan->residual_post_op = true;
+                } catch (const dnnl::error&) {
+                    // no kernel takes it: the pass after the primitive adds it
+                }
+            }
+            const dnnl::convolution_forward::primitive_desc pd =
+                fused ? *fused : dnnl::convolution_forward::primitive_desc(desc, attr, engine);
             plan->src = pd.src_desc();
             plan->weights = pd.weights_desc();
             plan->dst = pd.dst_desc();
@@ -952,6 +971,8 @@ private:
                                : dst_user;
         std::unordered_map<int, dnnl::memory> args{
             {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+        if (plan->residual_post_op)
+            args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, onednn::wrap_memory(plan->dst_user, residual));
         if (b != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data()));
         onednn::execute(plan->primitive, args);
         if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_user}});
