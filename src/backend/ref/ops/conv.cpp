@@ -14,6 +14,7 @@
 
 #include "backend/ref/ops/broadcast.h"
 #include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/ops/vector_math.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/window_util.h"
 #include "polygraphy/common/logger.h"
@@ -180,28 +181,6 @@ bool is_plain_depthwise_2d(const ConvProblem& p) {
            p.group == p.out_channels;
 }
 
-/// 8 floats: one AVX2 register (half an AVX-512 one, two SSE ones). A wider GCC vector type is not
-/// kept in registers on AVX2: a 16-float version spilled every accumulator to the stack (perf
-/// annotate) and made a whole mobilenet_v2 run at 1 thread twice as slow (BENCHMARKS.md).
-/// aligned(4): loads and stores may be unaligned.
-typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
-
-// target_clones selects the version through an ifunc resolver, which the dynamic loader runs while
-// relocating the library. Under ThreadSanitizer that resolver is instrumented and crashes because
-// the sanitizer is not initialised yet (clang 14), so ThreadSanitizer builds keep the default version.
-#if defined(__SANITIZE_THREAD__)
-#define POLYGRAPHY_THREAD_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define POLYGRAPHY_THREAD_SANITIZER 1
-#endif
-#endif
-#ifdef POLYGRAPHY_THREAD_SANITIZER
-#define POLYGRAPHY_VECTOR_CLONES
-#else
-#define POLYGRAPHY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-
 /// The activation folded into a depthwise convolution, applied to each vector of sums before it is
 /// stored, so that it costs no pass over memory. Relu is Clip(0, +inf). GELU is not here: it runs
 /// as a pass over the output after the kernel.
@@ -229,30 +208,7 @@ struct DepthwiseActivation {
     }
 };
 
-// The helpers below work on vectors in place and are always inlined: so they are compiled for the
-// AVX-512/AVX2 clones that call them, and no vector is passed by value (its ABI differs per target).
-
-/// t = exp(t) per lane (Cephes' expf: t = n ln2 + r, a degree-6 polynomial in r, then 2^n through
-/// the exponent bits), within ~2 ulps; t is clamped to [-87, 88] first, so the result is finite.
-__attribute__((always_inline)) inline void exp_in_place(Float8Lanes& t) {
-    using V = Float8Lanes;
-    typedef int32_t Int8Lanes __attribute__((vector_size(32), aligned(4)));
-    t = t > -87.0f ? t : V{} - 87.0f;  // a NaN becomes -87 here: SiLU keeps it through its numerator
-    t = t < 88.0f ? t : V{} + 88.0f;
-    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
-    const V n = (t * 1.44269504088896341f + kRound) - kRound;
-    const V r = t - n * 0.693359375f + n * 2.12194440e-4f;  // ln 2 in two parts, so r stays exact
-    V p = V{} + 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    const Int8Lanes bits = (__builtin_convertvector(n, Int8Lanes) + 127) << 23;
-    V scale;
-    std::memcpy(&scale, &bits, sizeof(scale));
-    t = (p * r * r + r + 1.0f) * scale;
-}
+// As vector_math.h's helpers, these are always inlined into the clones that call them.
 
 /// v = activation(v) per lane. Clip maps NaN to its lower bound (Relu: 0), as the oneDNN post-ops
 /// do; SiLU is x / (1 + exp(-x)), as oneDNN's swish.
@@ -264,12 +220,9 @@ __attribute__((always_inline)) inline void activate_in_place(Float8Lanes& v, con
             v = v > activation.lo ? v : Float8Lanes{} + activation.lo;
             v = v < activation.hi ? v : Float8Lanes{} + activation.hi;
             return;
-        case DepthwiseActivation::Kind::kSilu: {
-            Float8Lanes e = -v;
-            exp_in_place(e);
-            v = v / (e + 1.0f);
+        case DepthwiseActivation::Kind::kSilu:
+            silu_lanes(v);
             return;
-        }
     }
 }
 
@@ -525,7 +478,10 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     // elementwise pass does (mobilenet_v2's 1x1 convolutions with Clip took twice as long), so there
     // the activation follows the primitive.
     plan->residual_after = residual;
-    plan->activation_after = activation.active() && (gemm || residual);
+    // oneDNN's swish post-op (SiLU) costs more than the convolution on EfficientNet's early layers;
+    // our SiLU pass after it is much cheaper.
+    const bool silu = activation.kind() == onednn::FusedActivation::Kind::kSilu;
+    plan->activation_after = activation.active() && (gemm || residual || silu);
     if (activation.active() && !plan->activation_after) {
         dnnl::post_ops ops;
         activation.append_to(ops);
@@ -553,12 +509,13 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
             if (residual && blocked_output) {
                 dnnl::post_ops ops;
                 ops.append_binary(dnnl::algorithm::binary_add, plan->dst_user);
-                if (activation.active()) activation.append_to(ops);
+                if (activation.active() && !silu) activation.append_to(ops);
                 dnnl::primitive_attr residual_attr;
                 residual_attr.set_post_ops(ops);
                 try {
                     fused.emplace(desc, residual_attr, engine);
-                    plan->residual_after = plan->activation_after = false;
+                    plan->residual_after = false;
+                    plan->activation_after = silu;
                     plan->residual_post_op = true;
                 } catch (const dnnl::error&) {
                     // no kernel takes it: the pass after the primitive adds it

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/vector_math.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref::onednn {
@@ -186,7 +187,12 @@ void FusedActivation::apply_in_place(Tensor& tensor, int num_threads) const {
         run(tensor.data_as<double>());
     } else if (tensor.dtype() == DataType::kFloat32) {
         float* data = tensor.data_as<float>();
-        if (!eltwise_ || !eltwise_->run(data, data, tensor.numel(), num_threads)) run(data);
+        if (kind_ == Kind::kSilu) {  // our exp is about twice as fast as oneDNN's swish here
+            parallel_for(tensor.numel(), num_threads, 16,
+                         [&](int64_t begin, int64_t end) { silu_in_place(data + begin, end - begin); });
+        } else if (!eltwise_ || !eltwise_->run(data, data, tensor.numel(), num_threads)) {
+            run(data);
+        }
     } else {
         throw InternalError("FusedActivation::apply_in_place on " + std::string(dtype_name(tensor.dtype())));
     }

@@ -1,0 +1,68 @@
+// Private helpers of the kernels: 8-float vectors compiled for AVX-512 and AVX2 (and a baseline
+// fallback), exp and SiLU on them. Shared by the depthwise convolution's store and the SiLU pass of
+// a fused activation.
+#pragma once
+
+#include <cstdint>
+
+namespace polygraphy::ref {
+
+/// 8 floats: one AVX2 register (half an AVX-512 one, two SSE ones). A wider GCC vector type is not
+/// kept in registers on AVX2: a 16-float version spilled every accumulator to the stack (perf
+/// annotate) and made a whole mobilenet_v2 run at 1 thread twice as slow (BENCHMARKS.md).
+/// aligned(4): loads and stores may be unaligned.
+typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
+
+// target_clones selects the version through an ifunc resolver, which the dynamic loader runs while
+// relocating the library. Under ThreadSanitizer that resolver is instrumented and crashes because
+// the sanitizer is not initialised yet (clang 14), so ThreadSanitizer builds keep the default version.
+#if defined(__SANITIZE_THREAD__)
+#define POLYGRAPHY_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POLYGRAPHY_THREAD_SANITIZER 1
+#endif
+#endif
+#ifdef POLYGRAPHY_THREAD_SANITIZER
+#define POLYGRAPHY_VECTOR_CLONES
+#else
+#define POLYGRAPHY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
+// The helpers below work on vectors in place and are always inlined: so they are compiled for the
+// AVX-512/AVX2 clones that call them, and no vector is passed by value (its ABI differs per target).
+
+/// t = exp(t) per lane (Cephes' expf: t = n ln2 + r, a degree-6 polynomial in r, then 2^n through
+/// the exponent bits), within ~2 ulps; t is clamped to [-87, 88] first, so the result is finite.
+__attribute__((always_inline)) inline void exp_in_place(Float8Lanes& t) {
+    using V = Float8Lanes;
+    typedef int32_t Int8Lanes __attribute__((vector_size(32), aligned(4)));
+    t = t > -87.0f ? t : V{} - 87.0f;  // a NaN becomes -87 here: SiLU keeps it through its numerator
+    t = t < 88.0f ? t : V{} + 88.0f;
+    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
+    const V n = (t * 1.44269504088896341f + kRound) - kRound;
+    const V r = t - n * 0.693359375f + n * 2.12194440e-4f;  // ln 2 in two parts, so r stays exact
+    V p = V{} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    const Int8Lanes bits = (__builtin_convertvector(n, Int8Lanes) + 127) << 23;
+    // A vector cast keeps the bits in the register (a memcpy went through the stack).
+    t = (p * r * r + r + 1.0f) * (V)bits;
+}
+
+/// v = v / (1 + exp(-v)) per lane (SiLU, as oneDNN's swish); exp within ~2 ulps, so the result is
+/// within a few ulps of the exact value; a NaN stays NaN.
+__attribute__((always_inline)) inline void silu_lanes(Float8Lanes& v) {
+    Float8Lanes e = -v;
+    exp_in_place(e);
+    v = v / (e + 1.0f);
+}
+
+/// y[i] = SiLU(y[i]) for i < n, through silu_lanes() (the tail too, so every element gets the same
+/// arithmetic). Much faster here than oneDNN's swish, as a pass or as a convolution's post-op.
+void silu_in_place(float* y, int64_t n);
+
+}  // namespace polygraphy::ref
