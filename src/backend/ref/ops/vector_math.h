@@ -54,11 +54,13 @@ __attribute__((always_inline)) inline void exp_in_place(Float8Lanes& t) {
 }
 
 /// v = v / (1 + exp(-v)) per lane (SiLU, as oneDNN's swish); exp within ~2 ulps, so the result is
-/// within a few ulps of the exact value; a NaN stays NaN.
+/// within a few ulps of the exact value. Special values as x * Sigmoid(x) gives them: NaN stays
+/// NaN, +inf stays +inf, and -inf gives NaN (-inf * 0; the clamped exp would give -inf).
 __attribute__((always_inline)) inline void silu_lanes(Float8Lanes& v) {
     Float8Lanes e = -v;
     exp_in_place(e);
-    v = v / (e + 1.0f);
+    const Float8Lanes minus_infinity = Float8Lanes{} - __builtin_inff();
+    v = v == minus_infinity ? Float8Lanes{} + __builtin_nanf("") : v / (e + 1.0f);
 }
 
 /// y[i] = SiLU(y[i]) for i < n, through silu_lanes() (the tail too, so every element gets the same
