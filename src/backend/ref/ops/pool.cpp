@@ -11,6 +11,7 @@
 
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/vector_math.h"
 #include "backend/ref/ops/window_util.h"
 
 namespace polygraphy::ref {
@@ -341,47 +342,42 @@ void check_pool_input(const NodeInfo& node, const Tensor& x, int64_t min_rank) {
     }
 }
 
-/// MaxPool of a channel-blocked float32 tensor [N, C/8, H, W, 8] (kBlockedInputAttr) into a blocked
-/// output: max_pool()'s windows and NaN rule, 8 channels at a time.
-void max_pool_blocked(const Window3& w, int64_t blocks, const float* x, float* y, int threads) {
+/// MaxPool of one channel block of a channel-blocked float32 tensor [N, C/8, H, W, 8]
+/// (kBlockedInputAttr): max_pool()'s windows, the 8 channels of a position as one vector (compiled
+/// for AVX-512/AVX2 too). As max_pool(), a NaN in the window gives NaN: the maximum is one max
+/// instruction per tap, and whether a NaN was seen is tracked beside it, off the maximum's
+/// dependency chain.
+POLYGRAPHY_VECTOR_CLONES void max_pool_block(const Window3& w, const float* xb, float* yb) {
+    using V = Float8Lanes;
+    typedef int32_t Mask __attribute__((vector_size(32), aligned(4)));
     constexpr int64_t kLanes = kChannelBlock;
-    // The 8 channels of one position as two SSE vectors, which every x86-64 CPU has (aligned(4):
-    // loads and stores may be unaligned). As max_pool(), a NaN in the window gives NaN: the maximum
-    // is one max instruction per tap, and whether a NaN was seen is tracked beside it, off the
-    // maximum's dependency chain.
-    typedef float Lanes __attribute__((vector_size(16), aligned(4)));
-    typedef int32_t Mask __attribute__((vector_size(16)));
-    const Lanes kNaN = Lanes{} + std::numeric_limits<float>::quiet_NaN();
-    auto take_max = [](Lanes& best, Mask& nan, Lanes v) {
-        best = v > best ? v : best;
-        nan |= v != v;
-    };
-    const int64_t in_size = w.in_size();
-    const int64_t out_size = w.out_size();
-    onednn::parallel_for(blocks, threads, out_size * kLanes * 9, [&](int64_t begin, int64_t end) {
-        for (int64_t block = begin; block < end; ++block) {
-            const float* xb = x + block * in_size * kLanes;
-            float* yb = y + block * out_size * kLanes;
-            for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-                const TapRange& rh = w.ranges[1][static_cast<std::size_t>(oh)];
-                for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-                    const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
-                    Lanes lo = Lanes{} + lowest_value<float>(), hi = lo;
-                    Mask lo_nan{}, hi_nan{};
-                    for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
-                        const float* row = xb + ((rh.start + kh * w.dilation[1]) * w.in[2] + rw.start) * kLanes;
-                        for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
-                            const float* v = row + kw * w.dilation[2] * kLanes;
-                            take_max(lo, lo_nan, *reinterpret_cast<const Lanes*>(v));
-                            take_max(hi, hi_nan, *reinterpret_cast<const Lanes*>(v + 4));
-                        }
-                    }
-                    float* out = yb + (oh * w.out[2] + ow) * kLanes;
-                    *reinterpret_cast<Lanes*>(out) = lo_nan != 0 ? kNaN : lo;
-                    *reinterpret_cast<Lanes*>(out + 4) = hi_nan != 0 ? kNaN : hi;
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+        const TapRange& rh = w.ranges[1][static_cast<std::size_t>(oh)];
+        for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+            const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
+            V best = V{} - std::numeric_limits<float>::infinity();
+            Mask nan{};
+            for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
+                const float* row = xb + ((rh.start + kh * w.dilation[1]) * w.in[2] + rw.start) * kLanes;
+                for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
+                    const V v = *reinterpret_cast<const V*>(row + kw * w.dilation[2] * kLanes);
+                    best = v > best ? v : best;
+                    nan |= v != v;
                 }
             }
+            *reinterpret_cast<V*>(yb + (oh * w.out[2] + ow) * kLanes) =
+                nan != 0 ? V{} + std::numeric_limits<float>::quiet_NaN() : best;
         }
+    }
+}
+
+/// max_pool_block() over every block, on up to `threads` threads.
+void max_pool_blocked(const Window3& w, int64_t blocks, const float* x, float* y, int threads) {
+    static_assert(kChannelBlock * sizeof(float) == sizeof(Float8Lanes), "a channel block is one vector");
+    const int64_t in_size = w.in_size() * kChannelBlock;
+    const int64_t out_size = w.out_size() * kChannelBlock;
+    onednn::parallel_for(blocks, threads, out_size * 9, [&](int64_t begin, int64_t end) {
+        for (int64_t block = begin; block < end; ++block) max_pool_block(w, x + block * in_size, y + block * out_size);
     });
 }
 
