@@ -197,7 +197,7 @@ void batched_naive_matmul(const MatMulShapes& s, const T* a, const T* b, T* y, i
 
 class MatMulKernel final : public Kernel {
 public:
-    explicit MatMulKernel(const NodeInfo& node) : activation_(node) {
+    explicit MatMulKernel(const NodeInfo& node) : activation_(node), scale_(node.attr_float(kFusedScaleAttr, 1.0f)) {
         if (node.attr_int(kFusedBiasAttr, 0) != 0) {
             const Tensor* bias = node.constant_input(2);
             const Tensor* weight = node.constant_input(1);
@@ -223,6 +223,7 @@ public:
         if (!onednn::is_numeric_dtype(dtype)) onednn::fail_dtype(node, "input A", dtype, onednn::kNumericTypes);
         if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
         if (bias_.defined() && dtype != DataType::kFloat32) onednn::fail_dtype(node, "a fused bias's input", dtype, "float32");
+        if (scale_ != 1.0f && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused scale's input", dtype, "float types");
         const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
         if (bias_.defined() && bias_.numel() != s.n)
             node.fail("the fused bias has " + std::to_string(bias_.numel()) + " values for " + std::to_string(s.n) + " columns");
@@ -248,6 +249,7 @@ public:
             case DataType::kFloat32: run_float(s, a, b, y, threads); break;
             case DataType::kFloat64:
                 run_naive<double>(s, a, b, y, threads);
+                if (scale_ != 1.0f) scale_in_place(y.data_as<double>(), y.numel());
                 activation_.apply_in_place(y, threads);
                 break;
             case DataType::kInt32: run_naive<int32_t>(s, a, b, y, threads); break;
@@ -262,6 +264,12 @@ private:
     template <typename T>
     static void run_naive(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) {
         batched_naive_matmul<T>(s, a.data_as<T>(), b.data_as<T>(), y.data_as<T>(), threads);
+    }
+
+    /// Multiplies by the fused scale (for the paths oneDNN does not run).
+    template <typename T>
+    void scale_in_place(T* data, int64_t count) const {
+        for (int64_t i = 0; i < count; ++i) data[i] *= static_cast<T>(scale_);
     }
 
     /// Adds the fused bias to every row of a float32 `y` (for the paths oneDNN does not run).
@@ -296,7 +304,7 @@ private:
             const bool packed = constant_b_.defined();
             auto plan = cache_.get(key, [&] {
                 return make_matmul_plan(onednn::plain_desc({rows, s.k}), onednn::plain_desc({s.k, s.n}),
-                                        onednn::plain_desc({rows, s.n}), packed, 1.0f, false, activation_, bias_desc);
+                                        onednn::plain_desc({rows, s.n}), packed, scale_, false, activation_, bias_desc);
             });
             if (plan != nullptr) {
                 run_matmul_plan(*plan, a.data(), packed ? constant_b_.data() : b.data(), y.data(),
@@ -316,7 +324,7 @@ private:
                 b_dims.insert(b_dims.end(), {s.k, s.n});
                 y_dims.insert(y_dims.end(), {s.m, s.n});
                 return make_matmul_plan(onednn::plain_desc(a_dims), onednn::plain_desc(b_dims), onednn::plain_desc(y_dims),
-                                        false, 1.0f, false, activation_);
+                                        false, scale_, false, activation_);
             });
             if (plan != nullptr) {
                 run_matmul_plan(*plan, a.data(), b.data(), y.data(), nullptr);
@@ -327,7 +335,7 @@ private:
         Shape key2 = {s.m, s.k, s.n, threads, -2};
         auto plan = cache_.get(key2, [&] {
             return make_matmul_plan(onednn::plain_desc({s.m, s.k}), onednn::plain_desc({s.k, s.n}),
-                                    onednn::plain_desc({s.m, s.n}), false, 1.0f, false, activation_, bias_desc);
+                                    onednn::plain_desc({s.m, s.n}), false, scale_, false, activation_, bias_desc);
         });
         const int64_t batch = shape_volume(s.batch);
         for (int64_t i = 0; i < batch; ++i) {
@@ -341,12 +349,14 @@ private:
             }
         }
         if (plan == nullptr) {
+            if (scale_ != 1.0f) scale_in_place(y.data_as<float>(), y.numel());
             add_bias(y);
             activation_.apply_in_place(y, threads);
         }
     }
 
     onednn::FusedActivation activation_;
+    float scale_;  ///< the fused scale (kFusedScaleAttr), 1 when none
     Tensor bias_;  ///< the fused bias (kFusedBiasAttr), float32 [N]
     Tensor constant_b_;  ///< float32 value of a constant 2-D B
     onednn::PackedWeights packed_b_;

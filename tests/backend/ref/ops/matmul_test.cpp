@@ -151,6 +151,27 @@ TEST(MatMulOp, RejectsMismatchedShapes) {
     expect_error([&] { scalar.run(); }, "inputs must have rank >= 1");
 }
 
+TEST(MatMulOp, FusedScaleMultipliesTheProductOfEveryPath) {
+    // The scale a graph pass folds (kFusedScaleAttr): oneDNN's batched product, a float64 product
+    // (plain loop), and an integer product, which refuses it.
+    const Tensor a = random_tensor({2, 3, 4, 5}, 1), b = random_tensor({2, 3, 5, 6}, 2);
+    for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+        KernelHarness h("MatMul", 13);
+        set_attr(h.node(), std::string(ref::kFusedScaleAttr), 0.125f);
+        h.input(a.cast(dtype)).input(b.cast(dtype));
+        const Tensor expected = naive_matmul(a, b);
+        std::vector<double> scaled(static_cast<std::size_t>(expected.numel()));
+        for (int64_t i = 0; i < expected.numel(); ++i)
+            scaled[static_cast<std::size_t>(i)] = expected.value_as_double(i) * 0.125;
+        expect_close(h.run()[0], expected.shape(), scaled);
+    }
+    KernelHarness integer("MatMul", 13);
+    set_attr(integer.node(), std::string(ref::kFusedScaleAttr), 0.5f);
+    integer.input(Tensor::from_doubles(DataType::kInt32, {1, 2}, {3, 4}))
+        .input(Tensor::from_doubles(DataType::kInt32, {2, 1}, {5, 6}));
+    expect_error([&] { integer.run(); }, "a fused scale's input");
+}
+
 // ---- MatMulInteger -------------------------------------------------------------------------------------------
 
 TEST(MatMulIntegerOp, ScalarAndPerRowZeroPoints) {
