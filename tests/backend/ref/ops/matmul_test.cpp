@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -170,6 +171,28 @@ TEST(MatMulOp, FusedScaleMultipliesTheProductOfEveryPath) {
     integer.input(Tensor::from_doubles(DataType::kInt32, {1, 2}, {3, 4}))
         .input(Tensor::from_doubles(DataType::kInt32, {2, 1}, {5, 6}));
     expect_error([&] { integer.run(); }, "a fused scale's input");
+}
+
+TEST(MatMulOp, ConstantWeightsSplitByColumnsOverThreadsMatchTheProduct) {
+    // Large enough for each of 2 and 3 threads to take its own slice of the 601 columns (one column
+    // more for the first slices), with a fused bias and SiLU: each thread count matches the naive
+    // product, and repeats its own bits.
+    const Tensor x = random_tensor({2, 48, 256}, 1), w = random_tensor({256, 601}, 2), bias = random_tensor({601}, 3);
+    const Tensor product = naive_matmul(x, w);
+    for (int threads : {1, 2, 3}) {
+        KernelHarness h("MatMul", 13);
+        set_attr(h.node(), std::string(ref::kFusedBiasAttr), int64_t{1});
+        set_attr(h.node(), std::string(ref::kFusedActivationAttr), std::string("Silu"));
+        h.input(x).input(w, true).input(bias, true);
+        const Tensor y = h.run(threads)[0], again = h.run(threads)[0];
+        ASSERT_EQ(y.shape(), (Shape{2, 48, 601}));
+        EXPECT_EQ(0, std::memcmp(y.data(), again.data(), y.nbytes())) << threads << " threads";
+        for (int64_t i = 0; i < y.numel(); ++i) {
+            const double z = product.value_as_double(i) + bias.value_as_double(i % 601);
+            ASSERT_NEAR(y.value_as_double(i), z / (1.0 + std::exp(-z)), 1e-4 * (1.0 + std::abs(z)))
+                << threads << " threads at " << i;
+        }
+    }
 }
 
 // ---- MatMulInteger -------------------------------------------------------------------------------------------
