@@ -129,6 +129,70 @@ dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memo
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+/// The product of A (rows x K, row-major) and a constant matrix whose packed N x K copy ("ba", the
+/// layout make_matmul_plan gives constant matrices) is at `weights`, on `threads` threads split by
+/// columns: each thread runs a 1-thread oneDNN product on its own slice of the weights, its columns of
+/// Y (rows x N, row-major) strided in place; alpha, a sum into Y (`accumulate`), a bias row and the
+/// activation as make_matmul_plan applies them. oneDNN's own threading of a 128- or 197-row product
+/// lets every thread pack the weights it reads again; split by columns, the transformers' products ran
+/// 1.90-2.03x faster than on 1 thread where oneDNN's 2 threads gave 1.59-1.92x (BENCHMARKS.md).
+/// Returns false (nothing written) for products too small to split, or when oneDNN refuses a slice.
+bool multiply_by_column_slices(const onednn::PrimitiveCache<DnnlMatmulPlan>& cache, int64_t rows, int64_t k, int64_t n,
+                               const float* a, const float* weights, float* y, const float* bias, float alpha,
+                               bool accumulate, const onednn::FusedActivation& activation, int threads) {
+    constexpr int64_t kMinColumns = 64;             // per thread
+    constexpr int64_t kMinWork = int64_t{1} << 22;  // multiply-adds per thread
+    if (threads <= 1 || n < kMinColumns * threads || rows * n * k < kMinWork * threads) return false;
+    using dnnl::memory;
+    const int64_t base = n / threads;
+    const int64_t extra = n % threads;  // the first `extra` slices take one column more
+    auto slice_plan = [&](int64_t width) {
+        const Shape key = {rows, k, n, width, accumulate ? -4 : -3};
+        return cache.get(key, [&] {
+            const memory::desc y_slice({rows, width}, memory::data_type::f32, memory::dims{n, 1});
+            return make_matmul_plan(onednn::plain_desc({rows, k}), onednn::plain_desc({k, width}), y_slice, true, alpha,
+                                    accumulate, activation,
+                                    bias != nullptr ? onednn::plain_desc({1, width}) : memory::desc());
+        });
+    };
+    // A slice's weights start `first * K` floats into the packed matrix.
+    auto reads_packed_slice = [&](const std::shared_ptr<const DnnlMatmulPlan>& plan, int64_t width) {
+        return plan != nullptr &&
+               plan->weights == memory::desc({k, width}, memory::data_type::f32, memory::format_tag::ba);
+    };
+    const auto narrow = slice_plan(base);
+    const auto wide = extra > 0 ? slice_plan(base + 1) : narrow;
+    if (!reads_packed_slice(narrow, base) || !reads_packed_slice(wide, extra > 0 ? base + 1 : base)) return false;
+    std::mutex failure_mutex;
+    std::exception_ptr failure;
+    onednn::parallel_chunks(threads, threads, [&](int64_t begin, int64_t end) {
+        for (int64_t slice = begin; slice < end; ++slice) {
+            const int64_t first = slice * base + std::min(slice, extra);
+            const DnnlMatmulPlan& plan = slice < extra ? *wide : *narrow;
+            try {
+                onednn::ThreadScope one_thread(1);
+                std::unordered_map<int, memory> args = {
+                    {DNNL_ARG_SRC, onednn::wrap_memory(plan.src, a)},
+                    {DNNL_ARG_WEIGHTS, onednn::wrap_memory(plan.weights, weights + first * k)},
+                    {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y + first)}};
+                if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan.bias, bias + first));
+                onednn::execute(plan.primitive, args);
+            } catch (...) {
+                const std::lock_guard<std::mutex> lock(failure_mutex);
+                failure = std::current_exception();
+            }
+        }
+    });
+    if (failure) std::rethrow_exception(failure);
+    return true;
+}
+
+/// The packed N x K copy of a constant K x N matrix (shared with the single-product plans).
+const float* packed_transposed(const onednn::PackedWeights& packed, const Tensor& b, int64_t k, int64_t n) {
+    const dnnl::memory::desc ba({k, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ba);
+    return static_cast<const float*>(packed.get(onednn::plain_desc({k, n}), b.data(), ba));
+}
+
 // ---- MatMul -------------------------------------------------------------------------------------------
 
 /// Shapes of one MatMul after numpy promotion: batch dims broadcast, 1-D operands as matrices.
@@ -304,7 +368,11 @@ private:
             // Every batch item of A times one matrix: a single (batch*M x K) * (K x N) product.
             const int64_t rows = shape_volume(s.batch) * s.m;
             const bool packed = constant_b_.defined();
-            if (packed && threads > 1 && run_by_columns(rows, s, a, y, bias, threads)) return;
+            if (packed && threads > 1 &&
+                multiply_by_column_slices(cache_, rows, s.k, s.n, a.data_as<float>(),
+                                          packed_transposed(packed_b_, constant_b_, s.k, s.n), y.data_as<float>(),
+                                          static_cast<const float*>(bias), scale_, false, activation_, threads))
+                return;
             auto plan = cache_.get(key, [&] {
                 return make_matmul_plan(onednn::plain_desc({rows, s.k}), onednn::plain_desc({s.k, s.n}),
                                         onednn::plain_desc({rows, s.n}), packed, scale_, false, activation_, bias_desc);
@@ -356,67 +424,6 @@ private:
             add_bias(y);
             activation_.apply_in_place(y, threads);
         }
-    }
-
-    /// A product with constant weights on several threads, split by columns: each thread runs a
-    /// 1-thread oneDNN product on its own slice of the packed (N x K) weights, its columns of Y
-    /// strided in place. oneDNN's own threading of a 128- or 197-row product lets every thread pack
-    /// the weights it reads again; split by columns, the transformers' products ran 1.90-2.03x faster
-    /// than on 1 thread where oneDNN's 2 threads gave 1.59-1.92x (BENCHMARKS.md). Returns false
-    /// (nothing written) for products too small to split, or when oneDNN refuses a slice.
-    bool run_by_columns(int64_t rows, const MatMulShapes& s, const Tensor& a, Tensor& y, const void* bias,
-                        int threads) const {
-        constexpr int64_t kMinColumns = 64;             // per thread
-        constexpr int64_t kMinWork = int64_t{1} << 22;  // multiply-adds per thread
-        if (s.n < kMinColumns * threads || rows * s.n * s.k < kMinWork * threads) return false;
-        using dnnl::memory;
-        const int64_t base = s.n / threads;
-        const int64_t extra = s.n % threads;  // the first `extra` slices take one column more
-        auto slice_plan = [&](int64_t width) {
-            const Shape key = {rows, s.k, s.n, width, -3};
-            return cache_.get(key, [&] {
-                const memory::desc y_slice({rows, width}, memory::data_type::f32, memory::dims{s.n, 1});
-                return make_matmul_plan(onednn::plain_desc({rows, s.k}), onednn::plain_desc({s.k, width}), y_slice,
-                                        true, scale_, false, activation_,
-                                        bias != nullptr ? onednn::plain_desc({1, width}) : memory::desc());
-            });
-        };
-        // The slices read the whole matrix packed as N x K ("ba"), the layout make_matmul_plan gives
-        // constant matrices, so a slice's weights start `first * K` floats into it.
-        auto reads_packed_slice = [&](const std::shared_ptr<const DnnlMatmulPlan>& plan, int64_t width) {
-            return plan != nullptr &&
-                   plan->weights == memory::desc({s.k, width}, memory::data_type::f32, memory::format_tag::ba);
-        };
-        const auto narrow = slice_plan(base);
-        const auto wide = extra > 0 ? slice_plan(base + 1) : narrow;
-        if (!reads_packed_slice(narrow, base) || !reads_packed_slice(wide, extra > 0 ? base + 1 : base)) return false;
-        const memory::desc packed_desc({s.k, s.n}, memory::data_type::f32, memory::format_tag::ba);
-        const float* weights =
-            static_cast<const float*>(packed_b_.get(onednn::plain_desc({s.k, s.n}), constant_b_.data(), packed_desc));
-        std::mutex failure_mutex;
-        std::exception_ptr failure;
-        onednn::parallel_chunks(threads, threads, [&](int64_t begin, int64_t end) {
-            for (int64_t slice = begin; slice < end; ++slice) {
-                const int64_t first = slice * base + std::min(slice, extra);
-                const DnnlMatmulPlan& plan = slice < extra ? *wide : *narrow;
-                try {
-                    onednn::ThreadScope one_thread(1);
-                    std::unordered_map<int, memory> args = {
-                        {DNNL_ARG_SRC, onednn::wrap_memory(plan.src, a.data())},
-                        {DNNL_ARG_WEIGHTS, onednn::wrap_memory(plan.weights, weights + first * s.k)},
-                        {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y.data_as<float>() + first)}};
-                    if (bias != nullptr)
-                        args.emplace(DNNL_ARG_BIAS,
-                                     onednn::wrap_memory(plan.bias, static_cast<const float*>(bias) + first));
-                    onednn::execute(plan.primitive, args);
-                } catch (...) {
-                    const std::lock_guard<std::mutex> lock(failure_mutex);
-                    failure = std::current_exception();
-                }
-            }
-        });
-        if (failure) std::rethrow_exception(failure);
-        return true;
     }
 
     onednn::FusedActivation activation_;
@@ -658,6 +665,13 @@ private:
         threads = onednn::resolve_threads(threads);
         onednn::ThreadScope scope(threads);
         const bool packed = constant_b_.defined();
+        // A Linear layer's product on several threads, split by columns (transB: B is N x K already).
+        if (packed && !trans_a_ && threads > 1 &&
+            multiply_by_column_slices(
+                cache_, m, k, n, a.data_as<float>(),
+                trans_b_ ? constant_b_.data_as<float>() : packed_transposed(packed_b_, constant_b_, k, n), yp, nullptr,
+                alpha_, use_c, activation_, threads))
+            return;
         Shape key = {m, k, n, use_c ? 1 : 0, threads};
         auto plan = cache_.get(key, [&] {
             const auto a_desc = trans_a_ ? strided_desc({m, k}, {1, m}) : strided_desc({m, k}, {k, 1});

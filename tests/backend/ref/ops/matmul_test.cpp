@@ -302,6 +302,29 @@ TEST(GemmOp, LargeConstantWeightLikeLinear) {
     expect_close(h.run(2, 3)[0], naive_gemm(x, w, &b, false, true, 1.0, 1.0), 1e-5, 1e-5);
 }
 
+TEST(GemmOp, ConstantWeightsSplitByColumnsOverThreadsMatchTheProduct) {
+    // Large enough for each of 2 and 3 threads to take its own slice of the 601 columns: a Linear
+    // layer (transB, C a bias row) with alpha and beta, and the same weights stored K x N; each thread
+    // count matches the naive product and repeats its own bits.
+    const Tensor x = random_tensor({96, 256}, 34), wt = random_tensor({601, 256}, 35), c = random_tensor({601}, 36);
+    Tensor w_kn(DataType::kFloat32, {256, 601});
+    for (int64_t p = 0; p < 256; ++p)
+        for (int64_t j = 0; j < 601; ++j) w_kn.data_as<float>()[p * 601 + j] = wt.data_as<float>()[j * 256 + p];
+    for (bool trans_b : {true, false}) {
+        const Tensor expected = naive_gemm(x, trans_b ? wt : w_kn, &c, false, trans_b, 0.5, 2.0);
+        for (int threads : {1, 2, 3}) {
+            KernelHarness h("Gemm", 13);
+            set_attr(h.node(), "transB", int64_t{trans_b ? 1 : 0});
+            set_attr(h.node(), "alpha", 0.5f);
+            set_attr(h.node(), "beta", 2.0f);
+            h.input(x).input(trans_b ? wt : w_kn, true).input(c, true);
+            const Tensor y = h.run(threads)[0], again = h.run(threads)[0];
+            EXPECT_EQ(0, std::memcmp(y.data(), again.data(), y.nbytes())) << threads << " threads";
+            expect_close(y, expected, 1e-4, 1e-4);
+        }
+    }
+}
+
 TEST(MatMulAndGemmOps, FusedActivation) {
     // MatMul + fused Gelu (erf form) and Gemm + C + fused Relu, against the naive product.
     const Tensor a = random_tensor({2, 5, 16}, 61, -2, 2), b = random_tensor({16, 7}, 62), c = random_tensor({7}, 63);
