@@ -135,7 +135,7 @@ dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memo
 /// Y (rows x N, row-major) strided in place; alpha, a sum into Y (`accumulate`), a bias row and the
 /// activation as make_matmul_plan applies them. oneDNN's own threading of a 128- or 197-row product
 /// lets every thread pack the weights it reads again; split by columns, the transformers' products ran
-/// 1.90-2.03x faster than on 1 thread where oneDNN's 2 threads gave 1.59-1.92x (BENCHMARKS.md).
+/// 1.78-2.03x faster than on 1 thread where oneDNN's 2 threads gave 1.59-1.92x (BENCHMARKS.md).
 /// Returns false (nothing written) for products too small to split, or when oneDNN refuses a slice.
 bool multiply_by_column_slices(const onednn::PrimitiveCache<DnnlMatmulPlan>& cache, int64_t rows, int64_t k, int64_t n,
                                const float* a, const float* weights, float* y, const float* bias, float alpha,
