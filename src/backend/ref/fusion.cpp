@@ -80,6 +80,73 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
         return true;
     };
 
+    // A float32 rank-0 constant that is finite and not zero (a rank-1 [1] could change the rank of a
+    // MatMul output of rank 0).
+    auto scale_constant = [&](const std::string& name) -> std::optional<float> {
+        const auto dims = constant_dims(name, {onnx::TensorProto::FLOAT});
+        if (!dims || !dims->empty()) return std::nullopt;
+        const std::optional<float> value = constants.scalar(name);
+        if (!value || !std::isfinite(*value) || *value == 0.0f) return std::nullopt;
+        return value;
+    };
+    // The factor by which node `index` (a Div or Mul reading `x` once) scales x, when the other
+    // operand is a scale_constant (a Div's divisor only).
+    auto scale_of = [&](std::size_t index, const std::string& x) -> std::optional<float> {
+        if (op_is(index, "Div") && nodes[index].input_size() == 2 && nodes[index].input(0) == x &&
+            nodes[index].input(1) != x) {
+            const std::optional<float> divisor = scale_constant(nodes[index].input(1));
+            if (divisor) return 1.0f / *divisor;
+            return std::nullopt;
+        }
+        if (!op_is(index, "Mul")) return std::nullopt;
+        const std::string other = other_operand(index, x);
+        return other.empty() ? std::nullopt : scale_constant(other);
+    };
+
+    // Attention's scaling, as ONNX Runtime's MatMulScaleFusion folds it: MatMul(a, b) / s (BERT) or
+    // MatMul(a / s, b) (ViT), Mul by a constant alike, for a MatMul whose B is computed (a MatMul
+    // with constant weights takes the bias and activation folds below instead).
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        onnx::NodeProto& matmul = nodes[i];
+        if (!is_default_domain(matmul.domain()) || matmul.op_type() != "MatMul" || matmul.input_size() != 2 ||
+            matmul.output_size() != 1 || constants.type_and_dims(matmul.input(1)))
+            continue;
+        float factor = 1.0f;
+        bool folded = false;
+        // The A side: a Div or Mul whose output only this MatMul reads.
+        const std::string a = matmul.input(0);
+        const auto a_producer =
+            std::find_if(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(i),
+                         [&](const onnx::NodeProto& node) { return node.output_size() == 1 && node.output(0) == a; });
+        const std::size_t p = static_cast<std::size_t>(a_producer - nodes.begin());
+        if (!a.empty() && p < i && !removed[p] && producers[a] == 1 && only_reader(a) == i && matmul.input(1) != a &&
+            nodes[p].input_size() == 2) {
+            const std::string& x = nodes[p].input(0);
+            const std::optional<float> input_scale = scale_of(p, x);
+            const std::string& x_other = nodes[p].input(1);
+            const std::optional<float> swapped = op_is(p, "Mul") ? scale_of(p, x_other) : std::nullopt;
+            const std::string source = input_scale ? x : (swapped ? x_other : std::string());
+            if (!source.empty()) {
+                factor *= input_scale ? *input_scale : *swapped;
+                matmul.set_input(0, source);
+                node_inputs[i][0] = source;
+                std::replace(readers[source].begin(), readers[source].end(), p, i);
+                removed[p] = true;
+                folded = true;
+            }
+        }
+        // The output side: the MatMul's only reader.
+        const std::vector<std::size_t>* uses = foldable_readers(matmul);
+        if (uses && uses->size() == 1 && !removed[uses->front()]) {
+            const std::optional<float> output_scale = scale_of(uses->front(), matmul.output(0));
+            if (output_scale && absorb(i, {uses->front()})) {
+                factor *= *output_scale;
+                folded = true;
+            }
+        }
+        if (folded) set_float_attr(matmul, kFusedScaleAttr, factor);
+    }
+
     // MatMul(x, W) + b, as exporters write a Linear layer: W a float32 matrix, b a float32 [N].
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         onnx::NodeProto& matmul = nodes[i];

@@ -18,6 +18,8 @@ namespace polygraphy::ref {
 ///   with approximate "none", or torch's erf pattern Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5))
 ///   into the Conv or ConvTranspose before it, or into a MatMul or Gemm whose weight is a float
 ///   constant (kFusedActivationAttr);
+/// - a Div or Mul by a float32 scalar constant of a MatMul's output or of its A input into a MatMul
+///   whose B is computed (attention's scaling; kFusedScaleAttr);
 /// - the residual Add of a Conv, Add(conv, r) or Add(r, conv), into the Conv (kFusedResidualAttr;
 ///   r becomes its fourth input), before an activation reading the sum is folded as above.
 /// The producer takes the output name of the last folded node, and the folded nodes are removed.

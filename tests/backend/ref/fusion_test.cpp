@@ -217,6 +217,97 @@ TEST(Fusion, MatMulBiasThatIsNotAConstantVectorOrAMarkedProductStaysUnfolded) {
     }
 }
 
+// Attention scores as exporters write them: q (2,3,4,8) and k (2,3,8,5) fed, "m" = MatMul(q, k)
+// (the caller adds the scaling, and what reads it).
+ModelBuilder attention_model() {
+    ModelBuilder builder(17);
+    builder.input("q", DataType::kFloat32, Shape{2, 3, 4, 8});
+    builder.input("k", DataType::kFloat32, Shape{2, 3, 8, 5});
+    return builder;
+}
+
+const TensorMap& attention_feed() {
+    static const TensorMap feed = {{"q", random_tensor({2, 3, 4, 8}, 5, -2.0f, 2.0f)},
+                                   {"k", random_tensor({2, 3, 8, 5}, 6, -2.0f, 2.0f)}};
+    return feed;
+}
+
+TEST(Fusion, AttentionScaleFoldsIntoTheMatMulOnEitherSide) {
+    {  // BERT: MatMul(q, k) / 8, then Softmax; dividing by a power of two gives the same bits
+        ModelBuilder builder = attention_model();
+        builder.initializer("d", scalar(8.0f));
+        builder.node("MatMul", {"q", "k"}, {"m"}, "matmul");
+        builder.node("Div", {"m", "d"}, {"s"}, "div");
+        builder.node("Softmax", {"s"}, {"y"}, "softmax");
+        builder.output("y", DataType::kFloat32, Shape{2, 3, 4, 5});
+        EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, attention_feed()), (Names{"matmul", "softmax"}));
+    }
+    {  // ViT: the query divided before the product (a Constant node), and a Mul after it in the
+       // other operand order: the factors combine (1/8 * 0.5), all powers of two
+        ModelBuilder builder = attention_model();
+        set_attr(builder.node("Constant", {}, {"d"}, "d"), "value", scalar(8.0f));
+        builder.initializer("h", scalar(0.5f));
+        builder.node("Div", {"q", "d"}, {"qs"}, "div");
+        builder.node("MatMul", {"qs", "k"}, {"m"}, "matmul");
+        builder.node("Mul", {"h", "m"}, {"y"}, "mul");
+        builder.output("y", DataType::kFloat32, Shape{2, 3, 4, 5});
+        EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, attention_feed()), (Names{"matmul"}));
+    }
+    {  // a factor that is not a power of two (a decoder's 1 / sqrt(128)): an ulp or so apart
+        ModelBuilder builder = attention_model();
+        builder.initializer("d", scalar(std::sqrt(128.0f)));
+        builder.initializer("c", scalar(0.3f));
+        builder.node("Mul", {"q", "c"}, {"qs"}, "mul");
+        builder.node("MatMul", {"qs", "k"}, {"m"}, "matmul");
+        builder.node("Div", {"m", "d"}, {"y"}, "div");
+        builder.output("y", DataType::kFloat32, Shape{2, 3, 4, 5});
+        EXPECT_EQ(expect_same_values_on(builder, "y", 1e-6, attention_feed()), (Names{"matmul"}));
+    }
+}
+
+TEST(Fusion, ScaleStaysUnfoldedUnlessItIsAConstantScalarOnAComputedProductReadOnlyThere) {
+    struct Case {
+        const char* what;
+        Tensor divisor;
+        bool mark_product;   // the product is also a graph output (`mark all`)
+        bool constant_b;     // B is a weight (a Linear layer, left to the bias and activation folds)
+        bool divisor_first;  // Div(d, m): the product is the divisor
+        Names order;
+    };
+    const std::vector<Case> cases = {
+        {"marked product", scalar(8.0f), true, false, false, {"matmul", "div"}},
+        {"divisor of shape [1]",
+         Tensor::from_doubles(DataType::kFloat32, {1}, {8.0}),
+         false,
+         false,
+         false,
+         {"matmul", "div"}},
+        {"infinite divisor", scalar(std::numeric_limits<float>::infinity()), false, false, false, {"matmul", "div"}},
+        {"constant B", scalar(8.0f), false, true, false, {"matmul", "div"}},
+        {"product as the divisor", scalar(8.0f), false, false, true, {"matmul", "div"}},
+    };
+    for (const Case& c : cases) {
+        ModelBuilder builder = attention_model();
+        if (c.constant_b) builder.initializer("w", random_tensor({2, 3, 8, 5}, 7));
+        builder.initializer("d", c.divisor);
+        builder.node("MatMul", {"q", c.constant_b ? "w" : "k"}, {"m"}, "matmul");
+        builder.node("Div", c.divisor_first ? Names{"d", "m"} : Names{"m", "d"}, {"y"}, "div");
+        if (c.mark_product) builder.output("m", DataType::kFloat32, Shape{2, 3, 4, 5});
+        builder.output("y", DataType::kFloat32, Shape{2, 3, 4, 5});
+        EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, attention_feed()), c.order) << c.what;
+    }
+    {  // the scaled query is read by another node too: the Div stays
+        ModelBuilder builder = attention_model();
+        builder.initializer("d", scalar(8.0f));
+        builder.node("Div", {"q", "d"}, {"qs"}, "div");
+        builder.node("MatMul", {"qs", "k"}, {"y"}, "matmul");
+        builder.node("Neg", {"qs"}, {"n"}, "neg");
+        builder.output("y", DataType::kFloat32, Shape{2, 3, 4, 5});
+        builder.output("n", DataType::kFloat32, Shape{2, 3, 4, 8});
+        EXPECT_EQ(expect_same_values_on(builder, "y", 0.0, attention_feed()), (Names{"div", "matmul", "neg"}));
+    }
+}
+
 // y = x * 0.5 * (1 + erf(x / sqrt(2))) as torch exports it (with another `divisor`, not GELU);
 // `swapped` puts every commutative operand the other way round.
 void add_torch_gelu(ModelBuilder& builder, const std::string& x, const std::string& y, bool swapped,

@@ -26,6 +26,12 @@ inline constexpr std::string_view kFusedClipMaxAttr = "polygraphy.fused_clip_max
 /// the product inside oneDNN's kernel (before a fused activation). oneDNN may add the bias at another
 /// point of its float32 accumulation than the Add would, so results can differ in the last bits.
 inline constexpr std::string_view kFusedBiasAttr = "polygraphy.fused_bias";
+/// Private MatMul attribute (FLOAT) through which a graph pass folds a Mul or Div by a float32 scalar
+/// constant, of a MatMul's output or of its A input, into a MatMul whose B is computed (attention:
+/// scores divided by sqrt(head size), or the query divided before the product): the kernel multiplies
+/// the product by this factor (1 / divisor for a Div) as oneDNN stores it. Dividing by a power of two
+/// (BERT's and ViT's sqrt(64) = 8) gives the same bits either way; other divisors can differ by an ulp.
+inline constexpr std::string_view kFusedScaleAttr = "polygraphy.fused_scale";
 /// Private Conv attribute (INT 1) through which a graph pass folds a residual Add, Add(y, r) or
 /// Add(r, y) that is the only reader of the Conv's output y, into the Conv: r is the node's fourth
 /// input (B is "" when the Conv has no bias), and the output is activation((conv + B) + r): the

@@ -2,7 +2,9 @@
 // oneDNN matmul primitive; a constant right-hand matrix (an initializer: the usual Linear/Gemm
 // weight) is packed once into oneDNN's preferred layout. Other types use a plain loop.
 #include <algorithm>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -127,6 +129,70 @@ dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memo
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
+/// The product of A (rows x K, row-major) and a constant matrix whose packed N x K copy ("ba", the
+/// layout make_matmul_plan gives constant matrices) is at `weights`, on `threads` threads split by
+/// columns: each thread runs a 1-thread oneDNN product on its own slice of the weights, its columns of
+/// Y (rows x N, row-major) strided in place; alpha, a sum into Y (`accumulate`), a bias row and the
+/// activation as make_matmul_plan applies them. oneDNN's own threading of a 128- or 197-row product
+/// lets every thread pack the weights it reads again; split by columns, the transformers' products ran
+/// 1.78-2.03x faster than on 1 thread where oneDNN's 2 threads gave 1.59-1.92x (BENCHMARKS.md).
+/// Returns false (nothing written) for products too small to split, or when oneDNN refuses a slice.
+bool multiply_by_column_slices(const onednn::PrimitiveCache<DnnlMatmulPlan>& cache, int64_t rows, int64_t k, int64_t n,
+                               const float* a, const float* weights, float* y, const float* bias, float alpha,
+                               bool accumulate, const onednn::FusedActivation& activation, int threads) {
+    constexpr int64_t kMinColumns = 64;             // per thread
+    constexpr int64_t kMinWork = int64_t{1} << 22;  // multiply-adds per thread
+    if (threads <= 1 || n < kMinColumns * threads || rows * n * k < kMinWork * threads) return false;
+    using dnnl::memory;
+    const int64_t base = n / threads;
+    const int64_t extra = n % threads;  // the first `extra` slices take one column more
+    auto slice_plan = [&](int64_t width) {
+        const Shape key = {rows, k, n, width, accumulate ? -4 : -3};
+        return cache.get(key, [&] {
+            const memory::desc y_slice({rows, width}, memory::data_type::f32, memory::dims{n, 1});
+            return make_matmul_plan(onednn::plain_desc({rows, k}), onednn::plain_desc({k, width}), y_slice, true, alpha,
+                                    accumulate, activation,
+                                    bias != nullptr ? onednn::plain_desc({1, width}) : memory::desc());
+        });
+    };
+    // A slice's weights start `first * K` floats into the packed matrix.
+    auto reads_packed_slice = [&](const std::shared_ptr<const DnnlMatmulPlan>& plan, int64_t width) {
+        return plan != nullptr &&
+               plan->weights == memory::desc({k, width}, memory::data_type::f32, memory::format_tag::ba);
+    };
+    const auto narrow = slice_plan(base);
+    const auto wide = extra > 0 ? slice_plan(base + 1) : narrow;
+    if (!reads_packed_slice(narrow, base) || !reads_packed_slice(wide, extra > 0 ? base + 1 : base)) return false;
+    std::mutex failure_mutex;
+    std::exception_ptr failure;
+    onednn::parallel_chunks(threads, threads, [&](int64_t begin, int64_t end) {
+        for (int64_t slice = begin; slice < end; ++slice) {
+            const int64_t first = slice * base + std::min(slice, extra);
+            const DnnlMatmulPlan& plan = slice < extra ? *wide : *narrow;
+            try {
+                onednn::ThreadScope one_thread(1);
+                std::unordered_map<int, memory> args = {
+                    {DNNL_ARG_SRC, onednn::wrap_memory(plan.src, a)},
+                    {DNNL_ARG_WEIGHTS, onednn::wrap_memory(plan.weights, weights + first * k)},
+                    {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y + first)}};
+                if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan.bias, bias + first));
+                onednn::execute(plan.primitive, args);
+            } catch (...) {
+                const std::lock_guard<std::mutex> lock(failure_mutex);
+                failure = std::current_exception();
+            }
+        }
+    });
+    if (failure) std::rethrow_exception(failure);
+    return true;
+}
+
+/// The packed N x K copy of a constant K x N matrix (shared with the single-product plans).
+const float* packed_transposed(const onednn::PackedWeights& packed, const Tensor& b, int64_t k, int64_t n) {
+    const dnnl::memory::desc ba({k, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ba);
+    return static_cast<const float*>(packed.get(onednn::plain_desc({k, n}), b.data(), ba));
+}
+
 // ---- MatMul -------------------------------------------------------------------------------------------
 
 /// Shapes of one MatMul after numpy promotion: batch dims broadcast, 1-D operands as matrices.
@@ -197,7 +263,7 @@ void batched_naive_matmul(const MatMulShapes& s, const T* a, const T* b, T* y, i
 
 class MatMulKernel final : public Kernel {
 public:
-    explicit MatMulKernel(const NodeInfo& node) : activation_(node) {
+    explicit MatMulKernel(const NodeInfo& node) : activation_(node), scale_(node.attr_float(kFusedScaleAttr, 1.0f)) {
         if (node.attr_int(kFusedBiasAttr, 0) != 0) {
             const Tensor* bias = node.constant_input(2);
             const Tensor* weight = node.constant_input(1);
@@ -223,6 +289,7 @@ public:
         if (!onednn::is_numeric_dtype(dtype)) onednn::fail_dtype(node, "input A", dtype, onednn::kNumericTypes);
         if (activation_.active() && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused activation's input", dtype, "float types");
         if (bias_.defined() && dtype != DataType::kFloat32) onednn::fail_dtype(node, "a fused bias's input", dtype, "float32");
+        if (scale_ != 1.0f && !dtype_is_floating(dtype)) onednn::fail_dtype(node, "a fused scale's input", dtype, "float types");
         const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
         if (bias_.defined() && bias_.numel() != s.n)
             node.fail("the fused bias has " + std::to_string(bias_.numel()) + " values for " + std::to_string(s.n) + " columns");
@@ -248,6 +315,7 @@ public:
             case DataType::kFloat32: run_float(s, a, b, y, threads); break;
             case DataType::kFloat64:
                 run_naive<double>(s, a, b, y, threads);
+                if (scale_ != 1.0f) scale_in_place(y.data_as<double>(), y.numel());
                 activation_.apply_in_place(y, threads);
                 break;
             case DataType::kInt32: run_naive<int32_t>(s, a, b, y, threads); break;
@@ -262,6 +330,12 @@ private:
     template <typename T>
     static void run_naive(const MatMulShapes& s, const Tensor& a, const Tensor& b, Tensor& y, int threads) {
         batched_naive_matmul<T>(s, a.data_as<T>(), b.data_as<T>(), y.data_as<T>(), threads);
+    }
+
+    /// Multiplies by the fused scale (for the paths oneDNN does not run).
+    template <typename T>
+    void scale_in_place(T* data, int64_t count) const {
+        for (int64_t i = 0; i < count; ++i) data[i] *= static_cast<T>(scale_);
     }
 
     /// Adds the fused bias to every row of a float32 `y` (for the paths oneDNN does not run).
@@ -294,9 +368,14 @@ private:
             // Every batch item of A times one matrix: a single (batch*M x K) * (K x N) product.
             const int64_t rows = shape_volume(s.batch) * s.m;
             const bool packed = constant_b_.defined();
+            if (packed && threads > 1 &&
+                multiply_by_column_slices(cache_, rows, s.k, s.n, a.data_as<float>(),
+                                          packed_transposed(packed_b_, constant_b_, s.k, s.n), y.data_as<float>(),
+                                          static_cast<const float*>(bias), scale_, false, activation_, threads))
+                return;
             auto plan = cache_.get(key, [&] {
                 return make_matmul_plan(onednn::plain_desc({rows, s.k}), onednn::plain_desc({s.k, s.n}),
-                                        onednn::plain_desc({rows, s.n}), packed, 1.0f, false, activation_, bias_desc);
+                                        onednn::plain_desc({rows, s.n}), packed, scale_, false, activation_, bias_desc);
             });
             if (plan != nullptr) {
                 run_matmul_plan(*plan, a.data(), packed ? constant_b_.data() : b.data(), y.data(),
@@ -316,7 +395,7 @@ private:
                 b_dims.insert(b_dims.end(), {s.k, s.n});
                 y_dims.insert(y_dims.end(), {s.m, s.n});
                 return make_matmul_plan(onednn::plain_desc(a_dims), onednn::plain_desc(b_dims), onednn::plain_desc(y_dims),
-                                        false, 1.0f, false, activation_);
+                                        false, scale_, false, activation_);
             });
             if (plan != nullptr) {
                 run_matmul_plan(*plan, a.data(), b.data(), y.data(), nullptr);
@@ -327,7 +406,7 @@ private:
         Shape key2 = {s.m, s.k, s.n, threads, -2};
         auto plan = cache_.get(key2, [&] {
             return make_matmul_plan(onednn::plain_desc({s.m, s.k}), onednn::plain_desc({s.k, s.n}),
-                                    onednn::plain_desc({s.m, s.n}), false, 1.0f, false, activation_, bias_desc);
+                                    onednn::plain_desc({s.m, s.n}), false, scale_, false, activation_, bias_desc);
         });
         const int64_t batch = shape_volume(s.batch);
         for (int64_t i = 0; i < batch; ++i) {
@@ -341,12 +420,14 @@ private:
             }
         }
         if (plan == nullptr) {
+            if (scale_ != 1.0f) scale_in_place(y.data_as<float>(), y.numel());
             add_bias(y);
             activation_.apply_in_place(y, threads);
         }
     }
 
     onednn::FusedActivation activation_;
+    float scale_;  ///< the fused scale (kFusedScaleAttr), 1 when none
     Tensor bias_;  ///< the fused bias (kFusedBiasAttr), float32 [N]
     Tensor constant_b_;  ///< float32 value of a constant 2-D B
     onednn::PackedWeights packed_b_;
@@ -584,6 +665,13 @@ private:
         threads = onednn::resolve_threads(threads);
         onednn::ThreadScope scope(threads);
         const bool packed = constant_b_.defined();
+        // A Linear layer's product on several threads, split by columns (transB: B is N x K already).
+        if (packed && !trans_a_ && threads > 1 &&
+            multiply_by_column_slices(
+                cache_, m, k, n, a.data_as<float>(),
+                trans_b_ ? constant_b_.data_as<float>() : packed_transposed(packed_b_, constant_b_, k, n), yp, nullptr,
+                alpha_, use_c, activation_, threads))
+            return;
         Shape key = {m, k, n, use_c ? 1 : 0, threads};
         auto plan = cache_.get(key, [&] {
             const auto a_desc = trans_a_ ? strided_desc({m, k}, {1, m}) : strided_desc({m, k}, {k, 1});

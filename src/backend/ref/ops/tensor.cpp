@@ -24,6 +24,51 @@ public:
     }
 };
 
+/// y = x read through `strides` (the input stride of each output dim), for a permutation that moves
+/// the input's contiguous dim (`contiguous`, stride 1) away from the output's last dim: copied in
+/// square tiles of those two dims, so that reads and writes both stay within a few cache lines per
+/// tile, where a row-by-row copy reads a new cache line for every element (vit_b_16's key transposes,
+/// perm (1, 2, 0), went from 0.23 to 0.14-0.19 ms per node at 1 thread).
+template <typename T>
+void tiled_transpose(const T* x, const Shape& out, const std::vector<int64_t>& strides, std::size_t contiguous, T* y,
+                     int threads) {
+    constexpr int64_t kTile = 16;
+    const std::size_t last = out.size() - 1;
+    const std::vector<int64_t> out_strides = contiguous_strides(out);
+    std::vector<std::size_t> outer_dims;
+    for (std::size_t d = 0; d < last; ++d)
+        if (d != contiguous) outer_dims.push_back(d);
+    int64_t outer = 1;
+    for (std::size_t d : outer_dims) outer *= out[d];
+    const int64_t rows = out[contiguous], cols = out[last];
+    const int64_t row_tiles = (rows + kTile - 1) / kTile;
+    const int64_t tasks = outer * row_tiles;
+    const int64_t col_stride = strides[last], row_out_stride = out_strides[contiguous];
+    const bool parallel = threads > 1 && outer * rows * cols >= kParallelThreshold && tasks > 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
+    for (int64_t task = 0; task < tasks; ++task) {
+        int64_t rest = task / row_tiles;
+        int64_t src = 0, dst = 0;
+        for (std::size_t i = outer_dims.size(); i-- > 0;) {
+            const std::size_t d = outer_dims[i];
+            const int64_t index = rest % out[d];
+            rest /= out[d];
+            src += index * strides[d];
+            dst += index * out_strides[d];
+        }
+        const int64_t row_begin = (task % row_tiles) * kTile;
+        const int64_t row_end = std::min(rows, row_begin + kTile);
+        for (int64_t col_begin = 0; col_begin < cols; col_begin += kTile) {
+            const int64_t col_end = std::min(cols, col_begin + kTile);
+            for (int64_t r = row_begin; r < row_end; ++r) {
+                const T* from = x + src + r;  // stride 1 along rows
+                T* to = y + dst + r * row_out_stride;
+                for (int64_t c = col_begin; c < col_end; ++c) to[c] = from[c * col_stride];
+            }
+        }
+    }
+}
+
 class TransposeKernel final : public Kernel {
 public:
     explicit TransposeKernel(const NodeInfo& node) : perm_(node.attr_ints("perm")), has_perm_(node.has_attr("perm")) {}
@@ -55,7 +100,16 @@ public:
             strides[i] = in_strides[perm[i]];
         }
         Tensor y = Tensor::uninitialized(x.dtype(), out);  // the copy writes every element
-        strided_copy(x, 0, out, strides, y, 0, ctx.num_threads());
+        // The output dim that reads the input's contiguous dim (the last one, stride 1).
+        const std::size_t contiguous = static_cast<std::size_t>(
+            std::find(perm.begin(), perm.end(), static_cast<int64_t>(rank) - 1) - perm.begin());
+        const bool tiled = rank >= 2 && contiguous != rank - 1 && out[contiguous] > 1 && out[rank - 1] > 1 &&
+                           x.dtype() != DataType::kString && dispatch_size(dtype_size(x.dtype()), [&](auto tag) {
+                               using T = typename decltype(tag)::type;
+                               tiled_transpose(static_cast<const T*>(x.data()), out, strides, contiguous,
+                                               static_cast<T*>(y.data()), ctx.num_threads());
+                           });
+        if (!tiled) strided_copy(x, 0, out, strides, y, 0, ctx.num_threads());
         ctx.set_output(0, std::move(y));
     }
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,49 @@ TEST(MatMulOp, RejectsMismatchedShapes) {
     expect_error([&] { scalar.run(); }, "inputs must have rank >= 1");
 }
 
+TEST(MatMulOp, FusedScaleMultipliesTheProductOfEveryPath) {
+    // The scale a graph pass folds (kFusedScaleAttr): oneDNN's batched product, a float64 product
+    // (plain loop), and an integer product, which refuses it.
+    const Tensor a = random_tensor({2, 3, 4, 5}, 1), b = random_tensor({2, 3, 5, 6}, 2);
+    for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
+        KernelHarness h("MatMul", 13);
+        set_attr(h.node(), std::string(ref::kFusedScaleAttr), 0.125f);
+        h.input(a.cast(dtype)).input(b.cast(dtype));
+        const Tensor expected = naive_matmul(a, b);
+        std::vector<double> scaled(static_cast<std::size_t>(expected.numel()));
+        for (int64_t i = 0; i < expected.numel(); ++i)
+            scaled[static_cast<std::size_t>(i)] = expected.value_as_double(i) * 0.125;
+        expect_close(h.run()[0], expected.shape(), scaled);
+    }
+    KernelHarness integer("MatMul", 13);
+    set_attr(integer.node(), std::string(ref::kFusedScaleAttr), 0.5f);
+    integer.input(Tensor::from_doubles(DataType::kInt32, {1, 2}, {3, 4}))
+        .input(Tensor::from_doubles(DataType::kInt32, {2, 1}, {5, 6}));
+    expect_error([&] { integer.run(); }, "a fused scale's input");
+}
+
+TEST(MatMulOp, ConstantWeightsSplitByColumnsOverThreadsMatchTheProduct) {
+    // Large enough for each of 2 and 3 threads to take its own slice of the 601 columns (one column
+    // more for the first slices), with a fused bias and SiLU: each thread count matches the naive
+    // product, and repeats its own bits.
+    const Tensor x = random_tensor({2, 48, 256}, 1), w = random_tensor({256, 601}, 2), bias = random_tensor({601}, 3);
+    const Tensor product = naive_matmul(x, w);
+    for (int threads : {1, 2, 3}) {
+        KernelHarness h("MatMul", 13);
+        set_attr(h.node(), std::string(ref::kFusedBiasAttr), int64_t{1});
+        set_attr(h.node(), std::string(ref::kFusedActivationAttr), std::string("Silu"));
+        h.input(x).input(w, true).input(bias, true);
+        const Tensor y = h.run(threads)[0], again = h.run(threads)[0];
+        ASSERT_EQ(y.shape(), (Shape{2, 48, 601}));
+        EXPECT_EQ(0, std::memcmp(y.data(), again.data(), y.nbytes())) << threads << " threads";
+        for (int64_t i = 0; i < y.numel(); ++i) {
+            const double z = product.value_as_double(i) + bias.value_as_double(i % 601);
+            ASSERT_NEAR(y.value_as_double(i), z / (1.0 + std::exp(-z)), 1e-4 * (1.0 + std::abs(z)))
+                << threads << " threads at " << i;
+        }
+    }
+}
+
 // ---- MatMulInteger -------------------------------------------------------------------------------------------
 
 TEST(MatMulIntegerOp, ScalarAndPerRowZeroPoints) {
@@ -256,6 +300,29 @@ TEST(GemmOp, LargeConstantWeightLikeLinear) {
     set_attr(h.node(), "transB", int64_t{1});
     h.input(x).input(w, true).input(b, true);
     expect_close(h.run(2, 3)[0], naive_gemm(x, w, &b, false, true, 1.0, 1.0), 1e-5, 1e-5);
+}
+
+TEST(GemmOp, ConstantWeightsSplitByColumnsOverThreadsMatchTheProduct) {
+    // Large enough for each of 2 and 3 threads to take its own slice of the 601 columns: a Linear
+    // layer (transB, C a bias row) with alpha and beta, and the same weights stored K x N; each thread
+    // count matches the naive product and repeats its own bits.
+    const Tensor x = random_tensor({96, 256}, 34), wt = random_tensor({601, 256}, 35), c = random_tensor({601}, 36);
+    Tensor w_kn(DataType::kFloat32, {256, 601});
+    for (int64_t p = 0; p < 256; ++p)
+        for (int64_t j = 0; j < 601; ++j) w_kn.data_as<float>()[p * 601 + j] = wt.data_as<float>()[j * 256 + p];
+    for (bool trans_b : {true, false}) {
+        const Tensor expected = naive_gemm(x, trans_b ? wt : w_kn, &c, false, trans_b, 0.5, 2.0);
+        for (int threads : {1, 2, 3}) {
+            KernelHarness h("Gemm", 13);
+            set_attr(h.node(), "transB", int64_t{trans_b ? 1 : 0});
+            set_attr(h.node(), "alpha", 0.5f);
+            set_attr(h.node(), "beta", 2.0f);
+            h.input(x).input(trans_b ? wt : w_kn, true).input(c, true);
+            const Tensor y = h.run(threads)[0], again = h.run(threads)[0];
+            EXPECT_EQ(0, std::memcmp(y.data(), again.data(), y.nbytes())) << threads << " threads";
+            expect_close(y, expected, 1e-4, 1e-4);
+        }
+    }
 }
 
 TEST(MatMulAndGemmOps, FusedActivation) {

@@ -37,6 +37,48 @@ TEST(TensorOps, LargeTransposeMatchesItsDefinition) {
                 ASSERT_EQ(y.data_as<float>()[(k * 64 + i) * 33 + j], x.data_as<float>()[(i * 33 + j) * 40 + k]);
 }
 
+/// Row-major strides (in elements) of `shape`.
+std::vector<int64_t> row_major_strides(const Shape& shape) {
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+    return strides;
+}
+
+TEST(TensorOps, TransposeOfEveryPermutationMatchesItsDefinitionForEveryElementSize) {
+    // Sizes off the 16-element tiles, each element size the copy dispatches on, at 1 and 2 threads.
+    const std::vector<std::pair<Shape, std::vector<std::vector<int64_t>>>> cases = {
+        {{5, 17, 33}, {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}},
+        {{2, 19, 3, 21}, {{0, 2, 1, 3}, {0, 2, 3, 1}, {3, 1, 2, 0}, {1, 3, 0, 2}}},
+        {{40, 1}, {{1, 0}}},
+    };
+    for (DataType dtype : {DataType::kUInt8, DataType::kFloat16, DataType::kFloat32, DataType::kFloat64}) {
+        for (const auto& [shape, perms] : cases) {
+            const Tensor x = iota(dtype, shape);
+            const std::vector<int64_t> in_strides = row_major_strides(shape);
+            for (const auto& perm : perms) {
+                for (int threads : {1, 2}) {
+                    KernelHarness h("Transpose", 13);
+                    set_attr(h.node(), "perm", perm);
+                    h.input(x);
+                    const Tensor y = h.run(threads)[0];
+                    Shape out;
+                    for (int64_t p : perm) out.push_back(shape[static_cast<std::size_t>(p)]);
+                    ASSERT_EQ(y.shape(), out);
+                    const std::vector<int64_t> out_strides = row_major_strides(out);
+                    for (int64_t i = 0; i < y.numel(); ++i) {
+                        int64_t source = 0;
+                        for (std::size_t d = 0; d < out.size(); ++d)
+                            source += (i / out_strides[d]) % out[d] * in_strides[static_cast<std::size_t>(perm[d])];
+                        ASSERT_EQ(y.value_as_double(i), x.value_as_double(source))
+                            << dtype_name(dtype) << " " << shape_to_string(shape) << " perm " << perm.size() << " at "
+                            << i;
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST(TensorOps, Concat) {
     const Tensor a = iota(DataType::kFloat32, {2, 2});
     // np.concatenate([a, [[9], [8]]], axis=1)
