@@ -125,8 +125,9 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
         const onnx::NodeProto& node = nodes[i];
         const std::string& op = node.op_type();
         const bool declared_only = node_inputs[i].size() == static_cast<std::size_t>(node.input_size());
-        const bool default_domain = is_default_domain(node.domain()) && declared_only && node.output_size() == 1 &&
-                                    !node.output(0).empty() && node.input_size() >= 1 && !node.input(0).empty();
+        // An ai.onnx node with a data input and one output, and no subgraph reading anything.
+        const bool simple_node = is_default_domain(node.domain()) && declared_only && node.output_size() == 1 &&
+                                 !node.output(0).empty() && node.input_size() >= 1 && !node.input(0).empty();
         if ((convs[i] = blockable_conv(node, constants)) && declared_only) {
             const std::string& y = node.output(0);
             if (convs[i]->in % kChannelBlock != 0) classes.pin(node.input(0));
@@ -139,12 +140,12 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
             continue;
         }
         convs[i].reset();
-        const bool unary = default_domain && one_of(op, kUnaryElementwise);
-        const bool binary = default_domain && one_of(op, kBinaryElementwise) && node.input_size() == 2;
-        const bool pool = default_domain && is_blockable_pool(node);
+        const bool unary = simple_node && one_of(op, kUnaryElementwise);
+        const bool binary = simple_node && one_of(op, kBinaryElementwise) && node.input_size() == 2;
+        const bool pool = simple_node && is_blockable_pool(node);
         // Concat along the channels of 8-channel multiples: whole blocks, in order.
         const auto* axis = find_attr(node, "axis");
-        const bool concat = default_domain && op == "Concat" && axis && axis->i() == 1;
+        const bool concat = simple_node && op == "Concat" && axis && axis->i() == 1;
         if (!unary && !binary && !pool && !concat) {
             pin_all(i);
             continue;
