@@ -43,6 +43,13 @@ struct ConvProblem {
     Geometry geometry;
     std::vector<int64_t> output_padding;  ///< ConvTranspose only (all zero for Conv)
     Shape output_shape;
+
+    /// X's shape as NCHW (however the graph holds X).
+    Shape input_shape() const {
+        Shape shape = {batch, in_channels};
+        shape.insert(shape.end(), geometry.input.begin(), geometry.input.end());
+        return shape;
+    }
 };
 
 // ---- reference loops (float64, fallbacks) ---------------------------------------------------------
@@ -436,14 +443,14 @@ dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
 }
 
 /// nullptr when oneDNN has no implementation for the problem (the reference loop runs instead).
-std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, const Shape& input_shape,
+std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p,
                                                    bool has_bias, const onednn::FusedActivation& activation,
                                                    bool residual, bool blocked_input, bool blocked_output) {
     using dnnl::memory;
     const Geometry& g = p.geometry;
     if (g.rank() > 3) return nullptr;
     auto plan = std::make_shared<DnnlConvPlan>();
-    const memory::dims src_dims = onednn::to_dims(input_shape);
+    const memory::dims src_dims = onednn::to_dims(p.input_shape());
     const memory::dims dst_dims = onednn::to_dims(p.output_shape);
     plan->src_user = blocked_input ? onednn::blocked_desc(src_dims) : onednn::plain_desc(src_dims);
     plan->dst_user = blocked_output ? onednn::blocked_desc(dst_dims) : onednn::plain_desc(dst_dims);
@@ -534,7 +541,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     }
     if (logger().enabled(Severity::kSuperVerbose)) {
         logger().super_verbose("Node '" + node.name() + "' (" + node.op_type() + "): input " +
-                               shape_to_string(input_shape) + " runs on oneDNN " + impl);
+                               shape_to_string(p.input_shape()) + " runs on oneDNN " + impl);
     }
     plan->bias = bias_desc;
     plan->reorder_src = plan->src != plan->src_user;
@@ -664,8 +671,7 @@ public:
         }
         const ConvProblem problem =
             make_problem(node, blocked_input_ ? onednn::unblocked_shape(node, x) : x.shape(), w.shape(), b);
-        const bool blocked = blocked_input_ || blocked_output_;
-        if (blocked && dtype != DataType::kFloat32)
+        if (blocked() && dtype != DataType::kFloat32)
             throw InternalError("Node '" + node.name() + "': a channel-blocked convolution computes float32 only");
         const Shape y_shape = blocked_output_ ? onednn::blocked_shape(problem.output_shape) : problem.output_shape;
         const Tensor* residual = has_residual_ ? &context.required_input(3) : nullptr;
@@ -872,7 +878,7 @@ private:
                    const Tensor* b, const float* residual, bool activate, Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
         const onednn::FusedActivation activation = activate ? activation_ : onednn::FusedActivation();
-        if (!blocked_input_ && !blocked_output_ && is_plain_depthwise_2d(p)) {
+        if (!blocked() && is_plain_depthwise_2d(p)) {
             const std::optional<DepthwiseActivation> at_store = DepthwiseActivation::of(activation);
             depthwise_conv(p, x.data_as<float>(), w.data_as<float>(), b != nullptr ? b->data_as<float>() : nullptr,
                            residual, at_store.value_or(DepthwiseActivation{}), y.data_as<float>(), threads);
@@ -886,12 +892,11 @@ private:
         key.push_back(activate ? 1 : 0);
         key.push_back(residual != nullptr ? 1 : 0);
         onednn::ThreadScope scope(threads);
-        const Shape x_shape = blocked_input_ ? onednn::unblocked_shape(context_node, x) : x.shape();
         auto plan = cache_.get(key, [&] {
-            return make_dnnl_plan(context_node, p, x_shape, b != nullptr, activation, residual != nullptr,
+            return make_dnnl_plan(context_node, p, b != nullptr, activation, residual != nullptr,
                                   blocked_input_, blocked_output_);
         });
-        if (plan == nullptr && (blocked_input_ || blocked_output_)) {
+        if (plan == nullptr && blocked()) {
             // The layout pass leaves out what oneDNN refuses (negative pads), so this is a bug.
             throw InternalError("Node '" + context_node.name() + "': oneDNN has no channel-blocked convolution for it");
         }
@@ -928,8 +933,10 @@ private:
                                : dst_user;
         std::unordered_map<int, dnnl::memory> args{
             {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-        if (plan->residual_post_op)
-            args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, onednn::wrap_memory(plan->dst_user, residual));
+        if (plan->residual_post_op) {
+            args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                         onednn::wrap_memory(plan->dst_user, residual));
+        }
         if (b != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data()));
         onednn::execute(plan->primitive, args);
         if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_user}});
@@ -938,6 +945,9 @@ private:
         else if (plan->activation_after)
             activation.apply_in_place(y, threads);
     }
+
+    /// X or Y is channel-blocked (the layout pass runs these on oneDNN's blocked kernels only).
+    bool blocked() const { return blocked_input_ || blocked_output_; }
 
     bool transpose_;
     WindowAttrs attrs_;
