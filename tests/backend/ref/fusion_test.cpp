@@ -936,5 +936,24 @@ TEST(BlockedLayout, BadBlockedAttributesFailWithAClearMessage) {
     }
 }
 
+// The pools take a blocked input only where the pass gives them one: anything else is refused with
+// one message naming the node when the session is made.
+TEST(BlockedLayout, PoolsThatHaveNoBlockedKernelRefuseTheAttribute) {
+    for (const std::string op : {"GlobalMaxPool", "AveragePool"}) {
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
+        onnx::NodeProto& pool = builder.node(op, {"x"}, {"y"}, "pool");
+        if (op == "AveragePool") set_attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+        set_attr(pool, std::string(kBlockedInputAttr), int64_t{1});
+        builder.output("y", DataType::kFloat32, DynShape{});
+        try {
+            const Session session(*builder.build(), with_fusion(false));
+            ADD_FAILURE() << "no error for " << op;
+        } catch (const std::exception& error) {
+            EXPECT_NE(std::string(error.what()).find("'pool': only"), std::string::npos) << error.what();
+        }
+    }
+}
+
 }  // namespace
 }  // namespace polygraphy::ref
