@@ -194,11 +194,13 @@ void broadcast_binary(const Shape& out, const Shape& sa, const Shape& sb, const 
                       int threads) {
     // One full operand and rows of the other repeated over it, the rows too short for the general
     // loop's per-row work to pay (it made a blocked squeeze-excite Mul 3x slower than ONNX Runtime's).
+    // Rows of one element (a value per row of the full operand, RMSNorm's scale) are not: the general
+    // loop runs each full row against the one value, where this one would divide per element.
     constexpr int64_t kShortRow = 64;
     const std::optional<RepeatedRows> b_rows = sa == out ? repeated_rows(sb, out) : std::nullopt;
     const std::optional<RepeatedRows> a_rows = !b_rows && sb == out ? repeated_rows(sa, out) : std::nullopt;
     if (const std::optional<RepeatedRows> rows = b_rows ? b_rows : a_rows;
-        rows && rows->repeat > 1 && rows->inner < kShortRow) {
+        rows && rows->repeat > 1 && rows->inner > 1 && rows->inner < kShortRow) {
         const int64_t count = rows->outer * rows->repeat, repeat = rows->repeat;
         const bool parallel = threads > 1 && count * rows->inner >= kParallelThreshold;
         // A row length known at compile time (8: a channel block) lets the compiler unroll it.

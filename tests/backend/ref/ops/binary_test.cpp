@@ -34,13 +34,15 @@ TEST(BinaryOps, BinaryBroadcasting) {
 
 // Rows of one operand repeated over a full one ([N, C/8, H, W, 8] * [N, C/8, 1, 1, 8] in the blocked
 // layout) take a shorter loop than other broadcasts; each case is checked element by element,
-// in both operand orders (Sub), with rows of 8, of another length, and too long for that loop.
+// in both operand orders (Sub), with rows of 8, of another length, too long for that loop, and of
+// one value per row of the full operand (RMSNorm's scale, which the general loop takes).
 TEST(BinaryOps, RepeatedRowsBroadcastElementByElement) {
     struct Case {
         Shape full, repeated;
     };
     for (const Case& c : {Case{{2, 3, 4, 8}, {2, 3, 1, 8}}, Case{{2, 3, 5, 8}, {2, 1, 1, 8}},
-                          Case{{2, 5, 3}, {2, 1, 3}}, Case{{4, 6, 3}, {6, 3}}, Case{{3, 4, 70}, {3, 1, 70}}}) {
+                          Case{{2, 5, 3}, {2, 1, 3}}, Case{{4, 6, 3}, {6, 3}}, Case{{3, 4, 70}, {3, 1, 70}},
+                          Case{{1, 6, 40}, {1, 6, 1}}}) {
         const Tensor full = testing::iota(DataType::kFloat32, c.full);
         const Tensor repeated = testing::iota(DataType::kFloat32, c.repeated);
         for (bool full_first : {true, false}) {
