@@ -23,8 +23,9 @@ inline constexpr std::string_view kFusedClipMinAttr = "polygraphy.fused_clip_min
 inline constexpr std::string_view kFusedClipMaxAttr = "polygraphy.fused_clip_max";
 /// Private MatMul attribute (INT 1) through which a graph pass folds the Add of a float32 bias [N]
 /// into a MatMul with a float32 matrix B: the bias is the node's third input, added to every row of
-/// the product inside oneDNN's kernel (before a fused activation). oneDNN may add the bias at another
-/// point of its float32 accumulation than the Add would, so results can differ in the last bits.
+/// the product (before a fused activation): to the finished sum by the runtime's own GEMM
+/// (packed_gemm.h, a constant B on AVX2 CPUs), bit-identical to the Add; otherwise inside oneDNN's
+/// kernel, which may add it at another point of its float32 accumulation (last bits differ).
 inline constexpr std::string_view kFusedBiasAttr = "polygraphy.fused_bias";
 /// Private MatMul attribute (FLOAT) through which a graph pass folds a Mul or Div by a float32 scalar
 /// constant, of a MatMul's output or of its A input, into a MatMul whose B is computed (attention:

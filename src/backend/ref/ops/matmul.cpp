@@ -1,6 +1,7 @@
 // MatMul (numpy semantics) and Gemm. float32 (and float16/bfloat16, computed in float32) run on the
-// oneDNN matmul primitive; a constant right-hand matrix (an initializer: the usual Linear/Gemm
-// weight) is packed once into oneDNN's preferred layout. Other types use a plain loop.
+// oneDNN matmul primitive, except a product with a constant right-hand matrix (an initializer: the
+// usual Linear/Gemm weight), which the runtime's own GEMM runs on AVX2 CPUs with the matrix packed
+// once (packed_gemm.h). Other types use a plain loop.
 #include <algorithm>
 #include <exception>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/packed_gemm.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -368,6 +370,14 @@ private:
             // Every batch item of A times one matrix: a single (batch*M x K) * (K x N) product.
             const int64_t rows = shape_volume(s.batch) * s.m;
             const bool packed = constant_b_.defined();
+            if (packed && scale_ == 1.0f && packed_gemm::available()) {
+                const packed_gemm::PackedMatrix& weights =
+                    own_packed_b_.get(constant_b_.data_as<float>(), s.k, s.n, s.n, 1, threads);
+                packed_gemm::multiply(a.data_as<float>(), rows, s.k, weights, static_cast<const float*>(bias),
+                                      y.data_as<float>(), threads);
+                activation_.apply_in_place(y, threads);
+                return;
+            }
             if (packed && threads > 1 &&
                 multiply_by_column_slices(cache_, rows, s.k, s.n, a.data_as<float>(),
                                           packed_transposed(packed_b_, constant_b_, s.k, s.n), y.data_as<float>(),
@@ -430,7 +440,8 @@ private:
     float scale_;  ///< the fused scale (kFusedScaleAttr), 1 when none
     Tensor bias_;  ///< the fused bias (kFusedBiasAttr), float32 [N]
     Tensor constant_b_;  ///< float32 value of a constant 2-D B
-    onednn::PackedWeights packed_b_;
+    packed_gemm::LazyPackedMatrix own_packed_b_;  ///< constant_b_ for packed_gemm (AVX2 CPUs)
+    onednn::PackedWeights packed_b_;              ///< constant_b_ for oneDNN (other CPUs)
     onednn::PrimitiveCache<DnnlMatmulPlan> cache_;
 };
 
@@ -656,6 +667,19 @@ private:
                    int threads) const {
         float* yp = y.data_as<float>();
         const bool use_c = c != nullptr && beta_ != 0.0f;
+        const bool packed = constant_b_.defined();
+        // The usual Linear layer (constant B, alpha 1, C absent or a bias row): the runtime's own GEMM,
+        // which adds the bias after the product as the sum with y = C below does.
+        const bool c_is_bias_row = use_c && beta_ == 1.0f && c->numel() == n &&
+                                   (c->rank() == 1 || (c->rank() == 2 && c->shape()[0] == 1));
+        if (k > 0 && packed && !trans_a_ && alpha_ == 1.0f && (!use_c || c_is_bias_row) && packed_gemm::available()) {
+            const packed_gemm::PackedMatrix& weights =
+                trans_b_ ? own_packed_b_.get(constant_b_.data_as<float>(), k, n, 1, k, threads)
+                         : own_packed_b_.get(constant_b_.data_as<float>(), k, n, n, 1, threads);
+            packed_gemm::multiply(a.data_as<float>(), m, k, weights, use_c ? c->data_as<float>() : nullptr, yp, threads);
+            activation_.apply_in_place(y, threads);
+            return;
+        }
         if (use_c) fill_with_c<float>(*c, static_cast<double>(beta_), m, n, yp, threads);
         if (k == 0 || alpha_ == 0.0f) {
             if (!use_c) std::fill(yp, yp + m * n, 0.0f);
@@ -664,7 +688,6 @@ private:
         }
         threads = onednn::resolve_threads(threads);
         onednn::ThreadScope scope(threads);
-        const bool packed = constant_b_.defined();
         // A Linear layer's product on several threads, split by columns (transB: B is N x K already).
         if (packed && !trans_a_ && threads > 1 &&
             multiply_by_column_slices(
@@ -702,7 +725,8 @@ private:
     bool strict_c_ = false;
     onednn::FusedActivation activation_;
     Tensor constant_b_;
-    onednn::PackedWeights packed_b_;
+    packed_gemm::LazyPackedMatrix own_packed_b_;  ///< constant_b_ for packed_gemm (AVX2 CPUs)
+    onednn::PackedWeights packed_b_;              ///< constant_b_ for oneDNN (other CPUs)
     onednn::PrimitiveCache<DnnlMatmulPlan> cache_;
 };
 

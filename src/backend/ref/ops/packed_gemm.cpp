@@ -1,0 +1,256 @@
+#include "backend/ref/ops/packed_gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "backend/ref/ops/dnnl_util.h"
+#include "polygraphy/common/exception.h"
+
+namespace polygraphy::ref::packed_gemm {
+namespace {
+
+// A 6x16 tile keeps its 12 sums in 12 of AVX2's 16 vector registers, leaving two for B's row and
+// one for A's broadcast value. A depth block of a panel (256 x 16 floats, 16 KiB) stays in the L1
+// cache while every row tile of a row block passes over it; the packed row block of A (up to
+// 240 x 256 floats, 240 KiB) stays in L2.
+constexpr int64_t kTileRows = 6;
+constexpr int64_t kPanelWidth = 16;
+constexpr int64_t kDepthBlock = 256;
+constexpr int64_t kMaxRowBlock = 240;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+#define POLYGRAPHY_AVX2_FMA __attribute__((target("avx2,fma")))
+
+/// Stores one row of a tile: adds what the earlier depth blocks left in `c` when `accumulate`, and
+/// the bias (16 values) when not null.
+POLYGRAPHY_AVX2_FMA inline void store_row(float* c, __m256 lo, __m256 hi, bool accumulate, const float* bias) {
+    if (accumulate) {
+        lo = _mm256_add_ps(_mm256_loadu_ps(c), lo);
+        hi = _mm256_add_ps(_mm256_loadu_ps(c + 8), hi);
+    }
+    if (bias != nullptr) {
+        lo = _mm256_add_ps(lo, _mm256_loadu_ps(bias));
+        hi = _mm256_add_ps(hi, _mm256_loadu_ps(bias + 8));
+    }
+    _mm256_storeu_ps(c, lo);
+    _mm256_storeu_ps(c + 8, hi);
+}
+
+/// c[0..kRows) x [0..16) (rows ldc apart) gets the product of a packed tile of A (kTileRows values
+/// per k) and a packed panel of B (16 values per k, 32-byte aligned) over `depth` steps. Named
+/// accumulators, not an array: GCC keeps an array of vectors on the stack.
+template <int kRows>
+POLYGRAPHY_AVX2_FMA void multiply_tile(int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
+                                       bool accumulate, const float* bias) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < depth; ++k, a += kTileRows, b += kPanelWidth) {
+        const __m256 b0 = _mm256_load_ps(b);
+        const __m256 b1 = _mm256_load_ps(b + 8);
+        __m256 v = _mm256_broadcast_ss(a);
+        c00 = _mm256_fmadd_ps(v, b0, c00);
+        c01 = _mm256_fmadd_ps(v, b1, c01);
+        if constexpr (kRows > 1) {
+            v = _mm256_broadcast_ss(a + 1);
+            c10 = _mm256_fmadd_ps(v, b0, c10);
+            c11 = _mm256_fmadd_ps(v, b1, c11);
+        }
+        if constexpr (kRows > 2) {
+            v = _mm256_broadcast_ss(a + 2);
+            c20 = _mm256_fmadd_ps(v, b0, c20);
+            c21 = _mm256_fmadd_ps(v, b1, c21);
+        }
+        if constexpr (kRows > 3) {
+            v = _mm256_broadcast_ss(a + 3);
+            c30 = _mm256_fmadd_ps(v, b0, c30);
+            c31 = _mm256_fmadd_ps(v, b1, c31);
+        }
+        if constexpr (kRows > 4) {
+            v = _mm256_broadcast_ss(a + 4);
+            c40 = _mm256_fmadd_ps(v, b0, c40);
+            c41 = _mm256_fmadd_ps(v, b1, c41);
+        }
+        if constexpr (kRows > 5) {
+            v = _mm256_broadcast_ss(a + 5);
+            c50 = _mm256_fmadd_ps(v, b0, c50);
+            c51 = _mm256_fmadd_ps(v, b1, c51);
+        }
+    }
+    store_row(c, c00, c01, accumulate, bias);
+    if constexpr (kRows > 1) store_row(c + ldc, c10, c11, accumulate, bias);
+    if constexpr (kRows > 2) store_row(c + 2 * ldc, c20, c21, accumulate, bias);
+    if constexpr (kRows > 3) store_row(c + 3 * ldc, c30, c31, accumulate, bias);
+    if constexpr (kRows > 4) store_row(c + 4 * ldc, c40, c41, accumulate, bias);
+    if constexpr (kRows > 5) store_row(c + 5 * ldc, c50, c51, accumulate, bias);
+}
+
+void multiply_tile_rows(int64_t rows, int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
+                        bool accumulate, const float* bias) {
+    switch (rows) {
+        case 6:
+            return multiply_tile<6>(depth, a, b, c, ldc, accumulate, bias);
+        case 5:
+            return multiply_tile<5>(depth, a, b, c, ldc, accumulate, bias);
+        case 4:
+            return multiply_tile<4>(depth, a, b, c, ldc, accumulate, bias);
+        case 3:
+            return multiply_tile<3>(depth, a, b, c, ldc, accumulate, bias);
+        case 2:
+            return multiply_tile<2>(depth, a, b, c, ldc, accumulate, bias);
+        default:
+            return multiply_tile<1>(depth, a, b, c, ldc, accumulate, bias);
+    }
+}
+
+/// Copies rows [0, rows) x columns [k0, k0 + depth) of A into tiles of kTileRows rows, kTileRows
+/// values per k (rows past `rows` are zero), so that a tile reads A as one sequential stream.
+void pack_a(const float* a, int64_t lda, int64_t rows, int64_t k0, int64_t depth, float* out) {
+    for (int64_t i0 = 0; i0 < rows; i0 += kTileRows, out += depth * kTileRows) {
+        const int64_t tile_rows = std::min(kTileRows, rows - i0);
+        for (int64_t r = 0; r < kTileRows; ++r) {
+            if (r >= tile_rows) {
+                for (int64_t k = 0; k < depth; ++k) out[k * kTileRows + r] = 0.0f;
+                continue;
+            }
+            const float* row = a + (i0 + r) * lda + k0;
+            for (int64_t k = 0; k < depth; ++k) out[k * kTileRows + r] = row[k];
+        }
+    }
+}
+
+/// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
+void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
+                    int64_t row_end, int64_t panel_begin, int64_t panel_end) {
+    const int64_t n = b.n();
+    const int64_t k = b.k();
+    // Row blocks of equal size (a multiple of the tile), so that 197 rows are one block, not 192 + 5.
+    const int64_t row_blocks = ceil_div(row_end - row_begin, kMaxRowBlock);
+    const int64_t block_rows = ceil_div(ceil_div(row_end - row_begin, row_blocks), kTileRows) * kTileRows;
+    thread_local std::vector<float> packed_a;
+    packed_a.resize(static_cast<std::size_t>(ceil_div(kMaxRowBlock, kTileRows) * kTileRows * kDepthBlock));
+    float edge_tile[kTileRows * kPanelWidth];
+    float edge_bias[kPanelWidth];
+    // Depth blocks outside row blocks: a depth block of B is read once per row block.
+    for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+        const int64_t depth = std::min(kDepthBlock, k - k0);
+        const bool accumulate = k0 > 0;
+        const bool last = k0 + depth == k;
+        for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
+            const int64_t rows = std::min(block_rows, row_end - i0);
+            pack_a(a + i0 * lda, lda, rows, k0, depth, packed_a.data());
+            for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
+                const float* b_panel = b.panel(k0, panel);
+                const int64_t col = panel * kPanelWidth;
+                const int64_t width = std::min(kPanelWidth, n - col);
+                const float* panel_bias = last && bias != nullptr ? bias + col : nullptr;
+                if (width < kPanelWidth && panel_bias != nullptr) {
+                    std::fill(edge_bias, edge_bias + kPanelWidth, 0.0f);
+                    std::copy(panel_bias, panel_bias + width, edge_bias);
+                    panel_bias = edge_bias;
+                }
+                // The next panel comes from memory: each tile fetches a share of it into L2 while it
+                // computes, so that the next panel's first tile does not wait for memory.
+                const char* next_panel = reinterpret_cast<const char*>(
+                    panel + 1 < panel_end ? b.panel(k0, panel + 1) : b_panel + depth * kPanelWidth);
+                const int64_t tiles = ceil_div(rows, kTileRows);
+                const int64_t lines_per_tile = ceil_div(depth * kPanelWidth * 4 / 64, tiles);
+                for (int64_t i = 0; i < rows; i += kTileRows) {
+                    const int64_t tile_rows = std::min(kTileRows, rows - i);
+                    for (int64_t line = 0; line < lines_per_tile; ++line)
+                        _mm_prefetch(next_panel + ((i / kTileRows) * lines_per_tile + line) * 64, _MM_HINT_T1);
+                    const float* a_tile = packed_a.data() + i * depth;
+                    float* c = y + (i0 + i) * n + col;
+                    if (width == kPanelWidth) {
+                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, n, accumulate, panel_bias);
+                        continue;
+                    }
+                    // The last, narrower panel: through a full-width tile, copied in and out.
+                    for (int64_t r = 0; r < tile_rows && accumulate; ++r)
+                        std::copy(c + r * n, c + r * n + width, edge_tile + r * kPanelWidth);
+                    multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, accumulate,
+                                       panel_bias);
+                    for (int64_t r = 0; r < tile_rows; ++r)
+                        std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+bool available() {
+    static const bool supported = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }();
+    return supported;
+}
+
+PackedMatrix::PackedMatrix(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride, int threads)
+    : k_(k), n_(n), panels_(ceil_div(n, kPanelWidth)) {
+    const std::size_t bytes = static_cast<std::size_t>(panels_ * kPanelWidth * k) * sizeof(float);
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    float* memory = static_cast<float*>(std::aligned_alloc(64, std::max<std::size_t>((bytes + 63) / 64 * 64, 64)));
+    if (memory == nullptr)
+        throw PolygraphyException("could not allocate " + std::to_string(bytes) + " bytes for packed weights");
+    data_ = std::shared_ptr<float>(memory, [](float* p) { std::free(p); });
+    // One task per (depth block, panel), each writing its own depth x 16 floats.
+    const int64_t blocks = ceil_div(k, kDepthBlock);
+    onednn::parallel_for(blocks * panels_, threads, kDepthBlock * kPanelWidth, [&](int64_t begin, int64_t end) {
+        for (int64_t task = begin; task < end; ++task) {
+            const int64_t k0 = (task / panels_) * kDepthBlock;
+            const int64_t panel_index = task % panels_;
+            float* out = const_cast<float*>(panel(k0, panel_index));
+            for (int64_t kk = k0; kk < std::min(k0 + kDepthBlock, k); ++kk) {
+                for (int64_t c = 0; c < kPanelWidth; ++c, ++out) {
+                    const int64_t col = panel_index * kPanelWidth + c;
+                    *out = col < n ? b[kk * row_stride + col * col_stride] : 0.0f;
+                }
+            }
+        }
+    });
+}
+
+const float* PackedMatrix::panel(int64_t k0, int64_t panel_index) const {
+    const int64_t depth = std::min(kDepthBlock, k_ - k0);
+    return data_.get() + k0 * panels_ * kPanelWidth + panel_index * depth * kPanelWidth;
+}
+
+void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads) {
+    if (m <= 0 || b.n() <= 0) return;
+    if (b.k() == 0) throw InternalError("packed_gemm::multiply with K = 0");
+    // Below about 2M multiply-adds (~50 us) per thread, another thread costs more than it saves.
+    const int64_t work = m * b.n() * b.k();
+    const int useful =
+        static_cast<int>(std::clamp<int64_t>(work >> 21, 1, static_cast<int64_t>(onednn::resolve_threads(threads))));
+    if (useful <= 1) {
+        multiply_block(a, lda, b, bias, y, 0, m, 0, b.panels());
+    } else if (b.panels() >= 2 * useful) {
+        // Split by columns: each thread reads only its share of the weights, which is most of the
+        // memory a product touches.
+        onednn::parallel_chunks(b.panels(), useful, [&](int64_t begin, int64_t end) {
+            multiply_block(a, lda, b, bias, y, 0, m, begin, end);
+        });
+    } else {
+        onednn::parallel_chunks(ceil_div(m, kTileRows), useful, [&](int64_t begin, int64_t end) {
+            multiply_block(a, lda, b, bias, y, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels());
+        });
+    }
+}
+
+const PackedMatrix& LazyPackedMatrix::get(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride,
+                                          int threads) const {
+    std::call_once(once_, [&] { packed_ = std::make_unique<PackedMatrix>(b, k, n, row_stride, col_stride, threads); });
+    return *packed_;
+}
+
+}  // namespace polygraphy::ref::packed_gemm

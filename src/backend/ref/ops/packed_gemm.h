@@ -1,0 +1,58 @@
+// The built-in runtime's own float32 GEMM for products whose right-hand matrix is a constant (the
+// weights of Linear and Gemm layers). The weights are packed once into 16-column panels; an AVX2/FMA
+// micro-kernel computes 6x16 tiles of the result in registers. oneDNN 2.6's AVX2 GEMM packs the
+// weights again on every call and ran the transformers' products 12-20% slower than ONNX Runtime's
+// MLAS, which packs them once as this does (BENCHMARKS.md, issue 16).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+namespace polygraphy::ref::packed_gemm {
+
+/// Whether this CPU runs the kernel (AVX2 and FMA). Callers use another path when it does not.
+bool available();
+
+/// A K x N float32 matrix packed for multiply(): blocks of up to 256 rows of K, each cut into
+/// panels of 16 columns stored row by row, the last panel zero-padded.
+class PackedMatrix {
+public:
+    /// Packs `b`, whose element (k, n) is at b[k * row_stride + n * col_stride] (a row-major K x N
+    /// matrix: row_stride N, col_stride 1; its transpose stored N x K: row_stride 1, col_stride K),
+    /// on up to `threads` threads. Throws PolygraphyException when the memory cannot be allocated.
+    PackedMatrix(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride, int threads);
+
+    int64_t k() const { return k_; }
+    int64_t n() const { return n_; }
+    /// Number of 16-column panels.
+    int64_t panels() const { return panels_; }
+    /// The panel `panel` of the depth block that starts at row `k0` of the matrix.
+    const float* panel(int64_t k0, int64_t panel) const;
+
+private:
+    int64_t k_;
+    int64_t n_;
+    int64_t panels_;
+    std::shared_ptr<float> data_;
+};
+
+/// y (M x N, rows N apart) = a (M x K, row i at a + i * lda) times b, plus bias[j] in column j when
+/// `bias` is not null; the bias is added after the whole sum, as a separate Add would. Each element
+/// is summed over k in the same order whatever `threads` is, so results do not depend on it.
+void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads);
+
+/// A constant matrix packed on first use (kernels are const during compute, and the thread count
+/// for the packing is known only then). Thread-safe.
+class LazyPackedMatrix {
+public:
+    /// The packed form of `b` (arguments as PackedMatrix's), created by the first call.
+    const PackedMatrix& get(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride,
+                            int threads) const;
+
+private:
+    mutable std::once_flag once_;
+    mutable std::unique_ptr<PackedMatrix> packed_;
+};
+
+}  // namespace polygraphy::ref::packed_gemm
