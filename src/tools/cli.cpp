@@ -289,7 +289,7 @@ std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vect
         if (argv[i] == flag && i + 1 < argv.size()) threads_given = threads_given || argv[i + 1] != "0";
         if (argv[i].rfind(flag + "=", 0) == 0) threads_given = threads_given || argv[i].substr(flag.size() + 1) != "0";
     }
-    if (getenv("GOMP_SPINCOUNT") == nullptr && !threads_given) settings.emplace_back("GOMP_SPINCOUNT", "10000");
+    if (getenv("GOMP_SPINCOUNT") == nullptr && !threads_given) settings.emplace_back("GOMP_SPINCOUNT", "300000");
     return settings;
 }
 

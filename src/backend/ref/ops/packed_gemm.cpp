@@ -15,12 +15,15 @@ namespace {
 
 // A 6x16 tile keeps its 12 sums in 12 of AVX2's 16 vector registers, leaving two for B's row and
 // one for A's broadcast value. A depth block of a panel (256 x 16 floats, 16 KiB) stays in the L1
-// cache while every row tile of a row block passes over it; the packed row block of A (up to
-// 240 x 256 floats, 240 KiB) stays in L2.
+// cache while every row tile of a row block passes over it.
 constexpr int64_t kTileRows = 6;
 constexpr int64_t kPanelWidth = 16;
 constexpr int64_t kDepthBlock = 256;
 constexpr int64_t kMaxRowBlock = 240;
+// A row block is packed over all of K once (up to 4 MiB), then read from L2/L3 for each chunk of 8
+// panels (128 columns), whose part of Y (up to 120 KiB) stays in L2 while the depth blocks pass.
+constexpr int64_t kMaxPackedA = int64_t{1} << 20;
+constexpr int64_t kChunkPanels = 8;
 
 int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
@@ -131,54 +134,72 @@ void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const fl
                     int64_t row_end, int64_t panel_begin, int64_t panel_end) {
     const int64_t n = b.n();
     const int64_t k = b.k();
-    // Row blocks of equal size (a multiple of the tile), so that 197 rows are one block, not 192 + 5.
-    const int64_t row_blocks = ceil_div(row_end - row_begin, kMaxRowBlock);
+    // Row blocks of equal size (a multiple of the tile), so that 197 rows are one block, not 192 + 5;
+    // a block's rows are packed over all of K, at most kMaxPackedA floats.
+    const int64_t max_rows = std::clamp(kMaxPackedA / k / kTileRows * kTileRows, kTileRows, kMaxRowBlock);
+    const int64_t row_blocks = ceil_div(row_end - row_begin, max_rows);
     const int64_t block_rows = ceil_div(ceil_div(row_end - row_begin, row_blocks), kTileRows) * kTileRows;
     thread_local std::vector<float> packed_a;
-    packed_a.resize(static_cast<std::size_t>(ceil_div(kMaxRowBlock, kTileRows) * kTileRows * kDepthBlock));
+    packed_a.resize(static_cast<std::size_t>(block_rows * k));
     float edge_tile[kTileRows * kPanelWidth];
     float edge_bias[kPanelWidth];
-    // Depth blocks outside row blocks: a depth block of B is read once per row block.
-    for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
-        const int64_t depth = std::min(kDepthBlock, k - k0);
-        const bool accumulate = k0 > 0;
-        const bool last = k0 + depth == k;
-        for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
-            const int64_t rows = std::min(block_rows, row_end - i0);
-            pack_a(a + i0 * lda, lda, rows, k0, depth, packed_a.data());
-            for (int64_t panel = panel_begin; panel < panel_end; ++panel) {
-                const float* b_panel = b.panel(k0, panel);
-                const int64_t col = panel * kPanelWidth;
-                const int64_t width = std::min(kPanelWidth, n - col);
-                const float* panel_bias = last && bias != nullptr ? bias + col : nullptr;
-                if (width < kPanelWidth && panel_bias != nullptr) {
-                    std::fill(edge_bias, edge_bias + kPanelWidth, 0.0f);
-                    std::copy(panel_bias, panel_bias + width, edge_bias);
-                    panel_bias = edge_bias;
-                }
-                // The next panel comes from memory: each tile fetches a share of it into L2 while it
-                // computes, so that the next panel's first tile does not wait for memory.
-                const char* next_panel = reinterpret_cast<const char*>(
-                    panel + 1 < panel_end ? b.panel(k0, panel + 1) : b_panel + depth * kPanelWidth);
-                const int64_t tiles = ceil_div(rows, kTileRows);
-                const int64_t lines_per_tile = ceil_div(depth * kPanelWidth * 4 / 64, tiles);
-                for (int64_t i = 0; i < rows; i += kTileRows) {
-                    const int64_t tile_rows = std::min(kTileRows, rows - i);
-                    for (int64_t line = 0; line < lines_per_tile; ++line)
-                        _mm_prefetch(next_panel + ((i / kTileRows) * lines_per_tile + line) * 64, _MM_HINT_T1);
-                    const float* a_tile = packed_a.data() + i * depth;
-                    float* c = y + (i0 + i) * n + col;
-                    if (width == kPanelWidth) {
-                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, n, accumulate, panel_bias);
-                        continue;
+    for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
+        const int64_t rows = std::min(block_rows, row_end - i0);
+        const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
+        for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock)
+            pack_a(a + i0 * lda, lda, rows, k0, std::min(kDepthBlock, k - k0), packed_a.data() + k0 * padded_rows);
+        // Columns in chunks whose part of Y stays in L2 over all depth blocks: Y is read and written
+        // once per depth block, and the decoder's 128 x 32000 output is 16 MB.
+        for (int64_t chunk = panel_begin; chunk < panel_end; chunk += kChunkPanels) {
+            const int64_t chunk_end = std::min(chunk + kChunkPanels, panel_end);
+            for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+                const int64_t depth = std::min(kDepthBlock, k - k0);
+                const bool accumulate = k0 > 0;
+                const bool last = k0 + depth == k;
+                const float* a_block = packed_a.data() + k0 * padded_rows;
+                for (int64_t panel = chunk; panel < chunk_end; ++panel) {
+                    const float* b_panel = b.panel(k0, panel);
+                    const int64_t col = panel * kPanelWidth;
+                    const int64_t width = std::min(kPanelWidth, n - col);
+                    const float* panel_bias = last && bias != nullptr ? bias + col : nullptr;
+                    if (width < kPanelWidth && panel_bias != nullptr) {
+                        std::fill(edge_bias, edge_bias + kPanelWidth, 0.0f);
+                        std::copy(panel_bias, panel_bias + width, edge_bias);
+                        panel_bias = edge_bias;
                     }
-                    // The last, narrower panel: through a full-width tile, copied in and out.
-                    for (int64_t r = 0; r < tile_rows && accumulate; ++r)
-                        std::copy(c + r * n, c + r * n + width, edge_tile + r * kPanelWidth);
-                    multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, accumulate,
-                                       panel_bias);
-                    for (int64_t r = 0; r < tile_rows; ++r)
-                        std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
+                    // The next panel comes from memory: each tile fetches a share of it into L2 while
+                    // it computes, so that the next panel's first tile does not wait for memory.
+                    const float* next = nullptr;
+                    int64_t next_depth = 0;
+                    if (panel + 1 < chunk_end) {
+                        next = b.panel(k0, panel + 1), next_depth = depth;
+                    } else if (!last) {
+                        next = b.panel(k0 + depth, chunk), next_depth = std::min(kDepthBlock, k - k0 - depth);
+                    } else if (chunk_end < panel_end) {
+                        next = b.panel(0, chunk_end), next_depth = std::min(kDepthBlock, k);
+                    }
+                    const int64_t next_lines = next_depth * kPanelWidth * sizeof(float) / 64;
+                    const int64_t lines_per_tile = ceil_div(next_lines, ceil_div(rows, kTileRows));
+                    for (int64_t i = 0; i < rows; i += kTileRows) {
+                        const int64_t tile_rows = std::min(kTileRows, rows - i);
+                        const int64_t first_line = (i / kTileRows) * lines_per_tile;
+                        const int64_t end_line = std::min(first_line + lines_per_tile, next_lines);
+                        for (int64_t line = first_line; line < end_line; ++line)
+                            _mm_prefetch(reinterpret_cast<const char*>(next) + line * 64, _MM_HINT_T1);
+                        const float* a_tile = a_block + i * depth;
+                        float* c = y + (i0 + i) * n + col;
+                        if (width == kPanelWidth) {
+                            multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, n, accumulate, panel_bias);
+                            continue;
+                        }
+                        // The last, narrower panel: through a full-width tile, copied in and out.
+                        for (int64_t r = 0; r < tile_rows && accumulate; ++r)
+                            std::copy(c + r * n, c + r * n + width, edge_tile + r * kPanelWidth);
+                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, accumulate,
+                                           panel_bias);
+                        for (int64_t r = 0; r < tile_rows; ++r)
+                            std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
+                    }
                 }
             }
         }
