@@ -69,6 +69,18 @@ TEST_F(PackedGemmTest, MatchesADoubleProductAtEveryTileEdge) {
                 }
 }
 
+// A long K packs fewer rows per block (A's packed rows are capped at 4 MiB): 100 rows of K = 20000
+// are three blocks of 36, 36 and 28 rows.
+TEST_F(PackedGemmTest, LongDepthTakesSmallerRowBlocks) {
+    const int64_t m = 100, k = 20000, n = 17;
+    const std::vector<float> a = random_values(m * k, 5), b = random_values(k * n, 6);
+    const PackedMatrix packed(b.data(), k, n, n, 1, 2);
+    std::vector<float> y(static_cast<std::size_t>(m * n));
+    ref::packed_gemm::multiply(a.data(), m, k, packed, nullptr, y.data(), 1);
+    const std::vector<double> expected = naive_product(a, m, k, k, b, n, n, 1);
+    for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-5 * std::sqrt(double(k))) << i;
+}
+
 // Each element is summed in one order whatever the thread count (split by columns or by rows), and
 // the bias is added to the finished sum, as a separate Add node would.
 TEST_F(PackedGemmTest, SameBitsAtEveryThreadCountAndTheBiasAddedLast) {
