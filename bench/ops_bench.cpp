@@ -116,12 +116,14 @@ void BM_MaxPool3x3s2_64x112x112(benchmark::State& state) {
 
 /// squeezenet1_1's pools: 3x3, stride 2, ceil_mode, no pads. The small one stays in the L2 cache,
 /// so it times the kernel's compute rather than the memory.
-void squeezenet_max_pool(benchmark::State& state, int64_t channels, int64_t size) {
+/// `blocked`: the input in the channel-blocked layout the layout pass gives it ([N, C/8, H, W, 8]).
+void squeezenet_max_pool(benchmark::State& state, int64_t channels, int64_t size, bool blocked = false) {
     Node node("MaxPool");
     set_attr(node.proto, "kernel_shape", std::vector<int64_t>{3, 3});
     set_attr(node.proto, "strides", std::vector<int64_t>{2, 2});
     set_attr(node.proto, "ceil_mode", int64_t{1});
-    node.input(random_tensor({1, channels, size, size}, 1));
+    if (blocked) set_attr(node.proto, std::string(ref::kBlockedInputAttr), int64_t{1});
+    node.input(blocked ? random_tensor({1, channels / 8, size, size, 8}, 1) : random_tensor({1, channels, size, size}, 1));
     run(state, node, 4.0 * static_cast<double>(channels * size * size) * 1.25, "GB/s");
 }
 void BM_MaxPool3x3s2ceil_64x111x111(benchmark::State& state) {
@@ -129,6 +131,12 @@ void BM_MaxPool3x3s2ceil_64x111x111(benchmark::State& state) {
 }
 void BM_MaxPool3x3s2ceil_16x55x55(benchmark::State& state) {
     squeezenet_max_pool(state, 16, 55);
+}
+void BM_MaxPool3x3s2ceil_Blocked_64x111x111(benchmark::State& state) {
+    squeezenet_max_pool(state, 64, 111, true);
+}
+void BM_MaxPool3x3s2ceil_Blocked_128x55x55(benchmark::State& state) {
+    squeezenet_max_pool(state, 128, 55, true);
 }
 
 void BM_Softmax_12x197x197(benchmark::State& state) {
@@ -189,6 +197,8 @@ BENCHMARK(BM_Gemm_Linear_197x768x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillise
 BENCHMARK(BM_MaxPool3x3s2_64x112x112)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MaxPool3x3s2ceil_64x111x111)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MaxPool3x3s2ceil_16x55x55)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MaxPool3x3s2ceil_Blocked_64x111x111)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MaxPool3x3s2ceil_Blocked_128x55x55)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Softmax_12x197x197)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LayerNorm_197x768)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_ReduceMean_64x3136)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();

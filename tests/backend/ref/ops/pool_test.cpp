@@ -6,10 +6,56 @@
 
 #include <gtest/gtest.h>
 
+#include "backend/ref/ops/families.h"
 #include "op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {
+
+/// [N, C, H, W] -> the channel-blocked [N, C/8, H, W, 8] and back.
+Tensor to_blocked(const Tensor& x) {
+    const Shape& s = x.shape();
+    Tensor y(DataType::kFloat32, {s[0], s[1] / 8, s[2], s[3], 8});
+    const int64_t plane = s[2] * s[3];
+    for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t nc = i / plane, pos = i % plane, n = nc / s[1], c = nc % s[1];
+        y.data_as<float>()[((n * (s[1] / 8) + c / 8) * plane + pos) * 8 + c % 8] = x.data_as<float>()[i];
+    }
+    return y;
+}
+
+// The blocked kernel (whole 3x3 windows unrolled, the rest through the general loop) against the
+// plain one, with a NaN at each of the nine taps of one window in turn: strides 1 and 2, pads 0 and
+// 1, ceil_mode, sizes that leave partial windows at the edges.
+TEST(MaxPoolOp, BlockedThreeByThreeMatchesThePlainKernelAndKeepsEveryNaN) {
+    for (int64_t stride : {1, 2})
+        for (int64_t pad : {0, 1})
+            for (int64_t tap = -1; tap < 9; ++tap) {  // -1: no NaN
+                Tensor x = random_tensor({1, 16, 9, 10}, 3, -5.0f, 5.0f);
+                if (tap >= 0) x.data_as<float>()[(8 + 2) * 10 + 2 * 10 + 2 + (tap / 3) * 10 + tap % 3] = NAN;
+                auto pool = [&](bool blocked) {
+                    KernelHarness h("MaxPool", 12);
+                    set_attr(h.node(), "kernel_shape", std::vector<int64_t>{3, 3});
+                    set_attr(h.node(), "strides", std::vector<int64_t>{stride, stride});
+                    set_attr(h.node(), "pads", std::vector<int64_t>{pad, pad, pad, pad});
+                    set_attr(h.node(), "ceil_mode", int64_t{1});
+                    if (blocked) set_attr(h.node(), std::string(ref::kBlockedInputAttr), int64_t{1});
+                    h.input(blocked ? to_blocked(x) : x);
+                    return h.run()[0];
+                };
+                const Tensor plain = pool(false), blocked = pool(true);
+                const Tensor expected = to_blocked(plain);
+                ASSERT_EQ(blocked.shape(), expected.shape());
+                int64_t nans = 0;
+                for (int64_t i = 0; i < blocked.numel(); ++i) {
+                    const float got = blocked.data_as<float>()[i], want = expected.data_as<float>()[i];
+                    nans += std::isnan(want) ? 1 : 0;
+                    ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
+                        << "stride " << stride << " pad " << pad << " tap " << tap << " at " << i;
+                }
+                EXPECT_EQ(nans > 0, tap >= 0);
+            }
+}
 
 TEST(MaxPoolOp, BasicWithIndices) {
     // numpy: x = np.arange(16.).reshape(4, 4); y = x.reshape(2, 2, 2, 2).max(axis=(1, 3))
