@@ -129,6 +129,78 @@ void pack_a(const float* a, int64_t lda, int64_t rows, int64_t k0, int64_t depth
     }
 }
 
+/// One row of A times kPanels adjacent panels (up to 64 columns) over all of K, into out[0..16 *
+/// kPanels) with the bias added: a 6-row tile run with one row keeps two sums and waits on each
+/// multiply-add's latency, where a single row (a classifier's) has more panels than rows to spread over.
+template <int kPanels>
+POLYGRAPHY_AVX2_FMA void multiply_row_panels(const float* a, const PackedMatrix& b, int64_t first_panel,
+                                             const float* bias, float* out) {
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    for (int64_t k0 = 0; k0 < b.k(); k0 += kDepthBlock) {
+        const int64_t depth = std::min(kDepthBlock, b.k() - k0);
+        const float* p = b.panel(k0, first_panel);  // the panels of a depth block are adjacent
+        const int64_t next = depth * kPanelWidth;
+        for (int64_t k = 0; k < depth; ++k, p += kPanelWidth) {
+            const __m256 v = _mm256_broadcast_ss(a + k0 + k);
+            c0 = _mm256_fmadd_ps(v, _mm256_load_ps(p), c0);
+            c1 = _mm256_fmadd_ps(v, _mm256_load_ps(p + 8), c1);
+            if constexpr (kPanels > 1) {
+                c2 = _mm256_fmadd_ps(v, _mm256_load_ps(p + next), c2);
+                c3 = _mm256_fmadd_ps(v, _mm256_load_ps(p + next + 8), c3);
+            }
+            if constexpr (kPanels > 2) {
+                c4 = _mm256_fmadd_ps(v, _mm256_load_ps(p + 2 * next), c4);
+                c5 = _mm256_fmadd_ps(v, _mm256_load_ps(p + 2 * next + 8), c5);
+            }
+            if constexpr (kPanels > 3) {
+                c6 = _mm256_fmadd_ps(v, _mm256_load_ps(p + 3 * next), c6);
+                c7 = _mm256_fmadd_ps(v, _mm256_load_ps(p + 3 * next + 8), c7);
+            }
+        }
+    }
+    // The bias (16 values per panel, or none) goes to the finished sum, as in store_row.
+    auto bias_of = [bias](int panel) { return bias != nullptr ? bias + panel * kPanelWidth : nullptr; };
+    store_row(out, c0, c1, false, bias_of(0));
+    if constexpr (kPanels > 1) store_row(out + kPanelWidth, c2, c3, false, bias_of(1));
+    if constexpr (kPanels > 2) store_row(out + 2 * kPanelWidth, c4, c5, false, bias_of(2));
+    if constexpr (kPanels > 3) store_row(out + 3 * kPanelWidth, c6, c7, false, bias_of(3));
+}
+
+constexpr int64_t kRowPanels = 4;
+
+/// Panels [panel_begin, panel_end) of a single-row product, on the calling thread.
+void multiply_single_row(const float* a, const PackedMatrix& b, const float* bias, float* y, int64_t panel_begin,
+                         int64_t panel_end) {
+    float out[kRowPanels * kPanelWidth];
+    float padded_bias[kRowPanels * kPanelWidth];
+    for (int64_t panel = panel_begin; panel < panel_end; panel += kRowPanels) {
+        const int64_t panels = std::min(kRowPanels, panel_end - panel);
+        const int64_t col = panel * kPanelWidth;
+        const int64_t width = std::min(panels * kPanelWidth, b.n() - col);
+        const float* group_bias = bias != nullptr ? bias + col : nullptr;
+        if (bias != nullptr && width < panels * kPanelWidth) {
+            std::fill(padded_bias, padded_bias + kRowPanels * kPanelWidth, 0.0f);
+            std::copy(group_bias, group_bias + width, padded_bias);
+            group_bias = padded_bias;
+        }
+        switch (panels) {
+            case 4:
+                multiply_row_panels<4>(a, b, panel, group_bias, out);
+                break;
+            case 3:
+                multiply_row_panels<3>(a, b, panel, group_bias, out);
+                break;
+            case 2:
+                multiply_row_panels<2>(a, b, panel, group_bias, out);
+                break;
+            default:
+                multiply_row_panels<1>(a, b, panel, group_bias, out);
+                break;
+        }
+        std::copy(out, out + width, y + col);
+    }
+}
+
 /// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
 void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
                     int64_t row_end, int64_t panel_begin, int64_t panel_end) {
@@ -249,11 +321,19 @@ const float* PackedMatrix::panel(int64_t k0, int64_t panel_index) const {
 void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads) {
     if (m <= 0 || b.n() <= 0) return;
     if (b.k() == 0) throw InternalError("packed_gemm::multiply with K = 0");
-    // Below about 2M multiply-adds (~50 us) per thread, another thread costs more than it saves.
-    const int64_t work = m * b.n() * b.k();
+    // Below about 2M multiply-adds (~50 us) per thread, another thread costs more than it saves; a
+    // product of few rows is bound by reading the weights, which a second thread still speeds up
+    // from 1 MiB on.
+    const int64_t work = std::max(m * b.n() * b.k(), (b.n() * b.k()) << 3);
     const int useful =
         static_cast<int>(std::clamp<int64_t>(work >> 21, 1, static_cast<int64_t>(onednn::resolve_threads(threads))));
-    if (useful <= 1) {
+    if (m == 1) {
+        const int64_t groups = ceil_div(b.panels(), kRowPanels);
+        onednn::parallel_chunks(
+            groups, static_cast<int>(std::min<int64_t>(useful, groups)), [&](int64_t begin, int64_t end) {
+                multiply_single_row(a, b, bias, y, begin * kRowPanels, std::min(end * kRowPanels, b.panels()));
+            });
+    } else if (useful <= 1) {
         multiply_block(a, lda, b, bias, y, 0, m, 0, b.panels());
     } else if (b.panels() >= 2 * useful) {
         // Split by columns: each thread reads only its share of the weights, which is most of the

@@ -84,8 +84,10 @@ TEST_F(PackedGemmTest, LongDepthTakesSmallerRowBlocks) {
 // Each element is summed in one order whatever the thread count (split by columns or by rows), and
 // the bias is added to the finished sum, as a separate Add node would.
 TEST_F(PackedGemmTest, SameBitsAtEveryThreadCountAndTheBiasAddedLast) {
-    for (int64_t m : {4, 197}) {  // 4 rows: too few panels per thread at 3 threads, split by rows instead
-        const int64_t k = 300, n = m == 4 ? 40 : 1000;
+    // 1 row: the single-row kernel, split by groups of panels; 4 rows: too few panels per thread at 3
+    // threads, split by rows instead.
+    for (int64_t m : {1, 4, 197}) {
+        const int64_t k = m == 1 ? 1000 : 300, n = m == 4 ? 40 : 1000;  // 1 x 1000 x 1000: 4 MB of weights
         const std::vector<float> a = random_values(m * k, 11), b = random_values(k * n, 12),
                                  bias = random_values(n, 13);
         const PackedMatrix packed(b.data(), k, n, n, 1, 1);
