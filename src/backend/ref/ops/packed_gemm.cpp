@@ -29,13 +29,20 @@ int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
 
+/// The clamp of a scalar result, as store_row clamps vectors (NaN becomes the lower bound).
+float finish(float v, const Clamp* clamp) {
+    if (clamp == nullptr) return v;
+    v = v > clamp->lo ? v : clamp->lo;
+    return v < clamp->hi ? v : clamp->hi;
+}
+
 #define POLYGRAPHY_AVX2_FMA __attribute__((target("avx2,fma")))
 
 /// Stores one row of a tile, its columns 8..15 `hi_offset` floats after c: adds what the earlier
 /// depth blocks left in `c` when `accumulate`, then the bias (16 values) and the residual (laid out
-/// as c) when not null.
+/// as c) when not null, then clamps to `clamp` when not null (NaN becomes its lower bound).
 POLYGRAPHY_AVX2_FMA inline void store_row(float* c, int64_t hi_offset, __m256 lo, __m256 hi, bool accumulate,
-                                          const float* bias, const float* residual) {
+                                          const float* bias, const float* residual, const Clamp* clamp) {
     if (accumulate) {
         lo = _mm256_add_ps(_mm256_loadu_ps(c), lo);
         hi = _mm256_add_ps(_mm256_loadu_ps(c + hi_offset), hi);
@@ -48,6 +55,11 @@ POLYGRAPHY_AVX2_FMA inline void store_row(float* c, int64_t hi_offset, __m256 lo
         lo = _mm256_add_ps(lo, _mm256_loadu_ps(residual));
         hi = _mm256_add_ps(hi, _mm256_loadu_ps(residual + hi_offset));
     }
+    if (clamp != nullptr) {  // max(v, lower) is the lower bound when v is NaN
+        const __m256 lower = _mm256_set1_ps(clamp->lo), upper = _mm256_set1_ps(clamp->hi);
+        lo = _mm256_min_ps(_mm256_max_ps(lo, lower), upper);
+        hi = _mm256_min_ps(_mm256_max_ps(hi, lower), upper);
+    }
     _mm256_storeu_ps(c, lo);
     _mm256_storeu_ps(c + hi_offset, hi);
 }
@@ -57,7 +69,8 @@ POLYGRAPHY_AVX2_FMA inline void store_row(float* c, int64_t hi_offset, __m256 lo
 /// accumulators, not an array: GCC keeps an array of vectors on the stack.
 template <int kRows>
 POLYGRAPHY_AVX2_FMA void multiply_tile(int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
-                                       int64_t hi_offset, bool accumulate, const float* bias, const float* residual) {
+                                       int64_t hi_offset, bool accumulate, const float* bias, const float* residual,
+                                       const Clamp* clamp) {
     // The residual row r is at the same offset from `residual` as row r of c from c.
     auto residual_row = [residual, ldc](int r) { return residual != nullptr ? residual + r * ldc : nullptr; };
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
@@ -95,29 +108,30 @@ POLYGRAPHY_AVX2_FMA void multiply_tile(int64_t depth, const float* a, const floa
             c51 = _mm256_fmadd_ps(v, b1, c51);
         }
     }
-    store_row(c, hi_offset, c00, c01, accumulate, bias, residual_row(0));
-    if constexpr (kRows > 1) store_row(c + ldc, hi_offset, c10, c11, accumulate, bias, residual_row(1));
-    if constexpr (kRows > 2) store_row(c + 2 * ldc, hi_offset, c20, c21, accumulate, bias, residual_row(2));
-    if constexpr (kRows > 3) store_row(c + 3 * ldc, hi_offset, c30, c31, accumulate, bias, residual_row(3));
-    if constexpr (kRows > 4) store_row(c + 4 * ldc, hi_offset, c40, c41, accumulate, bias, residual_row(4));
-    if constexpr (kRows > 5) store_row(c + 5 * ldc, hi_offset, c50, c51, accumulate, bias, residual_row(5));
+    store_row(c, hi_offset, c00, c01, accumulate, bias, residual_row(0), clamp);
+    if constexpr (kRows > 1) store_row(c + ldc, hi_offset, c10, c11, accumulate, bias, residual_row(1), clamp);
+    if constexpr (kRows > 2) store_row(c + 2 * ldc, hi_offset, c20, c21, accumulate, bias, residual_row(2), clamp);
+    if constexpr (kRows > 3) store_row(c + 3 * ldc, hi_offset, c30, c31, accumulate, bias, residual_row(3), clamp);
+    if constexpr (kRows > 4) store_row(c + 4 * ldc, hi_offset, c40, c41, accumulate, bias, residual_row(4), clamp);
+    if constexpr (kRows > 5) store_row(c + 5 * ldc, hi_offset, c50, c51, accumulate, bias, residual_row(5), clamp);
 }
 
 void multiply_tile_rows(int64_t rows, int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
-                        int64_t hi_offset, bool accumulate, const float* bias, const float* residual) {
+                        int64_t hi_offset, bool accumulate, const float* bias, const float* residual,
+                        const Clamp* clamp) {
     switch (rows) {
         case 6:
-            return multiply_tile<6>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual);
+            return multiply_tile<6>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
         case 5:
-            return multiply_tile<5>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual);
+            return multiply_tile<5>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
         case 4:
-            return multiply_tile<4>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual);
+            return multiply_tile<4>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
         case 3:
-            return multiply_tile<3>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual);
+            return multiply_tile<3>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
         case 2:
-            return multiply_tile<2>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual);
+            return multiply_tile<2>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
         default:
-            return multiply_tile<1>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual);
+            return multiply_tile<1>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
     }
 }
 
@@ -176,10 +190,10 @@ POLYGRAPHY_AVX2_FMA void multiply_row_panels(const float* a, const PackedMatrix&
     }
     // The bias (16 values per panel, or none) goes to the finished sum, as in store_row.
     auto bias_of = [bias](int panel) { return bias != nullptr ? bias + panel * kPanelWidth : nullptr; };
-    store_row(out, 8, c0, c1, false, bias_of(0), nullptr);
-    if constexpr (kPanels > 1) store_row(out + kPanelWidth, 8, c2, c3, false, bias_of(1), nullptr);
-    if constexpr (kPanels > 2) store_row(out + 2 * kPanelWidth, 8, c4, c5, false, bias_of(2), nullptr);
-    if constexpr (kPanels > 3) store_row(out + 3 * kPanelWidth, 8, c6, c7, false, bias_of(3), nullptr);
+    store_row(out, 8, c0, c1, false, bias_of(0), nullptr, nullptr);
+    if constexpr (kPanels > 1) store_row(out + kPanelWidth, 8, c2, c3, false, bias_of(1), nullptr, nullptr);
+    if constexpr (kPanels > 2) store_row(out + 2 * kPanelWidth, 8, c4, c5, false, bias_of(2), nullptr, nullptr);
+    if constexpr (kPanels > 3) store_row(out + 3 * kPanelWidth, 8, c6, c7, false, bias_of(3), nullptr, nullptr);
 }
 
 constexpr int64_t kRowPanels = 4;
@@ -215,7 +229,8 @@ void multiply_single_row(const Operands& o, const PackedMatrix& b, int64_t panel
                 break;
         }
         for (int64_t j = 0; j < width; ++j)
-            o.y[col + j] = o.residual != nullptr ? out[j] + o.residual[col + j] : out[j];
+            o.y[col + j] =
+                finish(o.residual != nullptr ? out[j] + o.residual[col + j] : out[j], o.clamp ? &o.clamp_to : nullptr);
     }
 }
 
@@ -284,24 +299,27 @@ void multiply_block(const Operands& o, const PackedMatrix& b, int64_t row_begin,
                         const int64_t offset = (i0 + i) * ys.row_stride + (col / 8) * ys.block_stride;
                         float* c = o.y + offset;
                         const float* residual = last && o.residual != nullptr ? o.residual + offset : nullptr;
+                        const Clamp* clamp = last && o.clamp ? &o.clamp_to : nullptr;
                         if (width == kPanelWidth) {
                             multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, ys.row_stride, ys.block_stride,
-                                               accumulate, panel_bias, residual);
+                                               accumulate, panel_bias, residual, clamp);
                             continue;
                         }
                         // The last, narrower panel: through a full-width tile, copied in and out (the
-                        // residual added as the finished values go out).
+                        // residual and the clamp applied as the finished values go out).
                         auto at = [&](int64_t r, int64_t j) {
                             return r * ys.row_stride + (j / 8) * ys.block_stride + j % 8;
                         };
                         for (int64_t r = 0; r < tile_rows && accumulate; ++r)
                             for (int64_t j = 0; j < width; ++j) edge_tile[r * kPanelWidth + j] = c[at(r, j)];
                         multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, 8, accumulate,
-                                           panel_bias, nullptr);
-                        for (int64_t r = 0; r < tile_rows; ++r)
-                            for (int64_t j = 0; j < width; ++j)
-                                c[at(r, j)] =
-                                    edge_tile[r * kPanelWidth + j] + (residual != nullptr ? residual[at(r, j)] : 0.0f);
+                                           panel_bias, nullptr, nullptr);
+                        for (int64_t r = 0; r < tile_rows; ++r) {
+                            for (int64_t j = 0; j < width; ++j) {
+                                const float v = edge_tile[r * kPanelWidth + j];
+                                c[at(r, j)] = finish(residual != nullptr ? v + residual[at(r, j)] : v, clamp);
+                            }
+                        }
                     }
                 }
             }

@@ -49,20 +49,28 @@ struct MatrixLayout {
     static MatrixLayout channel_blocked(int64_t pixels) { return {8, 8 * pixels}; }
 };
 
+/// Bounds a result is clamped to (a folded Relu or Clip).
+struct Clamp {
+    float lo = 0.0f;
+    float hi = 0.0f;
+};
+
 /// What multiply() reads and writes besides the packed matrix.
 struct Operands {
     const float* a = nullptr;  ///< M x K
-    MatrixLayout a_layout;
+    MatrixLayout a_layout{};
     float* y = nullptr;  ///< M x N
-    MatrixLayout y_layout;
+    MatrixLayout y_layout{};
     const float* bias = nullptr;      ///< N values, one per column, or null
     const float* residual = nullptr;  ///< M x N laid out as y, or null
+    bool clamp = false;               ///< clamp every result to clamp_to (NaN becomes clamp_to.lo)
+    Clamp clamp_to{};
 };
 
-/// y = a times b, plus bias[j] in column j, plus the residual: the bias is added to the finished sum
-/// (as a separate Add would), then the residual. Each element is summed over k in the same order
-/// whatever `threads` is, so results do not depend on it. A channel-blocked layout needs its channel
-/// count (K for a, N for y) a multiple of 8.
+/// y = a times b, plus bias[j] in column j, plus the residual, clamped: the bias is added to the
+/// finished sum (as a separate Add would), then the residual, then the clamp. Each element is summed over k in the same
+/// order whatever `threads` is, so results do not depend on it. A channel-blocked layout needs its channel count (K for
+/// a, N for y) a multiple of 8.
 void multiply(const Operands& operands, int64_t m, const PackedMatrix& b, int threads);
 
 /// A constant matrix packed on first use (kernels are const during compute, and the thread count

@@ -2,6 +2,7 @@
 // double-precision loop, and through the MatMul and Gemm kernels against their unfused forms.
 #include "backend/ref/ops/packed_gemm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -156,6 +157,41 @@ TEST_F(PackedGemmTest, ChannelBlockedOperandsGiveTheRowMajorBitsPlusBiasThenResi
                         ASSERT_EQ(y[i], want[i])
                             << pixels << " pixels, " << k << " x " << n << ", " << threads << " threads at " << i;
                 }
+}
+
+// A folded Relu6 (Clip 0..6) clamps after the bias and the residual; a NaN becomes the lower bound,
+// as oneDNN's clip post-op gives it; on every path: tiles (rows split), the narrow panel, one row.
+TEST_F(PackedGemmTest, ClampAfterBiasAndResidualWithNaNToTheLowerBound) {
+    for (int64_t m : {1, 13})
+        for (int64_t n : {40, 1000}) {  // 40: a narrow last panel
+            const int64_t k = 64;
+            std::vector<float> a = random_values(m * k, 41), b = random_values(k * n, 42);
+            for (float& v : a) v *= 8.0f;  // sums well beyond [0, 6] both ways
+            if (m > 1) a[(m - 1) * k + 3] = std::numeric_limits<float>::quiet_NaN();  // the last row is NaN
+            const std::vector<float> bias = random_values(n, 43), residual = random_values(m * n, 44);
+            const PackedMatrix packed(b.data(), k, n, n, 1, 1);
+            std::vector<float> product(static_cast<std::size_t>(m * n)), y(product.size());
+            multiply_rows(a.data(), m, k, packed, nullptr, product.data(), 1);
+            ref::packed_gemm::multiply({.a = a.data(),
+                                        .a_layout = MatrixLayout::row_major(k),
+                                        .y = y.data(),
+                                        .y_layout = MatrixLayout::row_major(n),
+                                        .bias = bias.data(),
+                                        .residual = residual.data(),
+                                        .clamp = true,
+                                        .clamp_to = {0.0f, 6.0f}},
+                                       m, packed, 2);
+            int64_t clamped_low = 0, clamped_high = 0;
+            for (int64_t i = 0; i < m * n; ++i) {
+                const float sum = (product[i] + bias[i % n]) + residual[i];
+                const float want = std::isnan(sum) ? 0.0f : std::min(std::max(sum, 0.0f), 6.0f);
+                ASSERT_EQ(y[i], want) << m << " x " << n << " at " << i;
+                clamped_low += sum < 0.0f ? 1 : 0;
+                clamped_high += sum > 6.0f ? 1 : 0;
+            }
+            EXPECT_GT(clamped_low, 0);
+            EXPECT_GT(clamped_high, 0);
+        }
 }
 
 TEST_F(PackedGemmTest, NanAndInfinityReachTheirRowsAndColumns) {
