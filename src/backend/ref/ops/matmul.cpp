@@ -373,12 +373,8 @@ private:
             if (packed && scale_ == 1.0f && packed_gemm::available()) {
                 const packed_gemm::PackedMatrix& weights =
                     own_packed_b_.get(constant_b_.data_as<float>(), s.k, s.n, s.n, 1, threads);
-                packed_gemm::multiply({.a = a.data_as<float>(),
-                                       .a_layout = packed_gemm::MatrixLayout::row_major(s.k),
-                                       .y = y.data_as<float>(),
-                                       .y_layout = packed_gemm::MatrixLayout::row_major(s.n),
-                                       .bias = static_cast<const float*>(bias)},
-                                      rows, weights, threads);
+                packed_gemm::multiply(a.data_as<float>(), rows, s.k, weights, static_cast<const float*>(bias),
+                                      y.data_as<float>(), threads);
                 activation_.apply_in_place(y, threads);
                 return;
             }
@@ -680,12 +676,7 @@ private:
             const packed_gemm::PackedMatrix& weights =
                 trans_b_ ? own_packed_b_.get(constant_b_.data_as<float>(), k, n, 1, k, threads)
                          : own_packed_b_.get(constant_b_.data_as<float>(), k, n, n, 1, threads);
-            packed_gemm::multiply({.a = a.data_as<float>(),
-                                   .a_layout = packed_gemm::MatrixLayout::row_major(k),
-                                   .y = yp,
-                                   .y_layout = packed_gemm::MatrixLayout::row_major(n),
-                                   .bias = use_c ? c->data_as<float>() : nullptr},
-                                  m, weights, threads);
+            packed_gemm::multiply(a.data_as<float>(), m, k, weights, use_c ? c->data_as<float>() : nullptr, yp, threads);
             activation_.apply_in_place(y, threads);
             return;
         }

@@ -29,50 +29,29 @@ int64_t ceil_div(int64_t a, int64_t b) {
     return (a + b - 1) / b;
 }
 
-/// The clamp of a scalar result, as store_row clamps vectors (NaN becomes the lower bound).
-float finish(float v, const Clamp* clamp) {
-    if (clamp == nullptr) return v;
-    v = v > clamp->lo ? v : clamp->lo;
-    return v < clamp->hi ? v : clamp->hi;
-}
-
 #define POLYGRAPHY_AVX2_FMA __attribute__((target("avx2,fma")))
 
-/// Stores one row of a tile, its columns 8..15 `hi_offset` floats after c: adds what the earlier
-/// depth blocks left in `c` when `accumulate`, then the bias (16 values) and the residual (laid out
-/// as c) when not null, then clamps to `clamp` when not null (NaN becomes its lower bound).
-POLYGRAPHY_AVX2_FMA inline void store_row(float* c, int64_t hi_offset, __m256 lo, __m256 hi, bool accumulate,
-                                          const float* bias, const float* residual, const Clamp* clamp) {
+/// Stores one row of a tile: adds what the earlier depth blocks left in `c` when `accumulate`, and
+/// the bias (16 values) when not null.
+POLYGRAPHY_AVX2_FMA inline void store_row(float* c, __m256 lo, __m256 hi, bool accumulate, const float* bias) {
     if (accumulate) {
         lo = _mm256_add_ps(_mm256_loadu_ps(c), lo);
-        hi = _mm256_add_ps(_mm256_loadu_ps(c + hi_offset), hi);
+        hi = _mm256_add_ps(_mm256_loadu_ps(c + 8), hi);
     }
     if (bias != nullptr) {
         lo = _mm256_add_ps(lo, _mm256_loadu_ps(bias));
         hi = _mm256_add_ps(hi, _mm256_loadu_ps(bias + 8));
     }
-    if (residual != nullptr) {
-        lo = _mm256_add_ps(lo, _mm256_loadu_ps(residual));
-        hi = _mm256_add_ps(hi, _mm256_loadu_ps(residual + hi_offset));
-    }
-    if (clamp != nullptr) {  // max(v, lower) is the lower bound when v is NaN
-        const __m256 lower = _mm256_set1_ps(clamp->lo), upper = _mm256_set1_ps(clamp->hi);
-        lo = _mm256_min_ps(_mm256_max_ps(lo, lower), upper);
-        hi = _mm256_min_ps(_mm256_max_ps(hi, lower), upper);
-    }
     _mm256_storeu_ps(c, lo);
-    _mm256_storeu_ps(c + hi_offset, hi);
+    _mm256_storeu_ps(c + 8, hi);
 }
 
-/// c[0..kRows) x [0..16) (rows ldc apart, columns 8..15 hi_offset after 0..7) gets the product of a packed tile of A
-/// (kTileRows values per k) and a packed panel of B (16 values per k, 32-byte aligned) over `depth` steps. Named
+/// c[0..kRows) x [0..16) (rows ldc apart) gets the product of a packed tile of A (kTileRows values
+/// per k) and a packed panel of B (16 values per k, 32-byte aligned) over `depth` steps. Named
 /// accumulators, not an array: GCC keeps an array of vectors on the stack.
 template <int kRows>
 POLYGRAPHY_AVX2_FMA void multiply_tile(int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
-                                       int64_t hi_offset, bool accumulate, const float* bias, const float* residual,
-                                       const Clamp* clamp) {
-    // The residual row r is at the same offset from `residual` as row r of c from c.
-    auto residual_row = [residual, ldc](int r) { return residual != nullptr ? residual + r * ldc : nullptr; };
+                                       bool accumulate, const float* bias) {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
 #pragma GCC unroll 4
@@ -108,37 +87,35 @@ POLYGRAPHY_AVX2_FMA void multiply_tile(int64_t depth, const float* a, const floa
             c51 = _mm256_fmadd_ps(v, b1, c51);
         }
     }
-    store_row(c, hi_offset, c00, c01, accumulate, bias, residual_row(0), clamp);
-    if constexpr (kRows > 1) store_row(c + ldc, hi_offset, c10, c11, accumulate, bias, residual_row(1), clamp);
-    if constexpr (kRows > 2) store_row(c + 2 * ldc, hi_offset, c20, c21, accumulate, bias, residual_row(2), clamp);
-    if constexpr (kRows > 3) store_row(c + 3 * ldc, hi_offset, c30, c31, accumulate, bias, residual_row(3), clamp);
-    if constexpr (kRows > 4) store_row(c + 4 * ldc, hi_offset, c40, c41, accumulate, bias, residual_row(4), clamp);
-    if constexpr (kRows > 5) store_row(c + 5 * ldc, hi_offset, c50, c51, accumulate, bias, residual_row(5), clamp);
+    store_row(c, c00, c01, accumulate, bias);
+    if constexpr (kRows > 1) store_row(c + ldc, c10, c11, accumulate, bias);
+    if constexpr (kRows > 2) store_row(c + 2 * ldc, c20, c21, accumulate, bias);
+    if constexpr (kRows > 3) store_row(c + 3 * ldc, c30, c31, accumulate, bias);
+    if constexpr (kRows > 4) store_row(c + 4 * ldc, c40, c41, accumulate, bias);
+    if constexpr (kRows > 5) store_row(c + 5 * ldc, c50, c51, accumulate, bias);
 }
 
 void multiply_tile_rows(int64_t rows, int64_t depth, const float* a, const float* b, float* c, int64_t ldc,
-                        int64_t hi_offset, bool accumulate, const float* bias, const float* residual,
-                        const Clamp* clamp) {
+                        bool accumulate, const float* bias) {
     switch (rows) {
         case 6:
-            return multiply_tile<6>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
+            return multiply_tile<6>(depth, a, b, c, ldc, accumulate, bias);
         case 5:
-            return multiply_tile<5>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
+            return multiply_tile<5>(depth, a, b, c, ldc, accumulate, bias);
         case 4:
-            return multiply_tile<4>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
+            return multiply_tile<4>(depth, a, b, c, ldc, accumulate, bias);
         case 3:
-            return multiply_tile<3>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
+            return multiply_tile<3>(depth, a, b, c, ldc, accumulate, bias);
         case 2:
-            return multiply_tile<2>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
+            return multiply_tile<2>(depth, a, b, c, ldc, accumulate, bias);
         default:
-            return multiply_tile<1>(depth, a, b, c, ldc, hi_offset, accumulate, bias, residual, clamp);
+            return multiply_tile<1>(depth, a, b, c, ldc, accumulate, bias);
     }
 }
 
-/// Copies rows [0, rows) x columns [k0, k0 + depth) of A (laid out as `layout`) into tiles of
-/// kTileRows rows, kTileRows values per k (rows past `rows` are zero), so that a tile reads A as one
-/// sequential stream. k0 is a multiple of 8.
-void pack_a(const float* a, MatrixLayout layout, int64_t rows, int64_t k0, int64_t depth, float* out) {
+/// Copies rows [0, rows) x columns [k0, k0 + depth) of A into tiles of kTileRows rows, kTileRows
+/// values per k (rows past `rows` are zero), so that a tile reads A as one sequential stream.
+void pack_a(const float* a, int64_t lda, int64_t rows, int64_t k0, int64_t depth, float* out) {
     for (int64_t i0 = 0; i0 < rows; i0 += kTileRows, out += depth * kTileRows) {
         const int64_t tile_rows = std::min(kTileRows, rows - i0);
         for (int64_t r = 0; r < kTileRows; ++r) {
@@ -146,15 +123,8 @@ void pack_a(const float* a, MatrixLayout layout, int64_t rows, int64_t k0, int64
                 for (int64_t k = 0; k < depth; ++k) out[k * kTileRows + r] = 0.0f;
                 continue;
             }
-            const float* row = a + (i0 + r) * layout.row_stride;
-            if (layout.block_stride == 8) {  // row-major: K contiguous
-                for (int64_t k = 0; k < depth; ++k) out[k * kTileRows + r] = row[k0 + k];
-                continue;
-            }
-            for (int64_t k = 0; k < depth; k += 8) {  // 8 contiguous columns per channel block
-                const float* block = row + ((k0 + k) / 8) * layout.block_stride;
-                for (int64_t j = 0; j < std::min<int64_t>(8, depth - k); ++j) out[(k + j) * kTileRows + r] = block[j];
-            }
+            const float* row = a + (i0 + r) * lda + k0;
+            for (int64_t k = 0; k < depth; ++k) out[k * kTileRows + r] = row[k];
         }
     }
 }
@@ -190,18 +160,17 @@ POLYGRAPHY_AVX2_FMA void multiply_row_panels(const float* a, const PackedMatrix&
     }
     // The bias (16 values per panel, or none) goes to the finished sum, as in store_row.
     auto bias_of = [bias](int panel) { return bias != nullptr ? bias + panel * kPanelWidth : nullptr; };
-    store_row(out, 8, c0, c1, false, bias_of(0), nullptr, nullptr);
-    if constexpr (kPanels > 1) store_row(out + kPanelWidth, 8, c2, c3, false, bias_of(1), nullptr, nullptr);
-    if constexpr (kPanels > 2) store_row(out + 2 * kPanelWidth, 8, c4, c5, false, bias_of(2), nullptr, nullptr);
-    if constexpr (kPanels > 3) store_row(out + 3 * kPanelWidth, 8, c6, c7, false, bias_of(3), nullptr, nullptr);
+    store_row(out, c0, c1, false, bias_of(0));
+    if constexpr (kPanels > 1) store_row(out + kPanelWidth, c2, c3, false, bias_of(1));
+    if constexpr (kPanels > 2) store_row(out + 2 * kPanelWidth, c4, c5, false, bias_of(2));
+    if constexpr (kPanels > 3) store_row(out + 3 * kPanelWidth, c6, c7, false, bias_of(3));
 }
 
 constexpr int64_t kRowPanels = 4;
 
-/// Panels [panel_begin, panel_end) of a single-row product (its row of A and of Y contiguous), on the
-/// calling thread.
-void multiply_single_row(const Operands& o, const PackedMatrix& b, int64_t panel_begin, int64_t panel_end) {
-    const float* bias = o.bias;
+/// Panels [panel_begin, panel_end) of a single-row product, on the calling thread.
+void multiply_single_row(const float* a, const PackedMatrix& b, const float* bias, float* y, int64_t panel_begin,
+                         int64_t panel_end) {
     float out[kRowPanels * kPanelWidth];
     float padded_bias[kRowPanels * kPanelWidth];
     for (int64_t panel = panel_begin; panel < panel_end; panel += kRowPanels) {
@@ -216,30 +185,26 @@ void multiply_single_row(const Operands& o, const PackedMatrix& b, int64_t panel
         }
         switch (panels) {
             case 4:
-                multiply_row_panels<4>(o.a, b, panel, group_bias, out);
+                multiply_row_panels<4>(a, b, panel, group_bias, out);
                 break;
             case 3:
-                multiply_row_panels<3>(o.a, b, panel, group_bias, out);
+                multiply_row_panels<3>(a, b, panel, group_bias, out);
                 break;
             case 2:
-                multiply_row_panels<2>(o.a, b, panel, group_bias, out);
+                multiply_row_panels<2>(a, b, panel, group_bias, out);
                 break;
             default:
-                multiply_row_panels<1>(o.a, b, panel, group_bias, out);
+                multiply_row_panels<1>(a, b, panel, group_bias, out);
                 break;
         }
-        for (int64_t j = 0; j < width; ++j)
-            o.y[col + j] =
-                finish(o.residual != nullptr ? out[j] + o.residual[col + j] : out[j], o.clamp ? &o.clamp_to : nullptr);
+        std::copy(out, out + width, y + col);
     }
 }
 
 /// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
-void multiply_block(const Operands& o, const PackedMatrix& b, int64_t row_begin, int64_t row_end, int64_t panel_begin,
-                    int64_t panel_end) {
+void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
+                    int64_t row_end, int64_t panel_begin, int64_t panel_end) {
     const int64_t n = b.n();
-    const float* bias = o.bias;
-    const MatrixLayout ys = o.y_layout;
     const int64_t k = b.k();
     // Row blocks of equal size (a multiple of the tile), so that 197 rows are one block, not 192 + 5;
     // a block's rows are packed over all of K, at most kMaxPackedA floats.
@@ -254,8 +219,7 @@ void multiply_block(const Operands& o, const PackedMatrix& b, int64_t row_begin,
         const int64_t rows = std::min(block_rows, row_end - i0);
         const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
         for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock)
-            pack_a(o.a + i0 * o.a_layout.row_stride, o.a_layout, rows, k0, std::min(kDepthBlock, k - k0),
-                   packed_a.data() + k0 * padded_rows);
+            pack_a(a + i0 * lda, lda, rows, k0, std::min(kDepthBlock, k - k0), packed_a.data() + k0 * padded_rows);
         // Columns in chunks whose part of Y stays in L2 over all depth blocks: Y is read and written
         // once per depth block, and the decoder's 128 x 32000 output is 16 MB.
         for (int64_t chunk = panel_begin; chunk < panel_end; chunk += kChunkPanels) {
@@ -295,31 +259,18 @@ void multiply_block(const Operands& o, const PackedMatrix& b, int64_t row_begin,
                         for (int64_t line = first_line; line < end_line; ++line)
                             _mm_prefetch(reinterpret_cast<const char*>(next) + line * 64, _MM_HINT_T1);
                         const float* a_tile = a_block + i * depth;
-                        // Element (i0 + i, col) of Y (and of the residual); col is a multiple of 16.
-                        const int64_t offset = (i0 + i) * ys.row_stride + (col / 8) * ys.block_stride;
-                        float* c = o.y + offset;
-                        const float* residual = last && o.residual != nullptr ? o.residual + offset : nullptr;
-                        const Clamp* clamp = last && o.clamp ? &o.clamp_to : nullptr;
+                        float* c = y + (i0 + i) * n + col;
                         if (width == kPanelWidth) {
-                            multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, ys.row_stride, ys.block_stride,
-                                               accumulate, panel_bias, residual, clamp);
+                            multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, n, accumulate, panel_bias);
                             continue;
                         }
-                        // The last, narrower panel: through a full-width tile, copied in and out (the
-                        // residual and the clamp applied as the finished values go out).
-                        auto at = [&](int64_t r, int64_t j) {
-                            return r * ys.row_stride + (j / 8) * ys.block_stride + j % 8;
-                        };
+                        // The last, narrower panel: through a full-width tile, copied in and out.
                         for (int64_t r = 0; r < tile_rows && accumulate; ++r)
-                            for (int64_t j = 0; j < width; ++j) edge_tile[r * kPanelWidth + j] = c[at(r, j)];
-                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, 8, accumulate,
-                                           panel_bias, nullptr, nullptr);
-                        for (int64_t r = 0; r < tile_rows; ++r) {
-                            for (int64_t j = 0; j < width; ++j) {
-                                const float v = edge_tile[r * kPanelWidth + j];
-                                c[at(r, j)] = finish(residual != nullptr ? v + residual[at(r, j)] : v, clamp);
-                            }
-                        }
+                            std::copy(c + r * n, c + r * n + width, edge_tile + r * kPanelWidth);
+                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, accumulate,
+                                           panel_bias);
+                        for (int64_t r = 0; r < tile_rows; ++r)
+                            std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
                     }
                 }
             }
@@ -367,7 +318,7 @@ const float* PackedMatrix::panel(int64_t k0, int64_t panel_index) const {
     return data_.get() + k0 * panels_ * kPanelWidth + panel_index * depth * kPanelWidth;
 }
 
-void multiply(const Operands& operands, int64_t m, const PackedMatrix& b, int threads) {
+void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads) {
     if (m <= 0 || b.n() <= 0) return;
     if (b.k() == 0) throw InternalError("packed_gemm::multiply with K = 0");
     // Below about 2M multiply-adds (~50 us) per thread, another thread costs more than it saves; a
@@ -376,22 +327,23 @@ void multiply(const Operands& operands, int64_t m, const PackedMatrix& b, int th
     const int64_t work = std::max(m * b.n() * b.k(), (b.n() * b.k()) << 3);
     const int useful =
         static_cast<int>(std::clamp<int64_t>(work >> 21, 1, static_cast<int64_t>(onednn::resolve_threads(threads))));
-    if (m == 1 && operands.a_layout.block_stride == 8 && operands.y_layout.block_stride == 8) {
+    if (m == 1) {
         const int64_t groups = ceil_div(b.panels(), kRowPanels);
         onednn::parallel_chunks(
             groups, static_cast<int>(std::min<int64_t>(useful, groups)), [&](int64_t begin, int64_t end) {
-                multiply_single_row(operands, b, begin * kRowPanels, std::min(end * kRowPanels, b.panels()));
+                multiply_single_row(a, b, bias, y, begin * kRowPanels, std::min(end * kRowPanels, b.panels()));
             });
     } else if (useful <= 1) {
-        multiply_block(operands, b, 0, m, 0, b.panels());
+        multiply_block(a, lda, b, bias, y, 0, m, 0, b.panels());
     } else if (b.panels() >= 2 * useful) {
         // Split by columns: each thread reads only its share of the weights, which is most of the
         // memory a product touches.
-        onednn::parallel_chunks(b.panels(), useful,
-                                [&](int64_t begin, int64_t end) { multiply_block(operands, b, 0, m, begin, end); });
+        onednn::parallel_chunks(b.panels(), useful, [&](int64_t begin, int64_t end) {
+            multiply_block(a, lda, b, bias, y, 0, m, begin, end);
+        });
     } else {
         onednn::parallel_chunks(ceil_div(m, kTileRows), useful, [&](int64_t begin, int64_t end) {
-            multiply_block(operands, b, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels());
+            multiply_block(a, lda, b, bias, y, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels());
         });
     }
 }

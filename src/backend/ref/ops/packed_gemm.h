@@ -37,41 +37,10 @@ private:
     std::shared_ptr<float> data_;
 };
 
-/// Where element (i, j) of a matrix is: i * row_stride + (j / 8) * block_stride + j % 8 floats from
-/// its start. A row-major matrix of N columns is row_major(N); a channel-blocked tensor [C/8, P, 8]
-/// read as P rows (pixels) of C columns (channels), as a 1x1 convolution reads its input and writes
-/// its output, is channel_blocked(P).
-struct MatrixLayout {
-    int64_t row_stride = 0;
-    int64_t block_stride = 8;
-
-    static MatrixLayout row_major(int64_t columns) { return {columns, 8}; }
-    static MatrixLayout channel_blocked(int64_t pixels) { return {8, 8 * pixels}; }
-};
-
-/// Bounds a result is clamped to (a folded Relu or Clip).
-struct Clamp {
-    float lo = 0.0f;
-    float hi = 0.0f;
-};
-
-/// What multiply() reads and writes besides the packed matrix.
-struct Operands {
-    const float* a = nullptr;  ///< M x K
-    MatrixLayout a_layout{};
-    float* y = nullptr;  ///< M x N
-    MatrixLayout y_layout{};
-    const float* bias = nullptr;      ///< N values, one per column, or null
-    const float* residual = nullptr;  ///< M x N laid out as y, or null
-    bool clamp = false;               ///< clamp every result to clamp_to (NaN becomes clamp_to.lo)
-    Clamp clamp_to{};
-};
-
-/// y = a times b, plus bias[j] in column j, plus the residual, clamped: the bias is added to the
-/// finished sum (as a separate Add would), then the residual, then the clamp. Each element is summed over k in the same
-/// order whatever `threads` is, so results do not depend on it. A channel-blocked layout needs its channel count (K for
-/// a, N for y) a multiple of 8.
-void multiply(const Operands& operands, int64_t m, const PackedMatrix& b, int threads);
+/// y (M x N, rows N apart) = a (M x K, row i at a + i * lda) times b, plus bias[j] in column j when
+/// `bias` is not null; the bias is added after the whole sum, as a separate Add would. Each element
+/// is summed over k in the same order whatever `threads` is, so results do not depend on it.
+void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads);
 
 /// A constant matrix packed on first use (kernels are const during compute, and the thread count
 /// for the packing is known only then). Thread-safe.

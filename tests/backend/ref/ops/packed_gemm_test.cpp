@@ -2,7 +2,6 @@
 // double-precision loop, and through the MatMul and Gemm kernels against their unfused forms.
 #include "backend/ref/ops/packed_gemm.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,19 +17,7 @@
 namespace polygraphy::testing {
 namespace {
 
-using ref::packed_gemm::MatrixLayout;
 using ref::packed_gemm::PackedMatrix;
-
-/// y (m x n, row-major) = a (m rows lda apart) times b, plus the bias when not null.
-void multiply_rows(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y,
-                   int threads) {
-    ref::packed_gemm::multiply({.a = a,
-                                .a_layout = MatrixLayout::row_major(lda),
-                                .y = y,
-                                .y_layout = MatrixLayout::row_major(b.n()),
-                                .bias = bias},
-                               m, b, threads);
-}
 
 std::vector<float> random_values(int64_t count, unsigned seed) {
     std::mt19937 rng(seed);
@@ -74,7 +61,7 @@ TEST_F(PackedGemmTest, MatchesADoubleProductAtEveryTileEdge) {
                     const int64_t row_stride = transposed ? 1 : n, col_stride = transposed ? k : 1;
                     const PackedMatrix packed(b.data(), k, n, row_stride, col_stride, 2);
                     std::vector<float> y(static_cast<std::size_t>(m * n), std::nanf(""));
-                    multiply_rows(a.data(), m, lda, packed, nullptr, y.data(), 2);
+                    ref::packed_gemm::multiply(a.data(), m, lda, packed, nullptr, y.data(), 2);
                     const std::vector<double> expected = naive_product(a, m, k, lda, b, n, row_stride, col_stride);
                     for (std::size_t i = 0; i < y.size(); ++i)
                         ASSERT_NEAR(y[i], expected[i], 1e-5 * (1.0 + std::sqrt(double(k))))
@@ -89,7 +76,7 @@ TEST_F(PackedGemmTest, LongDepthTakesSmallerRowBlocks) {
     const std::vector<float> a = random_values(m * k, 5), b = random_values(k * n, 6);
     const PackedMatrix packed(b.data(), k, n, n, 1, 2);
     std::vector<float> y(static_cast<std::size_t>(m * n));
-    multiply_rows(a.data(), m, k, packed, nullptr, y.data(), 1);
+    ref::packed_gemm::multiply(a.data(), m, k, packed, nullptr, y.data(), 1);
     const std::vector<double> expected = naive_product(a, m, k, k, b, n, n, 1);
     for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-5 * std::sqrt(double(k))) << i;
 }
@@ -105,93 +92,17 @@ TEST_F(PackedGemmTest, SameBitsAtEveryThreadCountAndTheBiasAddedLast) {
                                  bias = random_values(n, 13);
         const PackedMatrix packed(b.data(), k, n, n, 1, 1);
         std::vector<float> product(static_cast<std::size_t>(m * n));
-        multiply_rows(a.data(), m, k, packed, nullptr, product.data(), 1);
+        ref::packed_gemm::multiply(a.data(), m, k, packed, nullptr, product.data(), 1);
         for (int threads : {1, 2, 3}) {
             std::vector<float> plain(product.size()), with_bias(product.size());
-            multiply_rows(a.data(), m, k, packed, nullptr, plain.data(), threads);
-            multiply_rows(a.data(), m, k, packed, bias.data(), with_bias.data(), threads);
+            ref::packed_gemm::multiply(a.data(), m, k, packed, nullptr, plain.data(), threads);
+            ref::packed_gemm::multiply(a.data(), m, k, packed, bias.data(), with_bias.data(), threads);
             EXPECT_EQ(0, std::memcmp(plain.data(), product.data(), plain.size() * sizeof(float)))
                 << m << " rows, " << threads << " threads";
             for (std::size_t i = 0; i < product.size(); ++i)
                 ASSERT_EQ(with_bias[i], product[i] + bias[i % n]) << m << " rows, " << threads << " threads at " << i;
         }
     }
-}
-
-// A 1x1 convolution's operands: A and Y channel-blocked ([C/8, P, 8], P pixels as rows), a residual
-// laid out as Y. Every element has the bits of the row-major product plus the bias, then the
-// residual: the layout only moves values, the sums keep their order. N = 8 and 40 leave a panel of
-// 8 columns, which goes through the narrow-panel path.
-TEST_F(PackedGemmTest, ChannelBlockedOperandsGiveTheRowMajorBitsPlusBiasThenResidual) {
-    for (int64_t pixels : {1, 5, 49, 200, 1000})  // 1000 x 264 x 40: enough work for 2 threads
-        for (int64_t k : {8, 24, 264})
-            for (int64_t n : {8, 32, 40})
-                for (int threads : {1, 2}) {
-                    const std::vector<float> a = random_values(pixels * k, 31), b = random_values(k * n, 32);
-                    const std::vector<float> bias = random_values(n, 33), residual = random_values(pixels * n, 34);
-                    // blocked[(c / 8) * P * 8 + p * 8 + c % 8] = row_major[p * C + c]
-                    auto to_blocked = [pixels](const std::vector<float>& rows, int64_t channels) {
-                        std::vector<float> blocked(rows.size());
-                        for (int64_t p = 0; p < pixels; ++p)
-                            for (int64_t c = 0; c < channels; ++c)
-                                blocked[(c / 8) * pixels * 8 + p * 8 + c % 8] = rows[p * channels + c];
-                        return blocked;
-                    };
-                    const PackedMatrix packed(b.data(), k, n, n, 1, 1);
-                    std::vector<float> product(static_cast<std::size_t>(pixels * n));
-                    multiply_rows(a.data(), pixels, k, packed, nullptr, product.data(), 1);
-                    std::vector<float> expected(product.size());
-                    for (std::size_t i = 0; i < product.size(); ++i)
-                        expected[i] = (product[i] + bias[i % n]) + residual[i];
-                    const std::vector<float> a_blocked = to_blocked(a, k), residual_blocked = to_blocked(residual, n);
-                    std::vector<float> y(product.size(), std::nanf(""));
-                    ref::packed_gemm::multiply({.a = a_blocked.data(),
-                                                .a_layout = MatrixLayout::channel_blocked(pixels),
-                                                .y = y.data(),
-                                                .y_layout = MatrixLayout::channel_blocked(pixels),
-                                                .bias = bias.data(),
-                                                .residual = residual_blocked.data()},
-                                               pixels, packed, threads);
-                    const std::vector<float> want = to_blocked(expected, n);
-                    for (std::size_t i = 0; i < y.size(); ++i)
-                        ASSERT_EQ(y[i], want[i])
-                            << pixels << " pixels, " << k << " x " << n << ", " << threads << " threads at " << i;
-                }
-}
-
-// A folded Relu6 (Clip 0..6) clamps after the bias and the residual; a NaN becomes the lower bound,
-// as oneDNN's clip post-op gives it; on every path: tiles (rows split), the narrow panel, one row.
-TEST_F(PackedGemmTest, ClampAfterBiasAndResidualWithNaNToTheLowerBound) {
-    for (int64_t m : {1, 13})
-        for (int64_t n : {40, 1000}) {  // 40: a narrow last panel
-            const int64_t k = 64;
-            std::vector<float> a = random_values(m * k, 41), b = random_values(k * n, 42);
-            for (float& v : a) v *= 8.0f;  // sums well beyond [0, 6] both ways
-            if (m > 1) a[(m - 1) * k + 3] = std::numeric_limits<float>::quiet_NaN();  // the last row is NaN
-            const std::vector<float> bias = random_values(n, 43), residual = random_values(m * n, 44);
-            const PackedMatrix packed(b.data(), k, n, n, 1, 1);
-            std::vector<float> product(static_cast<std::size_t>(m * n)), y(product.size());
-            multiply_rows(a.data(), m, k, packed, nullptr, product.data(), 1);
-            ref::packed_gemm::multiply({.a = a.data(),
-                                        .a_layout = MatrixLayout::row_major(k),
-                                        .y = y.data(),
-                                        .y_layout = MatrixLayout::row_major(n),
-                                        .bias = bias.data(),
-                                        .residual = residual.data(),
-                                        .clamp = true,
-                                        .clamp_to = {0.0f, 6.0f}},
-                                       m, packed, 2);
-            int64_t clamped_low = 0, clamped_high = 0;
-            for (int64_t i = 0; i < m * n; ++i) {
-                const float sum = (product[i] + bias[i % n]) + residual[i];
-                const float want = std::isnan(sum) ? 0.0f : std::min(std::max(sum, 0.0f), 6.0f);
-                ASSERT_EQ(y[i], want) << m << " x " << n << " at " << i;
-                clamped_low += sum < 0.0f ? 1 : 0;
-                clamped_high += sum > 6.0f ? 1 : 0;
-            }
-            EXPECT_GT(clamped_low, 0);
-            EXPECT_GT(clamped_high, 0);
-        }
 }
 
 TEST_F(PackedGemmTest, NanAndInfinityReachTheirRowsAndColumns) {
@@ -201,7 +112,7 @@ TEST_F(PackedGemmTest, NanAndInfinityReachTheirRowsAndColumns) {
     b[2 * n + 17] = std::numeric_limits<float>::infinity();  // column 17 (the narrow panel)
     const PackedMatrix packed(b.data(), k, n, n, 1, 1);
     std::vector<float> y(static_cast<std::size_t>(m * n));
-    multiply_rows(a.data(), m, k, packed, nullptr, y.data(), 2);
+    ref::packed_gemm::multiply(a.data(), m, k, packed, nullptr, y.data(), 2);
     for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
             const float v = y[i * n + j];
@@ -249,7 +160,7 @@ TEST_F(PackedGemmTest, ZeroDepthIsRefusedAsAnInternalError) {
     const PackedMatrix packed(&b, 0, 4, 4, 1, 1);
     const float a = 1.0f;
     float y[4];
-    EXPECT_THROW(multiply_rows(&a, 1, 0, packed, nullptr, y, 1), InternalError);
+    EXPECT_THROW(ref::packed_gemm::multiply(&a, 1, 0, packed, nullptr, y, 1), InternalError);
 }
 
 }  // namespace
