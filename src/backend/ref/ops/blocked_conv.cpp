@@ -1,8 +1,10 @@
-// The runtime's own channel-blocked direct convolution (blocked_conv.h). A micro-kernel keeps up to
-// 6 output pixels x 16 output channels (12 AVX2 registers) while it broadcasts each input value and
+// The runtime's own channel-blocked direct convolution (blocked_conv.h). A micro-kernel keeps 3
+// output pixels x 32 output channels (12 AVX2 registers) while it broadcasts each input value and
 // multiply-adds it with the packed weight vectors. A tile's pixels all use the same kernel taps:
 // along a row where no tap falls in the padding, and down a border column (the padded taps of the
 // left and right edges are the same for every row); the corners of the border rows go one by one.
+// A band of output rows is computed one input channel block at a time (partial sums kept in Y), so
+// that block's weights stay in L1 while every tile of the band uses them.
 #include "backend/ref/ops/blocked_conv.h"
 
 #include <immintrin.h>
@@ -27,10 +29,11 @@ constexpr int kMaxPixels = kVectors >= 4   ? 3
                            : kVectors == 3 ? 4
                                            : 6;
 constexpr int64_t kWeightChunkBytes = 16384;  // the weights one pass over a band's tiles reads (L1 is 32 KiB)
-constexpr int64_t kBandBytes = 16384;         // the partial sums of one band
-constexpr int64_t kRowsPerBand = 8;           // at most, output rows per work item (a border column tile spans them)
+constexpr int64_t kCacheLine = 64;
+constexpr int64_t kBandBytes = 16384;  // the partial sums of one band
+constexpr int64_t kRowsPerBand = 8;    // at most, output rows per work item (a border column tile spans them)
 
-/// Strides and the epilogue of one output-channel block (16 or 8 channels).
+/// Strides and the epilogue of one output-channel block (32 channels, or 8, 16 or 24 for the last).
 struct Block {
     int64_t in_blocks;  // in_channels / 8
     int64_t x_block;    // floats between input channel blocks (H * W * 8)
@@ -78,27 +81,48 @@ __attribute__((target("avx2,fma"))) void tile_kernel(const Block& b, const Tile&
             acc[p][v] = pass.first ? init : _mm256_loadu_ps(t.y + p * t.y_pixel + v * b.y_block);
     }
     const int64_t x_pixel = kStep > 0 ? kStep : t.x_pixel;
-    constexpr int64_t w_tap = kLanes * kVectors * kLanes;  // one tap: 8 input x (8 or 16) output channels
+    constexpr int64_t w_tap = kLanes * kVectors * kLanes;  // one tap: 8 input x (8 to 32) output channels
     for (int64_t cb = pass.begin; cb < pass.end; ++cb) {
         for (int64_t kh = 0; kh < t.kh_count; ++kh) {
-            const float* x_row = t.x + cb * b.x_block + kh * b.x_row;
-            const float* ws = t.w + cb * b.w_block + kh * b.w_row;
-            for (int64_t kw = 0; kw < t.kw_count; ++kw, x_row += kLanes, ws += w_tap) {
-                const float* xp[kPixels];
+            // One pointer per pixel, moved along the kernel row: every input address is a pointer
+            // plus a constant, and no offset has to be kept (GCC spilled them with a runtime step).
+            const float* xp[kPixels];
 #pragma GCC unroll 6
-                for (int p = 0; p < kPixels; ++p) xp[p] = x_row + p * x_pixel;
+            for (int p = 0; p < kPixels; ++p) xp[p] = t.x + cb * b.x_block + kh * b.x_row + p * x_pixel;
+            const float* ws = t.w + cb * b.w_block + kh * b.w_row;
+            for (int64_t kw = 0; kw < t.kw_count; ++kw, ws += w_tap) {
 #pragma GCC unroll 8
                 for (int j = 0; j < kLanes; ++j) {
-                    __m256 xv[kPixels];
+                    if constexpr (kPixels * kVectors + kPixels + kVectors <= 16) {
+                        // Few accumulators: every weight and input in a register of its own.
+                        __m256 xv[kPixels], wv[kVectors];
 #pragma GCC unroll 6
-                    for (int p = 0; p < kPixels; ++p) xv[p] = _mm256_broadcast_ss(xp[p] + j);
+                        for (int p = 0; p < kPixels; ++p) xv[p] = _mm256_broadcast_ss(xp[p] + j);
 #pragma GCC unroll 4
-                    for (int v = 0; v < kVectors; ++v) {
-                        const __m256 wv = _mm256_loadu_ps(ws + (j * kVectors + v) * kLanes);
+                        for (int v = 0; v < kVectors; ++v) {
+                            wv[v] = _mm256_loadu_ps(ws + (j * kVectors + v) * kLanes);
+                            // Keeps each weight in a register: GCC otherwise folds the load into
+                            // every multiply-add that uses it, loading it once per pixel.
+                            __asm__("" : "+x"(wv[v]));
+                        }
 #pragma GCC unroll 6
-                        for (int p = 0; p < kPixels; ++p) acc[p][v] = _mm256_fmadd_ps(xv[p], wv, acc[p][v]);
+                        for (int p = 0; p < kPixels; ++p)
+#pragma GCC unroll 4
+                            for (int v = 0; v < kVectors; ++v) acc[p][v] = _mm256_fmadd_ps(xv[p], wv[v], acc[p][v]);
+                    } else {
+                        __m256 xv[kPixels];
+#pragma GCC unroll 6
+                        for (int p = 0; p < kPixels; ++p) xv[p] = _mm256_broadcast_ss(xp[p] + j);
+#pragma GCC unroll 4
+                        for (int v = 0; v < kVectors; ++v) {
+                            const __m256 wv = _mm256_loadu_ps(ws + (j * kVectors + v) * kLanes);
+#pragma GCC unroll 6
+                            for (int p = 0; p < kPixels; ++p) acc[p][v] = _mm256_fmadd_ps(xv[p], wv, acc[p][v]);
+                        }
                     }
                 }
+#pragma GCC unroll 6
+                for (int p = 0; p < kPixels; ++p) xp[p] += kLanes;
             }
         }
     }
@@ -293,9 +317,21 @@ void run_band(const Problem& p, const float* x_image, const float* w_block, cons
     }
     const int64_t chunk =
         std::max<int64_t>(1, kWeightChunkBytes / (p.k_h * b.w_row * static_cast<int64_t>(sizeof(float))));
+    const int64_t lines_per_block = b.w_block * static_cast<int64_t>(sizeof(float)) / kCacheLine;
     for (int64_t begin = 0; begin < b.in_blocks; begin += chunk) {
         const Pass pass{begin, std::min(b.in_blocks, begin + chunk), begin == 0, begin + chunk >= b.in_blocks};
-        for (const Tile& t : tiles) run_tile<kVectors>(b, t, pass);
+        // The next pass's weights are fetched while this one runs, a few lines before each tile: the
+        // first tiles of a pass otherwise wait for them (a quarter of the time at 7x7).
+        const char* next = reinterpret_cast<const char*>(w_block + pass.end * b.w_block);
+        const int64_t lines = (std::min(b.in_blocks, pass.end + chunk) - pass.end) * lines_per_block;
+        const int64_t tile_count = std::max<int64_t>(1, static_cast<int64_t>(tiles.size()));
+        const int64_t lines_per_tile = (lines + tile_count - 1) / tile_count;
+        int64_t line = 0;
+        for (const Tile& t : tiles) {
+            for (const int64_t until = std::min(lines, line + lines_per_tile); line < until; ++line)
+                __builtin_prefetch(next + line * kCacheLine, 0, 3);
+            run_tile<kVectors>(b, t, pass);
+        }
     }
 }
 

@@ -35,9 +35,9 @@ bool cpu_supported();
 /// outputs. Elsewhere (1x1, few channels, large images) oneDNN's kernel is as fast or faster.
 bool measured_faster(const Problem& p);
 
-/// W (out_channels, in_channels, k_h, k_w), row-major, packed as the kernel reads it: blocks of 16
-/// output channels (the last one 8 when out_channels is not a multiple of 16), each
-/// [in_channels / 8][k_h][k_w][8 input channels][16 output channels].
+/// W (out_channels, in_channels, k_h, k_w), row-major, packed as the kernel reads it: blocks of 32
+/// output channels (the last one 8, 16 or 24 wide when out_channels is not a multiple of 32), each
+/// [in_channels / 8][k_h][k_w][8 input channels][32 output channels].
 std::shared_ptr<const float> pack_weights(const Problem& p, const float* w);
 
 /// y = epilogue(conv(x, w)) with x and y blocked and `packed` from pack_weights(). Each output is
