@@ -402,4 +402,31 @@ void run(const Problem& p, const float* x, const float* packed, const Epilogue& 
     });
 }
 
+void block_channels(const float* nchw, int64_t batch, int64_t channels, int64_t spatial, float* blocked) {
+    for (int64_t n = 0; n < batch; ++n)
+        for (int64_t c = 0; c < channels; ++c) {
+            const float* from = nchw + (n * channels + c) * spatial;
+            float* to = blocked + (n * channels + c / kLanes * kLanes) * spatial + c % kLanes;
+            for (int64_t s = 0; s < spatial; ++s) to[s * kLanes] = from[s];
+        }
+}
+
+void unblock_channels(const float* blocked, const Epilogue& e, int64_t batch, int64_t channels, int64_t spatial,
+                      float* y) {
+    for (int64_t n = 0; n < batch; ++n)
+        for (int64_t c = 0; c < channels; ++c) {
+            const float* from = blocked + (n * channels + c / kLanes * kLanes) * spatial + c % kLanes;
+            const int64_t at = (n * channels + c) * spatial;
+            for (int64_t s = 0; s < spatial; ++s) {
+                float v = from[s * kLanes];
+                if (e.residual != nullptr) v += e.residual[at + s];
+                if (e.clip) {
+                    v = v > e.lo ? v : e.lo;  // NaN becomes lo, as _mm256_max_ps(v, lo) in the kernel
+                    v = v < e.hi ? v : e.hi;
+                }
+                y[at + s] = v;
+            }
+        }
+}
+
 }  // namespace polygraphy::ref::blocked_conv

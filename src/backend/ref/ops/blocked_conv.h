@@ -45,4 +45,14 @@ std::shared_ptr<const float> pack_weights(const Problem& p, const float* w);
 /// block), whatever the thread count, so results do not depend on it.
 void run(const Problem& p, const float* x, const float* packed, const Epilogue& epilogue, float* y, int num_threads);
 
+/// blocked[n, c / 8, s, c % 8] = nchw[n, c, s] for s < spatial (X of a convolution whose input the
+/// graph holds as NCHW).
+void block_channels(const float* nchw, int64_t batch, int64_t channels, int64_t spatial, float* blocked);
+
+/// y[n, c, s] = clip(blocked[n, c / 8, s, c % 8] + residual[n, c, s]) with the epilogue's residual
+/// (NCHW here) and clip, the same arithmetic as run() applies at its store (Y of a convolution whose
+/// output the graph holds as NCHW; its bias was added by run()).
+void unblock_channels(const float* blocked, const Epilogue& epilogue, int64_t batch, int64_t channels, int64_t spatial,
+                      float* y);
+
 }  // namespace polygraphy::ref::blocked_conv

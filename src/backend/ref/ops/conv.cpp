@@ -957,14 +957,14 @@ private:
     /// X or Y is channel-blocked (the layout pass runs these on oneDNN's blocked kernels only).
     bool blocked() const { return blocked_input_ || blocked_output_; }
 
-    /// Whether our own blocked convolution (blocked_conv.h) runs `p` instead of oneDNN: between
-    /// blocked tensors, with constant weights (packed once), on a CPU with AVX2 and FMA, for the
-    /// shapes where it was measured faster (BENCHMARKS.md, issue 16).
+    /// Whether our own blocked convolution (blocked_conv.h) runs `p` instead of oneDNN: where the
+    /// layout pass made X or Y blocked, with constant weights (packed once), on a CPU with AVX2 and
+    /// FMA, for the shapes where it was measured faster (BENCHMARKS.md, issue 16).
     bool own_blocked_conv_runs(const ConvProblem& p, const Tensor& w) const {
         const Geometry& g = p.geometry;
-        if (!blocked_input_ || !blocked_output_ || p.transpose || p.group != 1 || g.rank() != 2 ||
-            p.in_channels % kChannelBlock != 0 || p.out_channels % kChannelBlock != 0 ||
-            !constant_weight_.defined() || constant_weight_.shape() != w.shape() || !blocked_conv::cpu_supported())
+        if (!blocked() || p.transpose || p.group != 1 || g.rank() != 2 || p.in_channels % kChannelBlock != 0 ||
+            p.out_channels % kChannelBlock != 0 || !constant_weight_.defined() ||
+            constant_weight_.shape() != w.shape() || !blocked_conv::cpu_supported())
             return false;
         for (std::size_t d = 0; d < 2; ++d)
             if (g.dilations[d] != 1 || g.pad_begin[d] < 0 || g.pad_end[d] < 0) return false;
@@ -991,8 +991,8 @@ private:
         return problem;
     }
 
-    /// y = activation(conv(x, w) + b + residual) on blocked X and Y with our own kernel; Relu and
-    /// Clip are applied as each sum is stored, SiLU and GELU by a pass after it.
+    /// y = activation(conv(x, w) + b + residual) with our own kernel; Relu and Clip are applied as
+    /// each sum is stored, SiLU and GELU by a pass after it.
     void run_own_blocked(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor* b,
                          const float* residual, const onednn::FusedActivation& activation, Tensor& y,
                          int threads) const {
@@ -1017,10 +1017,27 @@ private:
         if (at_store) {
             epilogue.clip = true;
             epilogue.lo = activation.kind() == Kind::kRelu ? 0.0f : activation.clip_min();
-            epilogue.hi = activation.kind() == Kind::kRelu ? std::numeric_limits<float>::infinity()
-                                                           : activation.clip_max();
+            epilogue.hi =
+                activation.kind() == Kind::kRelu ? std::numeric_limits<float>::infinity() : activation.clip_max();
         }
-        blocked_conv::run(problem, x.data_as<float>(), packed.get(), epilogue, y.data_as<float>(), threads);
+        // A side the graph holds as NCHW (where a blocked tensor meets an NCHW class, e.g. ResNet's
+        // last stage, whose sums reach GlobalAveragePool and Flatten) is converted in a scratch buffer.
+        const float* xb = x.data_as<float>();
+        if (!blocked_input_) {
+            float* scratch = static_cast<float*>(onednn::thread_scratch(0, x.nbytes()));
+            blocked_conv::block_channels(xb, problem.batch, problem.in_channels, problem.in_h * problem.in_w, scratch);
+            xb = scratch;
+        }
+        if (blocked_output_) {
+            blocked_conv::run(problem, xb, packed.get(), epilogue, y.data_as<float>(), threads);
+        } else {
+            float* yb = static_cast<float*>(onednn::thread_scratch(2, y.nbytes()));
+            blocked_conv::Epilogue bias_only;
+            bias_only.bias = epilogue.bias;
+            blocked_conv::run(problem, xb, packed.get(), bias_only, yb, threads);
+            blocked_conv::unblock_channels(yb, epilogue, problem.batch, problem.out_channels,
+                                           problem.out_h * problem.out_w, y.data_as<float>());
+        }
         if (!at_store) activation.apply_in_place(y, threads);
     }
 

@@ -1,6 +1,7 @@
 // The runtime's own channel-blocked convolution (src/backend/ref/ops/blocked_conv.h), called directly
 // on every shape class it handles, against a direct definition of Conv in double. The Conv kernel
 // uses it only where blocked_conv::measured_faster() says; fusion_test.cpp runs it inside a graph.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -219,6 +220,31 @@ TEST_F(BlockedConv, ResultsAreBitIdenticalOnReRunsAndAtOneOrTwoThreads) {
         ASSERT_EQ(std::memcmp(one.data(), again.data(), one.size() * sizeof(float)), 0) << describe(p);
         ASSERT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0) << describe(p);
         ASSERT_EQ(std::memcmp(two.data(), two_again.data(), two.size() * sizeof(float)), 0) << describe(p);
+    }
+}
+
+// Where the graph holds X or Y as NCHW, the Conv kernel converts it around run(); the residual and
+// clip are then applied as the NCHW values are written, with the kernel's arithmetic.
+TEST_F(BlockedConv, ChannelBlockingRoundTripsAndUnblockingAppliesTheResidualAndClip) {
+    const int64_t batch = 2, channels = 24, spatial = 5;
+    const std::vector<float> x = values(batch * channels * spatial, 1), r = values(batch * channels * spatial, 2);
+    std::vector<float> blocked(x.size());
+    blocked_conv::block_channels(x.data(), batch, channels, spatial, blocked.data());
+    EXPECT_EQ(blocked, to_blocked(x, batch, channels, spatial));
+    std::vector<float> y(x.size());
+    blocked_conv::unblock_channels(blocked.data(), Epilogue{}, batch, channels, spatial, y.data());
+    EXPECT_EQ(y, x);
+    Epilogue e;
+    e.residual = r.data();
+    e.clip = true;
+    e.lo = -0.25f;
+    e.hi = 0.5f;
+    blocked[3] = std::numeric_limits<float>::quiet_NaN();  // n 0, channel 3, s 0
+    blocked_conv::unblock_channels(blocked.data(), e, batch, channels, spatial, y.data());
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        const float sum = i == 3 * spatial ? std::numeric_limits<float>::quiet_NaN() : x[i] + r[i];
+        const float expected = std::isnan(sum) ? e.lo : std::min(std::max(sum, e.lo), e.hi);
+        EXPECT_EQ(y[i], expected) << "y[" << i << "]";
     }
 }
 
