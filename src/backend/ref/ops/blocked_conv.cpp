@@ -343,8 +343,7 @@ bool cpu_supported() {
 }
 
 bool measured_faster(const Problem& p) {
-    return p.k_h * p.k_w > 1 && p.in_channels >= 128 &&
-           (p.stride_h > 1 || p.stride_w > 1 || p.out_h * p.out_w <= 14 * 14);
+    return p.k_h * p.k_w > 1 && p.in_channels >= 128 && p.out_h * p.out_w <= 14 * 14;
 }
 
 std::shared_ptr<const float> pack_weights(const Problem& p, const float* w) {

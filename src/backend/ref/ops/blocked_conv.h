@@ -31,8 +31,9 @@ struct Epilogue {
 bool cpu_supported();
 
 /// Whether the kernel was measured faster than oneDNN's jit:avx2 one for `p` (BENCHMARKS.md, issue
-/// 16): windows larger than 1x1 over at least 128 input channels, at stride 2 or onto at most 14x14
-/// outputs. Elsewhere (1x1, few channels, large images) oneDNN's kernel is as fast or faster.
+/// 16): windows larger than 1x1 over at least 128 input channels onto outputs of at most 14x14
+/// (ResNet's last two stages). Elsewhere (1x1, few channels, 28x28 and larger) oneDNN's kernel is as
+/// fast or faster.
 bool measured_faster(const Problem& p);
 
 /// W (out_channels, in_channels, k_h, k_w), row-major, packed as the kernel reads it: blocks of 32
