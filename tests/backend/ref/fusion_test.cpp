@@ -860,6 +860,32 @@ TEST(BlockedLayout, DeepThreeByThreeConvolutionsRunOnTheOwnKernelAndMatchTheNchw
     }
 }
 
+// A SiLU or a Clip folded into a convolution on the own kernel: Clip at its store, SiLU by the pass
+// after it; both match the nodes as written.
+TEST(BlockedLayout, SiluAndClipFoldIntoAConvolutionOnTheOwnKernel) {
+    for (const std::string activation : {"Silu", "Clip"}) {
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kFloat32, Shape{1, 128, 7, 7});
+        builder.initializer("w", random_tensor({128, 128, 3, 3}, 1, -0.05f, 0.05f));
+        builder.initializer("b", random_tensor({128}, 2));
+        set_attr(builder.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+        if (activation == "Silu") {
+            builder.node("Sigmoid", {"c"}, {"s"}, "sigmoid");
+            builder.node("Mul", {"c", "s"}, {"a"}, "mul");
+        } else {
+            builder.initializer("lo", scalar(-0.5f));
+            builder.initializer("hi", scalar(0.5f));
+            builder.node("Clip", {"c", "lo", "hi"}, {"a"}, "clip");
+        }
+        add_conv(builder, "a", {8, 128, 1, 1}, "y", 3);
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 7, 7});
+        EXPECT_EQ(choose_layouts(builder).flags.at("conv"), "out");
+        EXPECT_EQ(expect_same_values(builder, "y", kBlockedLayoutTolerance, {1, 128, 7, 7}),
+                  (Names{"conv", "conv_y"}))
+            << activation;
+    }
+}
+
 TEST(BlockedLayout, TensorsThatOtherOperatorsReadOrThatLackEightChannelMultiplesStayNchw) {
     ModelBuilder builder(17);
     builder.input("x", DataType::kFloat32, Shape{1, 8, 6, 6});
