@@ -85,6 +85,32 @@ void conv(benchmark::State& state, int64_t channels, int64_t size, int64_t in_ch
     run(state, node, 2.0 * static_cast<double>(channels * out * out * in_channels * kernel * kernel), "GFLOP/s");
 }
 
+/// A convolution between channel-blocked tensors ([N, C/8, H, W, 8]), as the layout pass runs those
+/// between two convolutions (with the bias and a folded Relu): our own kernel or oneDNN's.
+void blocked_conv(benchmark::State& state, int64_t channels, int64_t size, int64_t in_channels, int64_t kernel,
+                  int64_t stride) {
+    const int64_t pad = kernel / 2;
+    Node node("Conv");
+    set_attr(node.proto, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+    set_attr(node.proto, "strides", std::vector<int64_t>{stride, stride});
+    set_attr(node.proto, std::string(ref::kBlockedInputAttr), int64_t{1});
+    set_attr(node.proto, std::string(ref::kBlockedOutputAttr), int64_t{1});
+    set_attr(node.proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
+    node.input(random_tensor({1, in_channels / ref::kChannelBlock, size, size, ref::kChannelBlock}, 1))
+        .input(random_tensor({channels, in_channels, kernel, kernel}, 2), true)
+        .input(random_tensor({channels}, 3), true);
+    const int64_t out = (size + 2 * pad - kernel) / stride + 1;
+    run(state, node, 2.0 * static_cast<double>(channels * out * out * in_channels * kernel * kernel), "GFLOP/s");
+}
+
+// ResNet's 3x3 convolutions at each stage (resnet18/50 layer1-4), a stride-2 one and a 1x1.
+void BM_ConvBlocked3x3_64x56x56(benchmark::State& state) { blocked_conv(state, 64, 56, 64, 3, 1); }
+void BM_ConvBlocked3x3_128x28x28(benchmark::State& state) { blocked_conv(state, 128, 28, 128, 3, 1); }
+void BM_ConvBlocked3x3_256x14x14(benchmark::State& state) { blocked_conv(state, 256, 14, 256, 3, 1); }
+void BM_ConvBlocked3x3_512x7x7(benchmark::State& state) { blocked_conv(state, 512, 7, 512, 3, 1); }
+void BM_ConvBlocked3x3s2_128x56x56(benchmark::State& state) { blocked_conv(state, 128, 56, 64, 3, 2); }
+void BM_ConvBlocked1x1_256x14x14(benchmark::State& state) { blocked_conv(state, 256, 14, 1024, 1, 1); }
+
 void BM_Conv3x3_64x56x56(benchmark::State& state) { conv(state, 64, 56, 64, 3, 1); }
 void BM_Conv3x3_256x14x14(benchmark::State& state) { conv(state, 256, 14, 256, 3, 1); }
 void BM_Conv7x7s2_stem(benchmark::State& state) { conv(state, 64, 224, 3, 7, 2); }
@@ -196,6 +222,12 @@ void BM_Sigmoid_ScalarLoop_401408(benchmark::State& state) {
 
 BENCHMARK(BM_Sigmoid_Eltwise_401408)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Sigmoid_ScalarLoop_401408)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ConvBlocked3x3_64x56x56)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvBlocked3x3_128x28x28)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvBlocked3x3_256x14x14)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvBlocked3x3_512x7x7)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvBlocked3x3s2_128x56x56)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvBlocked1x1_256x14x14)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv3x3_64x56x56)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv3x3_256x14x14)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Conv7x7s2_stem)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/ref/blocked_layout.h"
+#include "backend/ref/ops/blocked_conv.h"
 #include "backend/ref/ops/families.h"
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
@@ -798,6 +799,91 @@ TEST(BlockedLayout, ActivationsBetweenConvolutionsStayBlockedAndMatchTheNchwGrap
     ASSERT_EQ(first.numel(), second.numel());
     for (int64_t i = 0; i < first.numel(); ++i)
         ASSERT_EQ(first.data_as<float>()[i], second.data_as<float>()[i]) << "y[" << i << "]";
+}
+
+// ResNet's deep 3x3 convolutions (128 channels at 14x14, a residual, one at stride 2) run on the
+// runtime's own kernel (blocked_conv.h), also where the graph holds their input or output as NCHW
+// (the first reads the graph input; the last one's sum with a residual is the graph output), and
+// match the graph as written, at 1 and 2 threads alike.
+TEST(BlockedLayout, DeepThreeByThreeConvolutionsRunOnTheOwnKernelAndMatchTheNchwGraph) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{2, 128, 14, 14});
+    auto conv = [&](const std::string& x, const Shape& w_shape, const std::string& y, uint32_t seed, int64_t stride) {
+        builder.initializer(y + "_w", random_tensor(w_shape, seed, -0.05f, 0.05f));  // values stay ~1
+        builder.initializer(y + "_b", random_tensor({w_shape[0]}, seed + 100));
+        onnx::NodeProto& node = builder.node("Conv", {x, y + "_w", y + "_b"}, {y}, "conv_" + y);
+        const int64_t pad = w_shape[2] / 2;
+        set_attr(node, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+        set_attr(node, "strides", std::vector<int64_t>{stride, stride});
+    };
+    conv("x", {128, 128, 3, 3}, "a", 1, 1);
+    builder.node("Relu", {"a"}, {"ra"}, "relu_a");
+    conv("ra", {128, 128, 3, 3}, "b", 2, 1);
+    builder.node("Add", {"b", "ra"}, {"s"}, "add_b");
+    builder.node("Relu", {"s"}, {"rs"}, "relu_s");
+    conv("rs", {128, 128, 3, 3}, "c", 3, 2);
+    builder.node("Relu", {"c"}, {"rc"}, "relu_c");
+    conv("rc", {128, 128, 3, 3}, "d", 4, 1);
+    conv("rs", {128, 128, 1, 1}, "e", 5, 2);  // the shortcut
+    builder.node("Add", {"d", "e"}, {"de"}, "add_d");
+    builder.node("Relu", {"de"}, {"y"}, "relu_y");
+    builder.output("y", DataType::kFloat32, Shape{2, 128, 7, 7});
+    EXPECT_EQ(choose_layouts(builder).flags,
+              (std::map<std::string, std::string>{
+                  {"conv_a", "out"}, {"conv_b", "in+out"}, {"conv_c", "in+out"}, {"conv_d", "in"}, {"conv_e", "in"}}));
+    const TensorMap feed{{"x", random_tensor({2, 128, 14, 14}, 5, -2.0f, 2.0f)}};
+    expect_same_values_on(builder, "y", kBlockedLayoutTolerance, feed);
+
+    const Severity previous = logger().severity();
+    logger().set_severity(Severity::kSuperVerbose);
+    ::testing::internal::CaptureStdout();
+    SessionOptions options;
+    options.num_threads = 1;
+    const OnnxModel model = builder.build();
+    const Session one(*model, options);
+    const Tensor first = one.run(feed).at("y");
+    const std::string log = ::testing::internal::GetCapturedStdout();
+    logger().set_severity(previous);
+    if (blocked_conv::cpu_supported()) {
+        for (const std::string node : {"conv_a", "conv_b", "conv_c", "conv_d"})
+            EXPECT_NE(log.find("'" + node + "' (Conv): runs on the runtime's own blocked convolution"),
+                      std::string::npos)
+                << node << "\n" << log;
+        EXPECT_EQ(log.find("'conv_e' (Conv): runs on the runtime's own"), std::string::npos) << log;
+    }
+    options.num_threads = 2;
+    const Tensor second = one.run(feed).at("y"), two = Session(*model, options).run(feed).at("y");
+    ASSERT_EQ(first.numel(), two.numel());
+    for (int64_t i = 0; i < first.numel(); ++i) {
+        ASSERT_EQ(first.data_as<float>()[i], second.data_as<float>()[i]) << "y[" << i << "]";
+        ASSERT_EQ(first.data_as<float>()[i], two.data_as<float>()[i]) << "y[" << i << "]";
+    }
+}
+
+// A SiLU or a Clip folded into a convolution on the own kernel: Clip at its store, SiLU by the pass
+// after it; both match the nodes as written.
+TEST(BlockedLayout, SiluAndClipFoldIntoAConvolutionOnTheOwnKernel) {
+    for (const std::string activation : {"Silu", "Clip"}) {
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kFloat32, Shape{1, 128, 7, 7});
+        builder.initializer("w", random_tensor({128, 128, 3, 3}, 1, -0.05f, 0.05f));
+        builder.initializer("b", random_tensor({128}, 2));
+        set_attr(builder.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+        if (activation == "Silu") {
+            builder.node("Sigmoid", {"c"}, {"s"}, "sigmoid");
+            builder.node("Mul", {"c", "s"}, {"a"}, "mul");
+        } else {
+            builder.initializer("lo", scalar(-0.5f));
+            builder.initializer("hi", scalar(0.5f));
+            builder.node("Clip", {"c", "lo", "hi"}, {"a"}, "clip");
+        }
+        add_conv(builder, "a", {8, 128, 1, 1}, "y", 3);
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 7, 7});
+        EXPECT_EQ(choose_layouts(builder).flags.at("conv"), "out");
+        EXPECT_EQ(expect_same_values(builder, "y", kBlockedLayoutTolerance, {1, 128, 7, 7}),
+                  (Names{"conv", "conv_y"}))
+            << activation;
+    }
 }
 
 TEST(BlockedLayout, TensorsThatOtherOperatorsReadOrThatLackEightChannelMultiplesStayNchw) {

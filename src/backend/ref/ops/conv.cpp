@@ -2,16 +2,20 @@
 // weights in the layout oneDNN prefers (constant weights are packed once per layout); src and dst
 // are reordered from/to the plain NCHW tensors when the chosen implementation wants another layout.
 // float64, more than 3 spatial dims and shapes oneDNN refuses take a plain reference loop.
+// Depthwise 2-D convolutions between NCHW tensors, and the channel-blocked 2-D ones that
+// blocked_conv.h was measured faster on, run on the runtime's own kernels instead.
 // DeformConv (2-D) samples X bilinearly per tap and sums directly in double.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/ref/ops/blocked_conv.h"
 #include "backend/ref/ops/broadcast.h"
 #include "backend/ref/ops/dnnl_util.h"
 #include "backend/ref/ops/vector_math.h"
@@ -885,6 +889,10 @@ private:
             if (!at_store) activation.apply_in_place(y, threads);
             return;
         }
+        if (own_blocked_conv_runs(p, w)) {
+            run_own_blocked(context_node, p, x, b, residual, activation, y, threads);
+            return;
+        }
         Shape key = x.shape();
         key.insert(key.end(), w.shape().begin(), w.shape().end());
         key.push_back(b != nullptr ? 1 : 0);
@@ -949,6 +957,90 @@ private:
     /// X or Y is channel-blocked (the layout pass runs these on oneDNN's blocked kernels only).
     bool blocked() const { return blocked_input_ || blocked_output_; }
 
+    /// Whether our own blocked convolution (blocked_conv.h) runs `p` instead of oneDNN: where the
+    /// layout pass made X or Y blocked, with constant weights (packed once), on a CPU with AVX2 and
+    /// FMA, for the shapes where it was measured faster (BENCHMARKS.md, issue 16).
+    bool own_blocked_conv_runs(const ConvProblem& p, const Tensor& w) const {
+        const Geometry& g = p.geometry;
+        if (!blocked() || p.transpose || p.group != 1 || g.rank() != 2 || p.in_channels % kChannelBlock != 0 ||
+            p.out_channels % kChannelBlock != 0 || !constant_weight_.defined() ||
+            constant_weight_.shape() != w.shape() || !blocked_conv::cpu_supported())
+            return false;
+        for (std::size_t d = 0; d < 2; ++d)
+            if (g.dilations[d] != 1 || g.pad_begin[d] < 0 || g.pad_end[d] < 0) return false;
+        return blocked_conv::measured_faster(own_problem(p));
+    }
+
+    /// `p` as blocked_conv sees it (2-D, groups 1).
+    static blocked_conv::Problem own_problem(const ConvProblem& p) {
+        const Geometry& g = p.geometry;
+        blocked_conv::Problem problem;
+        problem.batch = p.batch;
+        problem.in_channels = p.in_channels;
+        problem.out_channels = p.out_channels;
+        problem.in_h = g.input[0];
+        problem.in_w = g.input[1];
+        problem.out_h = g.output[0];
+        problem.out_w = g.output[1];
+        problem.k_h = g.kernel[0];
+        problem.k_w = g.kernel[1];
+        problem.stride_h = g.strides[0];
+        problem.stride_w = g.strides[1];
+        problem.pad_top = g.pad_begin[0];
+        problem.pad_left = g.pad_begin[1];
+        return problem;
+    }
+
+    /// y = activation(conv(x, w) + b + residual) with our own kernel; Relu and Clip are applied as
+    /// each sum is stored, SiLU and GELU by a pass after it.
+    void run_own_blocked(const NodeInfo& context_node, const ConvProblem& p, const Tensor& x, const Tensor* b,
+                         const float* residual, const onednn::FusedActivation& activation, Tensor& y,
+                         int threads) const {
+        const blocked_conv::Problem problem = own_problem(p);
+        std::shared_ptr<const float> packed;
+        {
+            std::lock_guard<std::mutex> lock(own_packed_mutex_);
+            if (own_packed_ == nullptr) {
+                own_packed_ = blocked_conv::pack_weights(problem, constant_weight_.data_as<float>());
+                if (logger().enabled(Severity::kSuperVerbose)) {
+                    logger().super_verbose("Node '" + context_node.name() + "' (" + context_node.op_type() +
+                                           "): runs on the runtime's own blocked convolution");
+                }
+            }
+            packed = own_packed_;
+        }
+        blocked_conv::Epilogue epilogue;
+        epilogue.bias = b != nullptr ? b->data_as<float>() : nullptr;
+        epilogue.residual = residual;
+        using Kind = onednn::FusedActivation::Kind;
+        const bool at_store = activation.kind() == Kind::kRelu || activation.kind() == Kind::kClip;
+        if (at_store) {
+            epilogue.clip = true;
+            epilogue.lo = activation.kind() == Kind::kRelu ? 0.0f : activation.clip_min();
+            epilogue.hi =
+                activation.kind() == Kind::kRelu ? std::numeric_limits<float>::infinity() : activation.clip_max();
+        }
+        // A side the graph holds as NCHW (where a blocked tensor meets an NCHW class, e.g. ResNet's
+        // last stage, whose sums reach GlobalAveragePool and Flatten) is converted in a scratch buffer.
+        const float* xb = x.data_as<float>();
+        if (!blocked_input_) {
+            float* scratch = static_cast<float*>(onednn::thread_scratch(0, x.nbytes()));
+            blocked_conv::block_channels(xb, problem.batch, problem.in_channels, problem.in_h * problem.in_w, scratch);
+            xb = scratch;
+        }
+        if (blocked_output_) {
+            blocked_conv::run(problem, xb, packed.get(), epilogue, y.data_as<float>(), threads);
+        } else {
+            float* yb = static_cast<float*>(onednn::thread_scratch(2, y.nbytes()));
+            blocked_conv::Epilogue bias_only;
+            bias_only.bias = epilogue.bias;
+            blocked_conv::run(problem, xb, packed.get(), bias_only, yb, threads);
+            blocked_conv::unblock_channels(yb, epilogue, problem.batch, problem.out_channels,
+                                           problem.out_h * problem.out_w, y.data_as<float>());
+        }
+        if (!at_store) activation.apply_in_place(y, threads);
+    }
+
     bool transpose_;
     WindowAttrs attrs_;
     int64_t group_ = 1;
@@ -961,6 +1053,8 @@ private:
     std::vector<int64_t> output_shape_attr_;
     Tensor constant_weight_;  ///< float32 value of a constant W (undefined when W is computed)
     onednn::PackedWeights packed_weights_;
+    mutable std::mutex own_packed_mutex_;
+    mutable std::shared_ptr<const float> own_packed_;  ///< constant_weight_ packed for blocked_conv::run
     onednn::PrimitiveCache<DnnlConvPlan> cache_;
 };
 
