@@ -88,7 +88,7 @@ std::optional<ConvChannels> blockable_conv(const onnx::NodeProto& node, const Gr
 }
 
 /// GlobalAveragePool, and a 2-D MaxPool without its Indices output: their kernels take a blocked
-/// input and give a blocked output.
+/// input and give a blocked output (GlobalAveragePool also a plain one, see below).
 bool is_blockable_pool(const onnx::NodeProto& node) {
     if (node.input_size() != 1 || node.output_size() != 1) return false;
     if (node.op_type() == "GlobalAveragePool") return true;
@@ -153,6 +153,13 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
         const std::string& y = node.output(0);
         classes.add(y);
         produced_here(y);
+        // GlobalAveragePool's [N, C, 1, 1] output has the bytes of its blocked form [N, C/8, 1, 1, 8],
+        // so its input can stay blocked when the output's readers (Flatten, Gemm) want NCHW; only a
+        // plain input makes the output plain (below).
+        if (op == "GlobalAveragePool") {
+            classes.add(node.input(0));
+            continue;
+        }
         for (int k = 0; k < node.input_size(); ++k) {
             const std::string& operand = node.input(k);
             if (operand.empty() || ((k > 0 || binary) && is_scalar_constant(operand))) continue;
@@ -169,6 +176,21 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
         if (found == producers.end() || found->second != 1) classes.pin(name);
     }
     for (const auto& output : graph.output()) classes.pin(output.name());
+    // A plain input gives GlobalAveragePool a plain output. Pinning an output class can make another
+    // pool's input plain, so repeat until nothing changes.
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            const onnx::NodeProto& node = nodes[i];
+            if (convs[i] || !is_default_domain(node.domain()) || node.op_type() != "GlobalAveragePool" ||
+                !classes.members().contains(node.output(0)))
+                continue;
+            if (!classes.blocked(node.input(0)) && classes.blocked(node.output(0))) {
+                classes.pin(node.output(0));
+                changed = true;
+            }
+        }
+    }
 
     std::vector<std::string> blocked;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -178,6 +200,8 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
             if (classes.blocked(node.output(0))) set_int_attr(node, kBlockedOutputAttr, 1);
         } else if (is_default_domain(node.domain()) && is_blockable_pool(node) && classes.blocked(node.input(0))) {
             set_int_attr(node, kBlockedInputAttr, 1);
+            if (node.op_type() == "GlobalAveragePool" && classes.blocked(node.output(0)))
+                set_int_attr(node, kBlockedOutputAttr, 1);
         }
         for (const auto& output : node.output())
             if (!output.empty() && classes.blocked(output)) blocked.push_back(output);

@@ -928,9 +928,40 @@ TEST(BlockedLayout, SqueezeExciteStaysBlockedThroughGlobalAveragePoolAndTheBroad
     builder.output("y", DataType::kFloat32, Shape{1, 8, 7, 7});
     const LayoutChoice choice = choose_layouts(builder);
     EXPECT_EQ(choice.blocked, (Names{"c", "r", "p", "f", "fr", "g", "s", "m"}));
-    EXPECT_EQ(choice.flags.at("pool"), "in");
+    EXPECT_EQ(choice.flags.at("pool"), "in+out");
     EXPECT_EQ(expect_same_values(builder, "y", kBlockedLayoutTolerance, {1, 8, 7, 7}),
               (Names{"conv_c", "pool", "conv_f", "conv_g", "sigmoid", "scale", "conv_y"}));
+}
+
+// A classifier's tail (ResNet, MobileNetV2): GlobalAveragePool's output goes to Flatten and Gemm,
+// which want NCHW; its input, and the convolutions before it, stay blocked, and the pool writes the
+// plain [N, C, 1, 1] (the same bytes). A plain input still gives a plain output.
+TEST(BlockedLayout, GlobalAveragePoolGivesAPlainOutputFromABlockedInput) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{2, 8, 7, 7});
+    add_conv(builder, "x", {16, 8, 3, 3}, "c", 1, 1);
+    builder.node("Relu", {"c"}, {"r"}, "relu");
+    add_conv(builder, "r", {16, 16, 3, 3}, "d", 2, 1);
+    builder.node("GlobalAveragePool", {"d"}, {"p"}, "pool");
+    builder.node("Flatten", {"p"}, {"f"}, "flatten");
+    builder.initializer("fc_w", random_tensor({10, 16}, 3));
+    set_attr(builder.node("Gemm", {"f", "fc_w"}, {"y"}, "fc"), "transB", int64_t{1});
+    builder.output("y", DataType::kFloat32, Shape{2, 10});
+    const LayoutChoice choice = choose_layouts(builder);
+    EXPECT_EQ(choice.blocked, (Names{"c", "r", "d"}));
+    EXPECT_EQ(choice.flags.at("pool"), "in");
+    EXPECT_EQ(choice.flags.at("conv_d"), "in+out");
+    EXPECT_EQ(expect_same_values(builder, "y", kBlockedLayoutTolerance, {2, 8, 7, 7}),
+              (Names{"conv_c", "conv_d", "pool", "flatten", "fc"}));
+
+    // The pool's input a graph output: plain, so the pool's output is plain and its reader as written.
+    ModelBuilder plain_input = builder;
+    plain_input.output("d", DataType::kFloat32, Shape{2, 16, 7, 7});
+    add_conv(plain_input, "p", {8, 16, 1, 1}, "e", 4);
+    plain_input.output("e", DataType::kFloat32, Shape{2, 8, 1, 1});
+    const LayoutChoice plain_choice = choose_layouts(plain_input);
+    EXPECT_EQ(plain_choice.blocked, (Names{"c", "r"}));
+    EXPECT_FALSE(plain_choice.flags.contains("pool"));
 }
 
 // A SqueezeNet fire module after a ceil-mode MaxPool: the pool and the channel Concat keep the
@@ -1038,6 +1069,19 @@ TEST(BlockedLayout, PoolsThatHaveNoBlockedKernelRefuseTheAttribute) {
         } catch (const std::exception& error) {
             EXPECT_NE(std::string(error.what()).find("'pool': only"), std::string::npos) << error.what();
         }
+    }
+    // GlobalAveragePool writes a blocked output from a blocked input only.
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
+    set_attr(builder.node("GlobalAveragePool", {"x"}, {"y"}, "pool"), std::string(kBlockedOutputAttr), int64_t{1});
+    builder.output("y", DataType::kFloat32, DynShape{});
+    try {
+        const Session session(*builder.build(), with_fusion(false));
+        ADD_FAILURE() << "no error for a blocked output of a plain input";
+    } catch (const std::exception& error) {
+        EXPECT_NE(std::string(error.what()).find("'pool': a channel-blocked output needs a channel-blocked input"),
+                  std::string::npos)
+            << error.what();
     }
 }
 

@@ -46,8 +46,9 @@ inline constexpr std::string_view kFusedResidualAttr = "polygraphy.fused_residua
 /// the node's input 0 (kBlockedInputAttr) or output 0 (kBlockedOutputAttr) is a float32 tensor in
 /// the channel-blocked layout, oneDNN's nChw8c, as the 5-D tensor [N, C / kChannelBlock, H, W,
 /// kChannelBlock] instead of [N, C, H, W]: element (n, c, h, w) is at [n, c / 8, h, w, c % 8].
-/// Elementwise operators and Concat along axis 1 read and write it unchanged; the pools' outputs
-/// are blocked too.
+/// Elementwise operators and Concat along axis 1 read and write it unchanged; MaxPool's output is
+/// blocked too, GlobalAveragePool's when it has kBlockedOutputAttr (its [N, C, 1, 1] output has
+/// the same bytes either way).
 inline constexpr std::string_view kBlockedInputAttr = "polygraphy.blocked_input";
 inline constexpr std::string_view kBlockedOutputAttr = "polygraphy.blocked_output";
 inline constexpr int64_t kChannelBlock = 8;

@@ -595,10 +595,14 @@ void global_average_pool_blocked(const Tensor& x, Tensor& y, int threads) {
 class GlobalPoolKernel final : public Kernel {
 public:
     GlobalPoolKernel(const NodeInfo& node, PoolKind kind)
-        : kind_(kind), blocked_input_(onednn::private_flag(node, kBlockedInputAttr)) {
+        : kind_(kind),
+          blocked_input_(onednn::private_flag(node, kBlockedInputAttr)),
+          blocked_output_(onednn::private_flag(node, kBlockedOutputAttr)) {
         if (kind == PoolKind::kLp) p_ = PoolKernel::read_p(node);
-        if (blocked_input_ && kind != PoolKind::kAverage)
+        if ((blocked_input_ || blocked_output_) && kind != PoolKind::kAverage)
             throw InternalError("Node '" + node.name() + "': only GlobalAveragePool takes a channel-blocked input");
+        if (blocked_output_ && !blocked_input_)
+            throw InternalError("Node '" + node.name() + "': a channel-blocked output needs a channel-blocked input");
     }
 
     void compute(KernelContext& context) const override {
@@ -608,8 +612,11 @@ public:
             const Shape plain = onednn::unblocked_shape(node, x);
             if (plain[2] * plain[3] == 0)
                 node.fail("input X has an empty spatial extent\nNote: X shape = " + shape_to_string(plain));
+            // [N, C, 1, 1] and its blocked form [N, C/8, 1, 1, 8] hold the same bytes: one kernel
+            // writes either.
+            const Shape plain_out = {plain[0], plain[1], 1, 1};
             Tensor& y = context.allocate_uninitialized_output(
-                0, DataType::kFloat32, onednn::blocked_shape({plain[0], plain[1], 1, 1}));
+                0, DataType::kFloat32, blocked_output_ ? onednn::blocked_shape(plain_out) : plain_out);
             global_average_pool_blocked(x, y, context.num_threads());
             return;
         }
@@ -641,7 +648,8 @@ public:
 
 private:
     PoolKind kind_;
-    bool blocked_input_;  ///< X is channel-blocked (only GlobalAveragePool; the output is blocked too)
+    bool blocked_input_;   ///< X is channel-blocked (only GlobalAveragePool)
+    bool blocked_output_;  ///< Y is channel-blocked too (kBlockedOutputAttr; else [N, C, 1, 1])
     double p_ = 2.0;
 };
 
