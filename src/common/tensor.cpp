@@ -5,9 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <new>
-#include <unordered_map>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -39,61 +37,12 @@ uint64_t tensor_memory_limit() {
 
 namespace {
 
-/// Freed tensor buffers of 1-64 MiB, kept for the next request of the same size (up to 256 MiB in
-/// all). glibc maps a request the size of the largest block freed so far afresh every time (its
-/// dynamic mmap threshold becomes that size, and requests at the threshold are mapped), so the
-/// largest activation of a network came back as new pages every run, faulted and zeroed in the
-/// node that writes them: resnet18's stem took 4.8-5.7 ms per run there against 2.4-3.0 ms
-/// standalone (BENCHMARKS.md, issue 16).
-class BufferCache {
-public:
-    static constexpr std::size_t kMinBytes = std::size_t{1} << 20;
-    static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
-    static constexpr std::size_t kMaxCachedBytes = std::size_t{256} << 20;
-
-    /// A kept buffer of exactly `bytes`, or nullptr.
-    void* take(std::size_t bytes) {
-        if (bytes < kMinBytes || bytes > kMaxBytes) return nullptr;
-        const std::lock_guard<std::mutex> lock(mutex_);
-        const auto found = free_.find(bytes);
-        if (found == free_.end()) return nullptr;
-        void* memory = found->second;
-        free_.erase(found);
-        cached_bytes_ -= bytes;
-        return memory;
-    }
-
-    /// Keeps `memory` (of `bytes`) for a later take(), or frees it.
-    void release(void* memory, std::size_t bytes) {
-        if (bytes >= kMinBytes && bytes <= kMaxBytes) {
-            const std::lock_guard<std::mutex> lock(mutex_);
-            if (cached_bytes_ + bytes <= kMaxCachedBytes) {
-                free_.emplace(bytes, memory);
-                cached_bytes_ += bytes;
-                return;
-            }
-        }
-        std::free(memory);
-    }
-
-private:
-    std::mutex mutex_;
-    std::unordered_multimap<std::size_t, void*> free_;
-    std::size_t cached_bytes_ = 0;
-};
-
-BufferCache& buffer_cache() {
-    static BufferCache* cache = new BufferCache;  // never destroyed: buffers may be freed during exit
-    return *cache;
-}
-
 std::shared_ptr<void> allocate_buffer(std::size_t nbytes, bool zero_fill) {
     const std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
-    void* memory = buffer_cache().take(rounded);
-    if (!memory) memory = std::aligned_alloc(kAlignment, rounded);
+    void* memory = std::aligned_alloc(kAlignment, rounded);
     if (!memory) throw PolygraphyException("Could not allocate " + std::to_string(nbytes) + " bytes for a tensor");
     if (zero_fill) std::memset(memory, 0, rounded);
-    return std::shared_ptr<void>(memory, [rounded](void* p) { buffer_cache().release(p, rounded); });
+    return std::shared_ptr<void>(memory, [](void* p) { std::free(p); });
 }
 
 template <typename Fn>

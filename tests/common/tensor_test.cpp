@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "polygraphy/common/exception.h"
@@ -50,33 +49,6 @@ TEST(Tensor, AllocatesZeroedAlignedBuffers) {
     EXPECT_EQ(tensor.nbytes(), 24u);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(tensor.data()) % 64, 0u);
     for (int i = 0; i < 6; ++i) EXPECT_EQ(tensor.data_as<float>()[i], 0.0f);
-}
-
-// A freed buffer of 1 MiB or more goes to the next tensor of the same byte size (glibc would map
-// the largest size afresh on every request), zeroed again when that tensor asks for zeros; a
-// buffer of another size is not handed out.
-TEST(Tensor, ReusesLargeFreedBuffersOfTheSameSizeZeroedWhenAsked) {
-    const Shape shape = {3, 1 << 18};  // 3 MiB of float32
-    const void* first = nullptr;
-    {
-        Tensor scratch = Tensor::uninitialized(DataType::kFloat32, shape);
-        std::memset(scratch.data(), 0xff, scratch.nbytes());
-        first = scratch.data();
-    }
-    const Tensor zeros(DataType::kFloat32, shape);
-    EXPECT_EQ(zeros.data(), first);
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(zeros.data()) % 64, 0u);
-    for (int64_t i = 0; i < zeros.numel(); ++i) ASSERT_EQ(zeros.data_as<float>()[i], 0.0f) << i;
-
-    const void* second = nullptr;
-    {
-        const Tensor other = Tensor::uninitialized(DataType::kFloat32, {3, (1 << 18) + 16});
-        second = other.data();
-    }
-    const Tensor same_bytes = Tensor::uninitialized(DataType::kInt32, {3 << 18, 1});
-    EXPECT_NE(same_bytes.data(), first);  // a buffer still held (by `zeros`) is not handed out
-    const Tensor again = Tensor::uninitialized(DataType::kFloat32, {3, (1 << 18) + 16});
-    EXPECT_EQ(again.data(), second);
 }
 
 TEST(Tensor, CopiesShareAndCloneCopies) {
