@@ -31,7 +31,7 @@ int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 /// - GOMP_SPINCOUNT=300000, a spin of a few milliseconds at most before sleeping, unless `argv`
 ///   gives --ref-threads other than 0: waking sleeping threads for each of an inference's ~100
 ///   parallel regions made mobilenet_v2 on 2 idle cores 19 ms instead of 11, and a spin of 10000
-///   still lost 10-25% against this one (BENCHMARKS.md). With the default thread count a busy
+///   still lost 10-40% against this one (BENCHMARKS.md). With the default thread count a busy
 ///   machine gets 1 thread (the cores other processes leave idle), so the spin costs nothing
 ///   there; a thread count the user gives is kept on a busy machine, where the spin made a run
 ///   about 2x slower.
