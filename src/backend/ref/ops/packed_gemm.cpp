@@ -168,21 +168,16 @@ POLYGRAPHY_AVX2_FMA void multiply_row_panels(const float* a, const PackedMatrix&
 
 constexpr int64_t kRowPanels = 4;
 
-/// Panels [panel_begin, panel_end) of a single-row product, on the calling thread.
+/// Panels [panel_begin, panel_end) of a single-row product, on the calling thread (a bias holds 16
+/// values for every panel, as multiply() pads it).
 void multiply_single_row(const float* a, const PackedMatrix& b, const float* bias, float* y, int64_t panel_begin,
                          int64_t panel_end) {
     float out[kRowPanels * kPanelWidth];
-    float padded_bias[kRowPanels * kPanelWidth];
     for (int64_t panel = panel_begin; panel < panel_end; panel += kRowPanels) {
         const int64_t panels = std::min(kRowPanels, panel_end - panel);
         const int64_t col = panel * kPanelWidth;
         const int64_t width = std::min(panels * kPanelWidth, b.n() - col);
         const float* group_bias = bias != nullptr ? bias + col : nullptr;
-        if (bias != nullptr && width < panels * kPanelWidth) {
-            std::fill(padded_bias, padded_bias + kRowPanels * kPanelWidth, 0.0f);
-            std::copy(group_bias, group_bias + width, padded_bias);
-            group_bias = padded_bias;
-        }
         switch (panels) {
             case 4:
                 multiply_row_panels<4>(a, b, panel, group_bias, out);
@@ -201,7 +196,8 @@ void multiply_single_row(const float* a, const PackedMatrix& b, const float* bia
     }
 }
 
-/// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
+/// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread
+/// (a bias holds 16 values for every panel, as multiply() pads it).
 void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
                     int64_t row_end, int64_t panel_begin, int64_t panel_end) {
     const int64_t n = b.n();
@@ -214,7 +210,6 @@ void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const fl
     thread_local std::vector<float> packed_a;
     packed_a.resize(static_cast<std::size_t>(block_rows * k));
     float edge_tile[kTileRows * kPanelWidth];
-    float edge_bias[kPanelWidth];
     for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
         const int64_t rows = std::min(block_rows, row_end - i0);
         const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
@@ -234,11 +229,6 @@ void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const fl
                     const int64_t col = panel * kPanelWidth;
                     const int64_t width = std::min(kPanelWidth, n - col);
                     const float* panel_bias = last && bias != nullptr ? bias + col : nullptr;
-                    if (width < kPanelWidth && panel_bias != nullptr) {
-                        std::fill(edge_bias, edge_bias + kPanelWidth, 0.0f);
-                        std::copy(panel_bias, panel_bias + width, edge_bias);
-                        panel_bias = edge_bias;
-                    }
                     // The next panel comes from memory: each tile fetches a share of it into L2 while
                     // it computes, so that the next panel's first tile does not wait for memory.
                     const float* next = nullptr;
@@ -321,6 +311,13 @@ const float* PackedMatrix::panel(int64_t k0, int64_t panel_index) const {
 void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads) {
     if (m <= 0 || b.n() <= 0) return;
     if (b.k() == 0) throw InternalError("packed_gemm::multiply with K = 0");
+    // The bias padded with zeros to whole panels, so that the narrow last panel reads 16 values too.
+    std::vector<float> padded_bias;
+    if (bias != nullptr && b.n() % kPanelWidth != 0) {
+        padded_bias.assign(static_cast<std::size_t>(b.panels() * kPanelWidth), 0.0f);
+        std::copy(bias, bias + b.n(), padded_bias.begin());
+        bias = padded_bias.data();
+    }
     // Below about 2M multiply-adds (~50 us) per thread, another thread costs more than it saves; a
     // product of few rows is bound by reading the weights, which a second thread still speeds up
     // from 1 MiB on.
