@@ -29,6 +29,7 @@ const ref::OpRegistry& registry() {
         ref::register_matmul_ops(reg);
         ref::register_nn_ops(reg);
         ref::register_reduce_ops(reg);
+        ref::register_binary_ops(reg);
         return reg;
     }();
     return r;
@@ -173,6 +174,13 @@ void BM_MaxPool3x3s2ceil_Blocked_128x55x55(benchmark::State& state) {
     squeezenet_max_pool(state, 128, 55, true);
 }
 
+// EfficientNet's squeeze-excite scale on a channel-blocked tensor: [1, 12, 56, 56, 8] * [1, 12, 1, 1, 8].
+void BM_Mul_SqueezeExcite_Blocked_96x56x56(benchmark::State& state) {
+    Node node("Mul");
+    node.input(random_tensor({1, 12, 56, 56, 8}, 1)).input(random_tensor({1, 12, 1, 1, 8}, 2));
+    run(state, node, 8.0 * 96 * 56 * 56, "GB/s");
+}
+
 void BM_Softmax_12x197x197(benchmark::State& state) {
     Node node("Softmax");
     node.input(random_tensor({1, 12, 197, 197}, 1));
@@ -240,6 +248,7 @@ BENCHMARK(BM_MaxPool3x3s2ceil_64x111x111)->Arg(1)->Unit(benchmark::kMicrosecond)
 BENCHMARK(BM_MaxPool3x3s2ceil_16x55x55)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MaxPool3x3s2ceil_Blocked_64x111x111)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MaxPool3x3s2ceil_Blocked_128x55x55)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Mul_SqueezeExcite_Blocked_96x56x56)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Softmax_12x197x197)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_LayerNorm_197x768)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_ReduceMean_64x3136)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();

@@ -12,6 +12,7 @@
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
+#include "polygraphy/common/run_arena.h"
 
 namespace polygraphy {
 namespace {
@@ -39,6 +40,7 @@ namespace {
 
 std::shared_ptr<void> allocate_buffer(std::size_t nbytes, bool zero_fill) {
     const std::size_t rounded = (std::max<std::size_t>(nbytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    if (auto planned = detail::allocate_in_run_arena(rounded, zero_fill)) return planned;
     void* memory = std::aligned_alloc(kAlignment, rounded);
     if (!memory) throw PolygraphyException("Could not allocate " + std::to_string(nbytes) + " bytes for a tensor");
     if (zero_fill) std::memset(memory, 0, rounded);

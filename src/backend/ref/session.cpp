@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -26,6 +27,7 @@
 #include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/run_arena.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -125,6 +127,7 @@ struct Session::Impl {
         double total_seconds = 0;
     };
     mutable ProfileTotals profile_totals;
+    std::unique_ptr<RunArena> arena;  // top-level graph only; null: SessionOptions::plan_buffers off
     std::shared_ptr<const OpsetMap> opsets;
     std::vector<std::vector<std::string>> node_inputs;  // per node: declared inputs, then implicit ones
 
@@ -223,6 +226,7 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
     adaptive_threads = options.num_threads == 0;
     fuse = options.fuse_activations;
     profile = options.profile;
+    if (options.plan_buffers) arena = std::make_unique<RunArena>();
 
     auto imported = std::make_shared<OpsetMap>();
     for (const auto& import : model.opset_import())
@@ -606,7 +610,11 @@ Session::ValueMap Session::run_values(const ValueMap& feed, RunStats* stats) con
         else
             throw InputError(fmt::format("Input '{}' is missing from the feed", name));
     }
-    impl.execute(values, stats, threads);
+    {
+        std::optional<RunArena::Scope> planned;
+        if (impl.arena) planned.emplace(*impl.arena);
+        impl.execute(values, stats, threads);
+    }
     ValueMap result;
     for (const auto& [name, index] : impl.outputs) result.set(name, impl.value_at(values, index));
     return result;

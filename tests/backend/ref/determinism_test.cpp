@@ -99,5 +99,38 @@ TEST(Concurrency, ConcurrentRunsOfOneMultiThreadedSessionMatchASerialRun) {
     for (int t = 0; t < kCallers; ++t) EXPECT_TRUE(results[t].equals(expected[t])) << "caller " << t;
 }
 
+// Runs get their large buffers from a block planned from the run before (SessionOptions::plan_buffers):
+// the results must be those of buffers from malloc, run after run, also when the batch size changes
+// between runs (each change is a new plan), and results kept from earlier runs must stay intact.
+TEST(PlannedBuffers, ResultsEqualThoseOfMallocAcrossRunsAndShapes) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, DynShape{Dim::named("batch"), Dim::fixed(8), Dim::fixed(32), Dim::fixed(32)});
+    builder.initializer("w", random_tensor({16, 8, 3, 3}, 31));
+    builder.initializer("scale", random_tensor({16, 1, 1}, 32));
+    set_attr(builder.node("Conv", {"x", "w"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Sigmoid", {"c"}, {"s"});
+    builder.node("Mul", {"c", "s"}, {"silu"});
+    builder.node("Mul", {"silu", "scale"}, {"scaled"});
+    builder.node("Add", {"scaled", "c"}, {"y"});
+    builder.output("y", DataType::kFloat32, DynShape{Dim::named("batch"), Dim::fixed(16), Dim::fixed(32), Dim::fixed(32)});
+    const OnnxModel model = builder.build();
+
+    SessionOptions planned_options, malloc_options;
+    planned_options.num_threads = malloc_options.num_threads = 2;
+    malloc_options.plan_buffers = false;
+    const Session planned(*model, planned_options);
+    const Session unplanned(*model, malloc_options);
+    const std::vector<int64_t> batches{1, 1, 1, 2, 2, 1, 3, 3, 3};
+    std::vector<Tensor> kept, expected;
+    for (std::size_t run = 0; run < batches.size(); ++run) {
+        const TensorMap feed{{"x", random_tensor({batches[run], 8, 32, 32}, static_cast<uint32_t>(40 + run))}};
+        kept.push_back(planned.run(feed).at("y"));
+        expected.push_back(unplanned.run(feed).at("y"));
+        EXPECT_TRUE(kept.back().equals(expected.back())) << "run " << run;
+    }
+    for (std::size_t run = 0; run < batches.size(); ++run)
+        EXPECT_TRUE(kept[run].equals(expected[run])) << "run " << run << " after the later runs";
+}
+
 }  // namespace
 }  // namespace polygraphy::ref

@@ -26,6 +26,9 @@ struct SessionOptions {
     /// Time every node of every run (Session::profile(); `--ref-profile`). Costs two clock reads per
     /// node.
     bool profile = false;
+    /// Serve each run's large buffers from one block planned from the run before (RunArena), so
+    /// repeated runs do not fault in fresh pages. False: every buffer from malloc.
+    bool plan_buffers = true;
 };
 
 /// Where the time of a session's runs went (SessionOptions::profile).
