@@ -59,7 +59,8 @@ TEST_P(Determinism, FixedThreadCountGivesBitIdenticalResults) {
     const Session session(*model, options);
     for (int repeat = 0; repeat < 5; ++repeat) {
         const TensorMap again = repeat % 2 ? session.run(feed) : run_once(*model, GetParam(), feed);
-        for (const char* name : {"y", "z"}) EXPECT_TRUE(again.at(name).equals(first.at(name))) << name << " #" << repeat;
+        for (const char* name : {"y", "z"})
+            EXPECT_TRUE(again.at(name).equals(first.at(name))) << name << " #" << repeat;
     }
 }
 
@@ -104,7 +105,8 @@ TEST(Concurrency, ConcurrentRunsOfOneMultiThreadedSessionMatchASerialRun) {
 // between runs (each change is a new plan), and results kept from earlier runs must stay intact.
 TEST(PlannedBuffers, ResultsEqualThoseOfMallocAcrossRunsAndShapes) {
     ModelBuilder builder(17);
-    builder.input("x", DataType::kFloat32, DynShape{Dim::named("batch"), Dim::fixed(8), Dim::fixed(32), Dim::fixed(32)});
+    builder.input("x", DataType::kFloat32,
+                  DynShape{Dim::named("batch"), Dim::fixed(8), Dim::fixed(32), Dim::fixed(32)});
     builder.initializer("w", random_tensor({16, 8, 3, 3}, 31));
     builder.initializer("scale", random_tensor({16, 1, 1}, 32));
     set_attr(builder.node("Conv", {"x", "w"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -112,7 +114,8 @@ TEST(PlannedBuffers, ResultsEqualThoseOfMallocAcrossRunsAndShapes) {
     builder.node("Mul", {"c", "s"}, {"silu"});
     builder.node("Mul", {"silu", "scale"}, {"scaled"});
     builder.node("Add", {"scaled", "c"}, {"y"});
-    builder.output("y", DataType::kFloat32, DynShape{Dim::named("batch"), Dim::fixed(16), Dim::fixed(32), Dim::fixed(32)});
+    builder.output("y", DataType::kFloat32,
+                   DynShape{Dim::named("batch"), Dim::fixed(16), Dim::fixed(32), Dim::fixed(32)});
     const OnnxModel model = builder.build();
 
     SessionOptions planned_options, malloc_options;
