@@ -209,10 +209,18 @@ void broadcast_binary(const Shape& out, const Shape& sa, const Shape& sb, const 
 #pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
             for (int64_t row = 0; row < count; ++row) {
                 const int64_t full = row * inner, repeated = row / repeat * inner;
-                if (b_repeats)
+                if constexpr (inner_constant > 0) {
+                    // Whole rows read before they are written: the compiler vectorizes the row
+                    // without proving that y does not overlap a or b (it may be one of them).
+                    R row_values[inner_constant];
+                    for (int64_t k = 0; k < inner_constant; ++k)
+                        row_values[k] = b_repeats ? fn(a[full + k], b[repeated + k]) : fn(a[repeated + k], b[full + k]);
+                    for (int64_t k = 0; k < inner_constant; ++k) y[full + k] = row_values[k];
+                } else if (b_repeats) {
                     for (int64_t k = 0; k < inner; ++k) y[full + k] = fn(a[full + k], b[repeated + k]);
-                else
+                } else {
                     for (int64_t k = 0; k < inner; ++k) y[full + k] = fn(a[repeated + k], b[full + k]);
+                }
             }
         };
         if (rows->inner == 8)
