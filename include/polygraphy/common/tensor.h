@@ -84,6 +84,9 @@ public:
     /// Element `index` (flat) converted to double; bool -> 0/1, halves widened. Not for strings.
     double value_as_double(int64_t index) const;
 
+    /// Whether no other tensor shares this one's buffer (false for string and empty tensors).
+    bool buffer_unshared() const { return owner_ && owner_.use_count() == 1; }
+
     /// Deep copy.
     Tensor clone() const;
 

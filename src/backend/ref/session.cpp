@@ -101,6 +101,7 @@ struct Session::Impl {
         std::vector<std::string> outer_names;  // implicit inputs: enclosing values the subgraphs read
         std::vector<int> outputs;              // slot per node output, -1 when omitted
         std::vector<int> release;              // intermediate slots whose last consumer is this step
+        std::vector<bool> donatable;           // per input: an intermediate read once here, for the last time
     };
 
     std::vector<onnx::NodeProto> nodes;  // owned copies: NodeInfo refers to them
@@ -446,6 +447,15 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
                 std::find(steps[last_use[output]].release.begin(), steps[last_use[output]].release.end(), output) ==
                     steps[last_use[output]].release.end())
                 steps[last_use[output]].release.push_back(output);
+    for (Step& step : steps) {
+        const std::size_t declared = step.info->proto().input_size();
+        step.donatable.assign(std::min(declared, step.inputs.size()), false);
+        for (std::size_t i = 0; i < step.donatable.size(); ++i) {
+            const int slot = step.inputs[i];
+            step.donatable[i] = slot >= 0 && std::count(step.inputs.begin(), step.inputs.end(), slot) == 1 &&
+                                std::find(step.release.begin(), step.release.end(), slot) != step.release.end();
+        }
+    }
 
     for (const auto& input : graph.input())
         if (!initializer_names.contains(input.name()))
@@ -644,6 +654,7 @@ void Session::Impl::execute(std::vector<Value>& values, RunStats* stats, int thr
         }
         KernelContext context(*step.info, inputs, step.outputs.size(), threads);
         context.attach_values(&input_values, &step.outer_names);
+        context.attach_donatable(&step.donatable);
         if (logger().enabled(Severity::kUltraVerbose))
             logger().ultra_verbose(fmt::format("Running node '{}' ({})", step.info->name(), step.info->op_type()));
         const Clock::time_point step_start = profile ? Clock::now() : Clock::time_point();

@@ -166,8 +166,17 @@ public:
     /// Like allocate_output but the numeric buffer is left uninitialized (Tensor::uninitialized): for
     /// kernels that write every element, saving a pass over the output's memory.
     Tensor& allocate_uninitialized_output(std::size_t index, DataType dtype, Shape shape);
-    /// Sets output `index` to `tensor` (may share an input's buffer: kernels never write to inputs).
+    /// Sets output `index` to `tensor` (may share an input's buffer: kernels never write to inputs,
+    /// except one donated_input() returned).
     void set_output(std::size_t index, Tensor tensor);
+    /// Input `index` when the kernel may write its output into that input's buffer: the session reads
+    /// it for the last time here and nothing else holds the buffer. nullptr otherwise.
+    const Tensor* donated_input(std::size_t index) const {
+        return donatable_ && index < donatable_->size() && (*donatable_)[index] && inputs_[index] &&
+                       inputs_[index]->buffer_unshared()
+                   ? inputs_[index]
+                   : nullptr;
+    }
     /// Output `index` (undefined until set or allocated).
     Tensor& output(std::size_t index) { return outputs_.at(index); }
     /// Every output, in node order.
@@ -189,6 +198,8 @@ public:
         values_ = values;
         outer_names_ = outer_names;
     }
+    /// Session use: per input, whether this node is its last reader in the graph (donated_input()).
+    void attach_donatable(const std::vector<bool>* donatable) { donatable_ = donatable; }
     /// Value of an enclosing graph's `name` that the node's subgraphs read; nullptr when unknown.
     const Value* outer_value(const std::string& name) const;
 
@@ -198,6 +209,7 @@ private:
     std::vector<Tensor> outputs_;
     int num_threads_;
     const std::vector<const Value*>* values_ = nullptr;
+    const std::vector<bool>* donatable_ = nullptr;
     const std::vector<std::string>* outer_names_ = nullptr;
     std::vector<Value> value_outputs_;  // non-tensor outputs, sized on first use
 };

@@ -3,6 +3,7 @@
 // Where. Each binary operator is a scalar function run by BinaryKernel, the one template (as in
 // ggml's binary-ops.cpp); float16/bfloat16 are computed in float32 and rounded back once.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -74,13 +75,26 @@ public:
             }
             unsupported_dtype(node, a0.dtype());
         }
+        // Asked before the copies below share the buffers.
+        const std::array<const Tensor*, 2> donated{ctx.donated_input(0), ctx.donated_input(1)};
         const Tensor a = widen_half(a0), b = widen_half(b0);
         dispatch_dtype(node, a.dtype(), [&](auto tag) {
             using T = typename decltype(tag)::type;
             if constexpr (Op::template kSupports<T>) {
                 op_.check(node, b.data_as<T>(), b.numel());
                 using R = decltype(std::declval<const Op&>()(T{}, T{}));
-                Tensor y = Tensor::uninitialized(dtype_of<R>(), out);
+                // The result may take the place of a full-size operand the graph no longer needs: each
+                // element is read before it is written, and a buffer that stays warm in cache.
+                Tensor y;
+                if constexpr (std::is_same_v<R, T>) {
+                    if (a.dtype() == a0.dtype())
+                        for (const Tensor* operand : donated)
+                            if (operand && operand->shape() == out) {
+                                y = *operand;
+                                break;
+                            }
+                }
+                if (!y.defined()) y = Tensor::uninitialized(dtype_of<R>(), out);
                 broadcast_binary(out, a.shape(), shape_b, a.data_as<T>(), b.data_as<T>(), y.data_as<R>(), op_,
                                  ctx.num_threads());
                 ctx.set_output(0, narrow_if_half(std::move(y), a0.dtype()));

@@ -1,11 +1,13 @@
 // Binary and variadic operators with broadcasting, and Where (src/backend/ref/ops/binary.cpp).
 // Expected values carry the numpy expression.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <type_traits>
 #include <vector>
 
+#include "backend/ref/ops/families.h"
 #include "op_test_util.h"
 #include "test_helpers.h"
 
@@ -59,6 +61,104 @@ TEST(BinaryOps, RepeatedRowsBroadcastElementByElement) {
                 const double expected = full_first ? double(i) - double(r) : double(r) - double(i);
                 ASSERT_EQ(out.data_as<float>()[i], expected) << shape_to_string(c.full) << " at " << i;
             }
+        }
+    }
+}
+
+// An input the session donates (its last reader, nobody else holding the buffer) may become the
+// output: the kernel then writes into it, and must read every element before writing it.
+struct DonationCase {
+    Tensor a, b;
+    std::vector<bool> donatable;
+};
+Tensor run_donated(const std::string& op_type, DonationCase& c) {
+    static const ref::OpRegistry registry = [] {
+        ref::OpRegistry r;
+        ref::register_binary_ops(r);
+        return r;
+    }();
+    onnx::NodeProto proto;
+    proto.set_op_type(op_type);
+    proto.add_input("a");
+    proto.add_input("b");
+    proto.add_output("y");
+    const ref::NodeInfo info(proto, 17, "node");
+    const auto kernel = registry.find("", op_type, 17)->factory(info);
+    ref::KernelContext context(info, {&c.a, &c.b}, 1, 2);
+    context.attach_donatable(&c.donatable);
+    kernel->compute(context);
+    return context.output(0);
+}
+
+TEST(BinaryOps, ADonatedInputBecomesTheOutputOnlyWhenItCan) {
+    const Tensor full = testing::iota(DataType::kFloat32, {2, 3, 4, 8});
+    const Tensor rows = testing::iota(DataType::kFloat32, {2, 3, 1, 8});
+    auto expected = [&](bool full_first) {
+        return full_first ? OpTester("Sub").input(full).input(rows).run() : OpTester("Sub").input(rows).input(full).run();
+    };
+    for (bool full_first : {true, false}) {
+        // The full operand, donated: the result is written into it (the repeated-rows loop).
+        DonationCase c{full.clone(), rows.clone(), {true, true}};
+        if (!full_first) std::swap(c.a, c.b);
+        Tensor& donated = full_first ? c.a : c.b;
+        const void* buffer = donated.data();
+        const Tensor y = run_donated("Sub", c);
+        EXPECT_EQ(y.data(), buffer) << full_first;
+        EXPECT_TRUE(y.equals(expected(full_first))) << full_first;
+    }
+    {
+        // Another holder of the buffer (a Reshape's view, a kept result): not donated.
+        DonationCase c{full.clone(), rows.clone(), {true, false}};
+        const Tensor view = c.a.reshaped({6, 32});
+        const Tensor before = c.a.clone();
+        const Tensor y = run_donated("Sub", c);
+        EXPECT_NE(y.data(), c.a.data());
+        EXPECT_TRUE(c.a.equals(before));
+        EXPECT_TRUE(y.equals(expected(true)));
+    }
+    {
+        // Not the node's to give (read later in the graph), or smaller than the output: not donated.
+        DonationCase c{full.clone(), rows.clone(), {false, true}};
+        const Tensor before_a = c.a.clone(), before_b = c.b.clone();
+        const Tensor y = run_donated("Sub", c);
+        EXPECT_TRUE(c.a.equals(before_a));
+        EXPECT_TRUE(c.b.equals(before_b));
+        EXPECT_TRUE(y.equals(expected(true)));
+    }
+    {
+        // Same shapes, the general loop, an integer type.
+        const Tensor x = testing::iota(DataType::kInt64, {3, 70});
+        DonationCase c{x.clone(), x.clone(), {false, true}};
+        const void* buffer = c.b.data();
+        const Tensor y = run_donated("Mul", c);
+        EXPECT_EQ(y.data(), buffer);
+        for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(y.data_as<int64_t>()[i], i * i);
+    }
+}
+
+// In a graph: an intermediate read by two nodes is given to neither but the last; graph outputs and
+// the caller's inputs are never written.
+TEST(BinaryOps, DonationInAGraphKeepsEveryValueThatIsReadAgain) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{4, 64});
+    builder.initializer("c", testing::iota(DataType::kFloat32, {64}));
+    builder.node("Relu", {"x"}, {"r"});
+    builder.node("Add", {"r", "c"}, {"s"});    // r is read again below: not donated
+    builder.node("Mul", {"s", "r"}, {"m"});    // s is a graph output: not donated; r's last read
+    builder.node("Sub", {"m", "x"}, {"y"});    // m donated; x is the caller's
+    builder.output("s", DataType::kFloat32, Shape{4, 64});
+    builder.output("y", DataType::kFloat32, Shape{4, 64});
+    Tensor x = testing::iota(DataType::kFloat32, {4, 64});
+    for (int64_t i = 0; i < x.numel(); i += 3) x.data_as<float>()[i] *= -1.0f;
+    const Tensor x_before = x.clone();
+    ref::Session session(*builder.build(), ref::SessionOptions{2});
+    for (int run = 0; run < 3; ++run) {
+        const TensorMap result = session.run({{"x", x}});
+        EXPECT_TRUE(x.equals(x_before));
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            const float xi = x.data_as<float>()[i], r = std::max(xi, 0.0f), s = r + static_cast<float>(i % 64);
+            ASSERT_EQ(result.at("s").data_as<float>()[i], s) << i;
+            ASSERT_EQ(result.at("y").data_as<float>()[i], s * r - xi) << i;
         }
     }
 }
