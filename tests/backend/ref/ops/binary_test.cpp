@@ -94,7 +94,8 @@ TEST(BinaryOps, ADonatedInputBecomesTheOutputOnlyWhenItCan) {
     const Tensor full = testing::iota(DataType::kFloat32, {2, 3, 4, 8});
     const Tensor rows = testing::iota(DataType::kFloat32, {2, 3, 1, 8});
     auto expected = [&](bool full_first) {
-        return full_first ? OpTester("Sub").input(full).input(rows).run() : OpTester("Sub").input(rows).input(full).run();
+        return full_first ? OpTester("Sub").input(full).input(rows).run()
+                          : OpTester("Sub").input(rows).input(full).run();
     };
     for (bool full_first : {true, false}) {
         // The full operand, donated: the result is written into it (the repeated-rows loop).
@@ -143,9 +144,9 @@ TEST(BinaryOps, DonationInAGraphKeepsEveryValueThatIsReadAgain) {
     builder.input("x", DataType::kFloat32, Shape{4, 64});
     builder.initializer("c", testing::iota(DataType::kFloat32, {64}));
     builder.node("Relu", {"x"}, {"r"});
-    builder.node("Add", {"r", "c"}, {"s"});    // r is read again below: not donated
-    builder.node("Mul", {"s", "r"}, {"m"});    // s is a graph output: not donated; r's last read
-    builder.node("Sub", {"m", "x"}, {"y"});    // m donated; x is the caller's
+    builder.node("Add", {"r", "c"}, {"s"});  // r is read again below: not donated
+    builder.node("Mul", {"s", "r"}, {"m"});  // s is a graph output: not donated; r's last read
+    builder.node("Sub", {"m", "x"}, {"y"});  // m donated; x is the caller's
     builder.output("s", DataType::kFloat32, Shape{4, 64});
     builder.output("y", DataType::kFloat32, Shape{4, 64});
     Tensor x = testing::iota(DataType::kFloat32, {4, 64});
