@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/ref/ops/blocked_conv.h"
@@ -893,6 +895,7 @@ private:
             run_own_blocked(context_node, p, x, b, residual, activation, y, threads);
             return;
         }
+        if (split_by_output_channels(context_node, p, w, x, b, residual, activate, activation, y, threads)) return;
         Shape key = x.shape();
         key.insert(key.end(), w.shape().begin(), w.shape().end());
         key.push_back(b != nullptr ? 1 : 0);
@@ -952,6 +955,68 @@ private:
             residual_add_.run(activation, y.data_as<float>(), residual, y.numel(), threads);
         else if (plan->activation_after)
             activation.apply_in_place(y, threads);
+    }
+
+    /// A pointwise convolution between blocked tensors on a small image (ResNet's and MobileNetV2's
+    /// last stages), on 2+ threads: oneDNN splits its pixels between the threads, so each thread
+    /// streams all of the weights; here each thread runs a single-threaded primitive on its share of
+    /// the output channels (and weights). False, having done nothing, where that does not apply.
+    bool split_by_output_channels(const NodeInfo& context_node, const ConvProblem& p, const Tensor& w, const Tensor& x,
+                                  const Tensor* b, const float* residual, bool activate,
+                                  const onednn::FusedActivation& activation, Tensor& y, int threads) const {
+        constexpr int64_t kMaxPixels = 14 * 14;
+        const Geometry& g = p.geometry;
+        if (threads < 2 || !blocked_input_ || !blocked_output_ || p.transpose || p.group != 1 || p.batch != 1 ||
+            g.rank() != 2 || !constant_weight_.defined() || constant_weight_.shape() != w.shape() ||
+            p.out_channels % (threads * kChannelBlock) != 0 || g.output[0] * g.output[1] > kMaxPixels)
+            return false;
+        for (std::size_t d = 0; d < 2; ++d)
+            if (g.kernel[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0 || g.dilations[d] != 1) return false;
+        ConvProblem part = p;
+        part.out_channels = p.out_channels / threads;
+        part.output_shape[1] = part.out_channels;
+        Shape key = x.shape();
+        key.insert(key.end(), w.shape().begin(), w.shape().end());
+        key.insert(key.end(), {b != nullptr ? 1 : 0, -threads, activate ? 1 : 0, residual != nullptr ? 1 : 0});
+        std::shared_ptr<const DnnlConvPlan> plan;
+        {
+            onednn::ThreadScope scope(1);  // each part's primitive runs on one thread
+            plan = cache_.get(key, [&] {
+                return make_dnnl_plan(context_node, part, b != nullptr, activation, residual != nullptr, true, true);
+            });
+        }
+        if (plan == nullptr || plan->reorder_src || plan->reorder_dst || plan->activation_after ||
+            plan->residual_after || plan->weights == plan->weights_plain)
+            return false;
+        const int64_t pixels = g.output[0] * g.output[1];
+        const int64_t weights_per_part = part.out_channels * p.in_channels;
+        std::vector<const void*> packed(static_cast<std::size_t>(threads));
+        for (int i = 0; i < threads; ++i)
+            packed[i] = packed_weights_.get(plan->weights_plain,
+                                            constant_weight_.data_as<float>() + i * weights_per_part, plan->weights);
+        std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+        onednn::parallel_chunks(threads, threads, [&](int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+                try {
+                    const int64_t channel = i * part.out_channels;
+                    std::unordered_map<int, dnnl::memory> args{
+                        {DNNL_ARG_SRC, onednn::wrap_memory(plan->src_user, x.data())},
+                        {DNNL_ARG_WEIGHTS, onednn::wrap_memory(plan->weights, packed[i])},
+                        {DNNL_ARG_DST, onednn::wrap_memory(plan->dst_user, y.data_as<float>() + channel * pixels)}};
+                    if (plan->residual_post_op)
+                        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                                     onednn::wrap_memory(plan->dst_user, residual + channel * pixels));
+                    if (b != nullptr)
+                        args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data_as<float>() + channel));
+                    onednn::execute(plan->primitive, args);
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            }
+        });
+        for (const auto& error : errors)
+            if (error) std::rethrow_exception(error);
+        return true;
     }
 
     /// X or Y is channel-blocked (the layout pass runs these on oneDNN's blocked kernels only).

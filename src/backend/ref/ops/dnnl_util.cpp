@@ -221,11 +221,10 @@ bool Eltwise::run(const float* x, float* y, int64_t count, int num_threads) cons
 const void* PackedWeights::get(const dnnl::memory::desc& plain_desc, const void* plain_data,
                                const dnnl::memory::desc& packed_desc) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [desc, buffer] : packed_) {
-        if (desc == packed_desc) return buffer.get();
-    }
-    packed_.emplace_back(packed_desc, reorder_to_new_buffer(plain_desc, plain_data, packed_desc));
-    return packed_.back().second.get();
+    for (const Packed& packed : packed_)
+        if (packed.desc == packed_desc && packed.source == plain_data) return packed.buffer.get();
+    packed_.push_back({packed_desc, plain_data, reorder_to_new_buffer(plain_desc, plain_data, packed_desc)});
+    return packed_.back().buffer.get();
 }
 
 }  // namespace polygraphy::ref::onednn

@@ -193,13 +193,19 @@ private:
 /// needs the input shape, so the packing happens on the first compute() for a new layout.
 class PackedWeights {
 public:
-    /// Packed copy of `plain_data` (laid out as `plain_desc`) in layout `packed_desc`.
+    /// Packed copy of `plain_data` (laid out as `plain_desc`) in layout `packed_desc`; one per
+    /// layout and source (parts of one weight tensor are packed apart).
     const void* get(const dnnl::memory::desc& plain_desc, const void* plain_data,
                     const dnnl::memory::desc& packed_desc) const;
 
 private:
+    struct Packed {
+        dnnl::memory::desc desc;
+        const void* source;
+        std::shared_ptr<void> buffer;
+    };
     mutable std::mutex mutex_;
-    mutable std::vector<std::pair<dnnl::memory::desc, std::shared_ptr<void>>> packed_;
+    mutable std::vector<Packed> packed_;
 };
 
 /// Runs body(begin, end) on each of `threads` contiguous chunks of [0, count), one per OpenMP thread

@@ -259,6 +259,61 @@ TEST(ConvOp, FusedActivationMatchesConvThenActivation) {
     expect_error([&] { bad.create(); }, "attribute 'polygraphy.fused_activation' has an unknown value 'Tanh'");
 }
 
+// A pointwise convolution between channel-blocked tensors on a small image runs, on 2+ threads, as one
+// single-threaded primitive per share of the output channels (with the bias, the residual and Relu of
+// its share): every element against a double definition, at 1, 2 and 4 threads.
+TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
+    static const ref::OpRegistry registry = [] {
+        ref::OpRegistry r;
+        ref::register_conv_ops(r);
+        return r;
+    }();
+    struct Shape4 {
+        int64_t c, m, h, w;
+        bool residual;
+    };
+    for (const Shape4& s : {Shape4{64, 32, 7, 7, true}, Shape4{32, 64, 14, 14, false}, Shape4{16, 64, 5, 3, true}}) {
+        const int64_t pixels = s.h * s.w;
+        const Tensor x = random_tensor({1, s.c / ref::kChannelBlock, s.h, s.w, ref::kChannelBlock}, 1);
+        const Tensor w = random_tensor({s.m, s.c, 1, 1}, 2);
+        const Tensor b = random_tensor({s.m}, 3);
+        const Tensor r = random_tensor({1, s.m / ref::kChannelBlock, s.h, s.w, ref::kChannelBlock}, 4);
+        onnx::NodeProto proto;
+        proto.set_op_type("Conv");
+        for (const char* name : {"x", "w", "b"}) proto.add_input(name);
+        if (s.residual) proto.add_input("r");
+        proto.add_output("y");
+        set_attr(proto, std::string(ref::kBlockedInputAttr), int64_t{1});
+        set_attr(proto, std::string(ref::kBlockedOutputAttr), int64_t{1});
+        set_attr(proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
+        if (s.residual) set_attr(proto, std::string(ref::kFusedResidualAttr), int64_t{1});
+        const ref::NodeInfo info(proto, 17, "node", {nullptr, &w, &b, nullptr});
+        // Blocked index of (m, pixel): [m / 8, pixel, m % 8].
+        auto at = [&](int64_t channel, int64_t pixel) {
+            return (channel / ref::kChannelBlock * pixels + pixel) * ref::kChannelBlock + channel % ref::kChannelBlock;
+        };
+        for (int threads : {1, 2, 4}) {
+            const auto kernel = registry.find("", "Conv", 17)->factory(info);
+            std::vector<const Tensor*> inputs{&x, &w, &b};
+            if (s.residual) inputs.push_back(&r);
+            ref::KernelContext context(info, inputs, 1, threads);
+            kernel->compute(context);
+            const Tensor& y = context.output(0);
+            ASSERT_EQ(y.shape(), r.shape());
+            for (int64_t m = 0; m < s.m; ++m)
+                for (int64_t pixel = 0; pixel < pixels; ++pixel) {
+                    double sum = b.data_as<float>()[m];
+                    for (int64_t c = 0; c < s.c; ++c)
+                        sum += double(w.data_as<float>()[m * s.c + c]) * x.data_as<float>()[at(c, pixel)];
+                    if (s.residual) sum += r.data_as<float>()[at(m, pixel)];
+                    ASSERT_NEAR(y.data_as<float>()[at(m, pixel)], std::max(sum, 0.0), 1e-5)
+                        << "C" << s.c << " M" << s.m << " threads " << threads << " channel " << m << " pixel "
+                        << pixel;
+                }
+        }
+    }
+}
+
 TEST(ConvOp, ZeroBatchGivesEmptyOutput) {
     KernelHarness h("Conv", 17);
     set_attr(h.node(), "pads", std::vector<int64_t>{1, 1, 1, 1});
