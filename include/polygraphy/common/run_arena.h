@@ -33,7 +33,7 @@ public:
     RunArena(const RunArena&) = delete;
     RunArena& operator=(const RunArena&) = delete;
 
-    /// What the last finished run did, for tests and logs.
+    /// What a run did, for tests and logs.
     struct Stats {
         std::size_t buffers = 0;      ///< large buffers allocated
         std::size_t from_block = 0;   ///< of them, served from the planned block
@@ -41,6 +41,7 @@ public:
         bool replanned = false;       ///< the run differed from the plan and became the next one
         bool stopped = false;         ///< the arena no longer plans (too many buffers, block too large)
     };
+    /// What the last finished run did.
     Stats last_run() const;
 
     /// Makes tensors allocated on this thread use the arena until destroyed: one run. Does nothing
@@ -48,6 +49,7 @@ public:
     /// another thread is running with this one.
     class Scope {
     public:
+        /// Starts a run with `arena` on this thread (where it applies, see above).
         explicit Scope(RunArena& arena);
         ~Scope();
         Scope(const Scope&) = delete;
@@ -58,7 +60,7 @@ public:
         RunArena& arena_;
     };
 
-    struct State;
+    struct State;  ///< The plan, the block and the current run's record (run_arena.cpp).
 
 private:
     std::shared_ptr<State> state_;
