@@ -261,55 +261,67 @@ TEST(ConvOp, FusedActivationMatchesConvThenActivation) {
 
 // A pointwise convolution between channel-blocked tensors on a small image runs, on 2+ threads, as one
 // single-threaded primitive per share of the output channels (with the bias, the residual and Relu of
-// its share): every element against a double definition, at 1, 2 and 4 threads.
+// its share), all at once: every element against a double definition, at 1, 2 and 4 threads, run
+// after run, strided ones included (determinism_test.cpp runs ResNet's downsample path in a graph).
 TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
     static const ref::OpRegistry registry = [] {
         ref::OpRegistry r;
         ref::register_conv_ops(r);
         return r;
     }();
-    struct Shape4 {
-        int64_t c, m, h, w;
+    struct Case {
+        int64_t c, m, out_h, out_w, stride;
         bool residual;
     };
-    for (const Shape4& s : {Shape4{64, 32, 7, 7, true}, Shape4{32, 64, 14, 14, false}, Shape4{16, 64, 5, 3, true}}) {
-        const int64_t pixels = s.h * s.w;
-        const Tensor x = random_tensor({1, s.c / ref::kChannelBlock, s.h, s.w, ref::kChannelBlock}, 1);
+    for (const Case& s : {Case{64, 32, 7, 7, 1, true}, Case{32, 64, 14, 14, 1, false}, Case{16, 64, 5, 3, 1, true},
+                          Case{128, 256, 14, 14, 2, false}, Case{256, 512, 7, 7, 2, true}}) {
+        const int64_t in_h = (s.out_h - 1) * s.stride + 1, in_w = (s.out_w - 1) * s.stride + 1;
+        const int64_t pixels = s.out_h * s.out_w, in_pixels = in_h * in_w;
+        const Tensor x = random_tensor({1, s.c / ref::kChannelBlock, in_h, in_w, ref::kChannelBlock}, 1);
         const Tensor w = random_tensor({s.m, s.c, 1, 1}, 2);
         const Tensor b = random_tensor({s.m}, 3);
-        const Tensor r = random_tensor({1, s.m / ref::kChannelBlock, s.h, s.w, ref::kChannelBlock}, 4);
+        const Tensor r = random_tensor({1, s.m / ref::kChannelBlock, s.out_h, s.out_w, ref::kChannelBlock}, 4);
         onnx::NodeProto proto;
         proto.set_op_type("Conv");
         for (const char* name : {"x", "w", "b"}) proto.add_input(name);
         if (s.residual) proto.add_input("r");
         proto.add_output("y");
+        set_attr(proto, "strides", std::vector<int64_t>{s.stride, s.stride});
         set_attr(proto, std::string(ref::kBlockedInputAttr), int64_t{1});
         set_attr(proto, std::string(ref::kBlockedOutputAttr), int64_t{1});
         set_attr(proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
         if (s.residual) set_attr(proto, std::string(ref::kFusedResidualAttr), int64_t{1});
         const ref::NodeInfo info(proto, 17, "node", {nullptr, &w, &b, nullptr});
-        // Blocked index of (m, pixel): [m / 8, pixel, m % 8].
-        auto at = [&](int64_t channel, int64_t pixel) {
-            return (channel / ref::kChannelBlock * pixels + pixel) * ref::kChannelBlock + channel % ref::kChannelBlock;
+        // Blocked index of (channel, pixel) in an image of `count` pixels: [channel / 8, pixel, channel % 8].
+        auto at = [](int64_t channel, int64_t pixel, int64_t count) {
+            return (channel / ref::kChannelBlock * count + pixel) * ref::kChannelBlock + channel % ref::kChannelBlock;
         };
+        std::vector<double> expected(static_cast<std::size_t>(s.m * pixels));
+        for (int64_t m = 0; m < s.m; ++m)
+            for (int64_t pixel = 0; pixel < pixels; ++pixel) {
+                const int64_t source = pixel / s.out_w * s.stride * in_w + pixel % s.out_w * s.stride;
+                double sum = b.data_as<float>()[m];
+                for (int64_t c = 0; c < s.c; ++c)
+                    sum += double(w.data_as<float>()[m * s.c + c]) * x.data_as<float>()[at(c, source, in_pixels)];
+                if (s.residual) sum += r.data_as<float>()[at(m, pixel, pixels)];
+                expected[static_cast<std::size_t>(m * pixels + pixel)] = std::max(sum, 0.0);
+            }
         for (int threads : {1, 2, 4}) {
             const auto kernel = registry.find("", "Conv", 17)->factory(info);
-            std::vector<const Tensor*> inputs{&x, &w, &b};
-            if (s.residual) inputs.push_back(&r);
-            ref::KernelContext context(info, inputs, 1, threads);
-            kernel->compute(context);
-            const Tensor& y = context.output(0);
-            ASSERT_EQ(y.shape(), r.shape());
-            for (int64_t m = 0; m < s.m; ++m)
-                for (int64_t pixel = 0; pixel < pixels; ++pixel) {
-                    double sum = b.data_as<float>()[m];
-                    for (int64_t c = 0; c < s.c; ++c)
-                        sum += double(w.data_as<float>()[m * s.c + c]) * x.data_as<float>()[at(c, pixel)];
-                    if (s.residual) sum += r.data_as<float>()[at(m, pixel)];
-                    ASSERT_NEAR(y.data_as<float>()[at(m, pixel)], std::max(sum, 0.0), 1e-5)
-                        << "C" << s.c << " M" << s.m << " threads " << threads << " channel " << m << " pixel "
-                        << pixel;
-                }
+            for (int run = 0; run < 4; ++run) {
+                std::vector<const Tensor*> inputs{&x, &w, &b};
+                if (s.residual) inputs.push_back(&r);
+                ref::KernelContext context(info, inputs, 1, threads);
+                kernel->compute(context);
+                const Tensor& y = context.output(0);
+                ASSERT_EQ(y.shape(), r.shape());
+                for (int64_t m = 0; m < s.m; ++m)
+                    for (int64_t pixel = 0; pixel < pixels; ++pixel)
+                        ASSERT_NEAR(y.data_as<float>()[at(m, pixel, pixels)],
+                                    expected[static_cast<std::size_t>(m * pixels + pixel)], 1e-4)
+                            << "C" << s.c << " M" << s.m << " stride " << s.stride << " threads " << threads << " run "
+                            << run << " channel " << m << " pixel " << pixel;
+            }
         }
     }
 }
