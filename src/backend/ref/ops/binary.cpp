@@ -83,8 +83,8 @@ public:
             if constexpr (Op::template kSupports<T>) {
                 op_.check(node, b.data_as<T>(), b.numel());
                 using R = decltype(std::declval<const Op&>()(T{}, T{}));
-                // The result may take the place of a full-size operand the graph no longer needs: each
-                // element is read before it is written, and a buffer that stays warm in cache.
+                // The result may take the place of a full-size operand the graph no longer needs (each
+                // element is read before it is written): one buffer fewer, and one still in cache.
                 Tensor y;
                 if constexpr (std::is_same_v<R, T>) {
                     if (a.dtype() == a0.dtype())

@@ -419,6 +419,18 @@ struct DnnlConvPlan {
     dnnl::reorder src_reorder, dst_reorder;
 };
 
+/// A plan's primitive arguments: the residual when the primitive adds it (plan.residual_post_op), the
+/// bias when there is one (nullptr: none).
+std::unordered_map<int, dnnl::memory> primitive_args(const DnnlConvPlan& plan, dnnl::memory src, dnnl::memory weights,
+                                                     dnnl::memory dst, const float* residual, const float* bias) {
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, std::move(src)}, {DNNL_ARG_WEIGHTS, std::move(weights)}, {DNNL_ARG_DST, std::move(dst)}};
+    if (plan.residual_post_op)
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, onednn::wrap_memory(plan.dst_user, residual));
+    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan.bias, bias));
+    return args;
+}
+
 /// oneDNN dims and plain strides of the ONNX weight tensor: Conv W is (M, C/g, k...) and ConvTranspose
 /// W is (C, M/g, k...); oneDNN wants (g, M/g, C/g, k...) (without g when g == 1).
 dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
@@ -949,14 +961,8 @@ private:
         dnnl::memory dst = plan->reorder_dst
                                ? dnnl::memory(plan->dst, engine, onednn::thread_scratch(2, plan->dst.get_size()))
                                : dst_user;
-        std::unordered_map<int, dnnl::memory> args{
-            {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-        if (plan->residual_post_op) {
-            args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                         onednn::wrap_memory(plan->dst_user, residual));
-        }
-        if (b != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data()));
-        onednn::execute(plan->primitive, args);
+        onednn::execute(plan->primitive,
+                        primitive_args(*plan, src, weights, dst, residual, b != nullptr ? b->data_as<float>() : nullptr));
         if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_user}});
         if (plan->residual_after)
             residual_add_.run(activation, y.data_as<float>(), residual, y.numel(), threads);
@@ -1007,15 +1013,12 @@ private:
             for (int64_t i = begin; i < end; ++i) {
                 try {
                     const int64_t channel = i * part.out_channels;
-                    std::unordered_map<int, dnnl::memory> args{
-                        {DNNL_ARG_SRC, onednn::wrap_memory(plan->src_user, x.data())},
-                        {DNNL_ARG_WEIGHTS, onednn::wrap_memory(plan->weights, packed[i])},
-                        {DNNL_ARG_DST, onednn::wrap_memory(plan->dst_user, y.data_as<float>() + channel * pixels)}};
-                    if (plan->residual_post_op)
-                        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                                     onednn::wrap_memory(plan->dst_user, residual + channel * pixels));
-                    if (b != nullptr)
-                        args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan->bias, b->data_as<float>() + channel));
+                    auto args = primitive_args(
+                        *plan, onednn::wrap_memory(plan->src_user, x.data()),
+                        onednn::wrap_memory(plan->weights, packed[i]),
+                        onednn::wrap_memory(plan->dst_user, y.data_as<float>() + channel * pixels),
+                        residual != nullptr ? residual + channel * pixels : nullptr,
+                        b != nullptr ? b->data_as<float>() + channel : nullptr);
                     if (const std::size_t bytes = plan->scratchpad.get_size())  // this thread's own
                         args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(plan->scratchpad, onednn::cpu_engine(),
                                                                        onednn::thread_scratch(3, bytes)));
