@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdio>
 #include <new>
+#include <thread>
 
+#include "backend/ref/thread_budget.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "tools/args/logger/logger.h"
@@ -280,17 +282,25 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vector<std::string>& argv,
-                                                                 const std::function<const char*(const char*)>& getenv) {
+                                                                 const std::function<const char*(const char*)>& getenv,
+                                                                 int idle_cores) {
     if (getenv("OMP_WAIT_POLICY") != nullptr) return {};
     std::vector<std::pair<std::string, std::string>> settings = {{"OMP_WAIT_POLICY", "passive"}};
     const std::string flag = "--ref-threads";
-    bool threads_given = false;
+    std::string threads = "0";
     for (std::size_t i = 1; i < argv.size(); ++i) {
-        if (argv[i] == flag && i + 1 < argv.size()) threads_given = threads_given || argv[i + 1] != "0";
-        if (argv[i].rfind(flag + "=", 0) == 0) threads_given = threads_given || argv[i].substr(flag.size() + 1) != "0";
+        if (argv[i] == flag && i + 1 < argv.size()) threads = argv[i + 1];
+        if (argv[i].rfind(flag + "=", 0) == 0) threads = argv[i].substr(flag.size() + 1);
     }
-    if (getenv("GOMP_SPINCOUNT") == nullptr && !threads_given) settings.emplace_back("GOMP_SPINCOUNT", "300000");
+    // A value that is not a count fails the argument parser later; no spin for it.
+    const bool fits = std::all_of(threads.begin(), threads.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                      !threads.empty() && threads.size() < 9 && std::stoi(threads) <= idle_cores;
+    if (getenv("GOMP_SPINCOUNT") == nullptr && fits) settings.emplace_back("GOMP_SPINCOUNT", "300000");
     return settings;
+}
+
+int idle_cores_now() {
+    return ref::threads_for_current_load(std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
 }
 
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {

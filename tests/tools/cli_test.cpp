@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -158,7 +159,7 @@ TEST(Cli, ToolHelpIsGroupedByGroupTitles) {
     EXPECT_THAT(result.output, Not(HasSubstr("[I] RUNNING")));
 }
 
-TEST(Cli, OpenmpSettingsPassiveWaitingWithAShortSpinUnlessTheUserChoseThreads) {
+TEST(Cli, OpenmpSettingsPassiveWaitingWithAShortSpinUnlessTheChosenThreadsExceedTheIdleCores) {
     const auto environment = [](std::map<std::string, std::string> values) {
         return [values = std::move(values)](const char* name) -> const char* {
             const auto found = values.find(name);
@@ -168,17 +169,40 @@ TEST(Cli, OpenmpSettingsPassiveWaitingWithAShortSpinUnlessTheUserChoseThreads) {
     using Settings = std::vector<std::pair<std::string, std::string>>;
     const Settings both = {{"OMP_WAIT_POLICY", "passive"}, {"GOMP_SPINCOUNT", "300000"}};
     const Settings passive_only = {{"OMP_WAIT_POLICY", "passive"}};
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref"}, environment({})), both);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "0"}, environment({})), both);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=0"}, environment({})), both);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({})),
+    // The default thread count spins on a busy machine too (it then runs 1 thread).
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref"}, environment({}), 1), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "0"}, environment({}), 1),
+              both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=0"}, environment({}), 1), both);
+    // A chosen count spins where the idle cores hold it, and sleeps at once where they do not.
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({}), 2),
+              both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({}), 1),
               passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=1"}, environment({})), passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"GOMP_SPINCOUNT", "0"}})), passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"OMP_WAIT_POLICY", "active"}})),
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=3"}, environment({}), 2), passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=1"}, environment({}), 1), both);
+    // The last --ref-threads counts, as in the argument parser.
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "1", "--ref-threads=4"}, environment({}), 2),
+              passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads=4", "--ref-threads", "2"}, environment({}), 2),
+              both);
+    // A value the parser will refuse gets no spin.
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "two"}, environment({}), 2), passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads=-1"}, environment({}), 2), passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "99999999999"}, environment({}), 2), passive_only);
+    // Settings the environment gives are kept.
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"GOMP_SPINCOUNT", "0"}}), 2),
+              passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"OMP_WAIT_POLICY", "active"}}), 2),
               Settings{});
     // argv[0] is the program, never an option.
-    EXPECT_EQ(openmp_settings({"--ref-threads=3"}, environment({})), both);
+    EXPECT_EQ(openmp_settings({"--ref-threads=3"}, environment({}), 1), both);
+}
+
+TEST(Cli, IdleCoresNowIsAtLeastOneAndAtMostTheMachinesCores) {
+    const int idle = idle_cores_now();
+    EXPECT_GE(idle, 1);
+    EXPECT_LE(idle, std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
 }
 
 }  // namespace

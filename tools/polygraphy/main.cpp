@@ -20,8 +20,9 @@ namespace {
 // libgomp reads its settings once, before main, so the tool sets them (tools::openmp_settings says
 // which and why) and starts itself again; settings the environment gives are kept.
 void prefer_passive_openmp_waiting(int argc, char** argv) {
-    const auto settings = polygraphy::tools::openmp_settings(std::vector<std::string>(argv, argv + argc),
-                                                             [](const char* name) { return std::getenv(name); });
+    const auto settings = polygraphy::tools::openmp_settings(
+        std::vector<std::string>(argv, argv + argc), [](const char* name) { return std::getenv(name); },
+        polygraphy::tools::idle_cores_now());
     if (settings.empty()) return;
     for (const auto& [name, value] : settings)
         if (setenv(name.c_str(), value.c_str(), 1) != 0) return;
