@@ -197,23 +197,23 @@ bool is_plain_depthwise_2d(const ConvProblem& p) {
 /// The activation folded into a depthwise convolution, applied to each vector of sums before it is
 /// stored, so that it costs no pass over memory. Relu is Clip(0, +inf). GELU is not here: it runs
 /// as a pass over the output after the kernel.
-struct DepthwiseActivation {
+struct StoreActivation {
     enum class Kind { kNone, kClip, kSilu };
     Kind kind = Kind::kNone;
     float lo = 0.0f, hi = 0.0f;
 
     /// The store-time form of `activation`, or nullopt where it has none (GELU).
-    static std::optional<DepthwiseActivation> of(const onednn::FusedActivation& activation) {
+    static std::optional<StoreActivation> of(const onednn::FusedActivation& activation) {
         using Fused = onednn::FusedActivation::Kind;
         switch (activation.kind()) {
             case Fused::kNone:
-                return DepthwiseActivation{};
+                return StoreActivation{};
             case Fused::kRelu:
-                return DepthwiseActivation{Kind::kClip, 0.0f, std::numeric_limits<float>::infinity()};
+                return StoreActivation{Kind::kClip, 0.0f, std::numeric_limits<float>::infinity()};
             case Fused::kClip:
-                return DepthwiseActivation{Kind::kClip, activation.clip_min(), activation.clip_max()};
+                return StoreActivation{Kind::kClip, activation.clip_min(), activation.clip_max()};
             case Fused::kSilu:
-                return DepthwiseActivation{Kind::kSilu};
+                return StoreActivation{Kind::kSilu};
             case Fused::kGelu:
                 break;
         }
@@ -225,15 +225,15 @@ struct DepthwiseActivation {
 
 /// v = activation(v) per lane. Clip maps NaN to its lower bound (Relu: 0), as the oneDNN post-ops
 /// do; SiLU is x / (1 + exp(-x)), as oneDNN's swish.
-__attribute__((always_inline)) inline void activate_in_place(Float8Lanes& v, const DepthwiseActivation& activation) {
+__attribute__((always_inline)) inline void activate_in_place(Float8Lanes& v, const StoreActivation& activation) {
     switch (activation.kind) {
-        case DepthwiseActivation::Kind::kNone:
+        case StoreActivation::Kind::kNone:
             return;
-        case DepthwiseActivation::Kind::kClip:
+        case StoreActivation::Kind::kClip:
             v = v > activation.lo ? v : Float8Lanes{} + activation.lo;
             v = v < activation.hi ? v : Float8Lanes{} + activation.hi;
             return;
-        case DepthwiseActivation::Kind::kSilu:
+        case StoreActivation::Kind::kSilu:
             silu_lanes(v);
             return;
     }
@@ -243,7 +243,7 @@ __attribute__((always_inline)) inline void activate_in_place(Float8Lanes& v, con
 /// outputs (eight vectors) stay in registers while every tap is added, so acc is written once
 /// (compiled for AVX-512/AVX2 too).
 POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(const float* const* src, const float* w, int64_t taps, float bias,
-                                                   const DepthwiseActivation& activation, float* acc, int64_t n) {
+                                                   const StoreActivation& activation, float* acc, int64_t n) {
     using V = Float8Lanes;
     constexpr int kVectors = 8;
     constexpr int64_t kLanes = 8;
@@ -279,7 +279,7 @@ POLYGRAPHY_VECTOR_CLONES void depthwise_accumulate(const float* const* src, cons
 /// y[i] = activation(acc[i] + residual[i]) for i < n: the store of a depthwise row with a folded
 /// residual Add (compiled for AVX-512/AVX2 too).
 POLYGRAPHY_VECTOR_CLONES void add_residual_and_store(const float* acc, const float* residual,
-                                                     const DepthwiseActivation& activation, float* y, int64_t n) {
+                                                     const StoreActivation& activation, float* y, int64_t n) {
     using V = Float8Lanes;
     constexpr int64_t kLanes = 8;
     int64_t i = 0;
@@ -293,6 +293,62 @@ POLYGRAPHY_VECTOR_CLONES void add_residual_and_store(const float* acc, const flo
         activate_in_place(lanes, activation);  // the same arithmetic as the vectors
         y[i] = lanes[0];
     }
+}
+
+/// y[m] = activation(sum over c of w[m, c] * x[c] + bias[m] + residual[m]) for m in [first, last):
+/// a 1x1 convolution of one pixel (a squeeze-excite block's, after its GlobalAveragePool), where a
+/// oneDNN primitive's call cost more than its arithmetic (21 us against 3-8). Rows of W go four at a
+/// time, sharing each load of x; a sum runs over c in eight lanes added in a fixed order, so it does
+/// not depend on how the outputs are split between threads (compiled for AVX-512/AVX2 too).
+POLYGRAPHY_VECTOR_CLONES void pixel_pointwise(const float* w, const float* x, int64_t channels, const float* bias,
+                                              const float* residual, const StoreActivation& activation, int64_t first,
+                                              int64_t last, float* y) {
+    using V = Float8Lanes;
+    constexpr int64_t kLanes = 8;
+    constexpr int kRows = 4;
+    const int64_t whole = channels - channels % kLanes;
+    auto total = [&](const V& acc, const float* row, int64_t m) {
+        float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+        for (int64_t c = whole; c < channels; ++c) sum += row[c] * x[c];
+        return bias != nullptr ? sum + bias[m] : sum;
+    };
+    int64_t m = first;
+    for (; m + kRows <= last; m += kRows) {
+        V acc[kRows] = {};
+        for (int64_t c = 0; c < whole; c += kLanes) {
+            const V xv = *reinterpret_cast<const V*>(x + c);
+            for (int r = 0; r < kRows; ++r) acc[r] += *reinterpret_cast<const V*>(w + (m + r) * channels + c) * xv;
+        }
+        for (int r = 0; r < kRows; ++r) y[m + r] = total(acc[r], w + (m + r) * channels, m + r);
+    }
+    for (; m < last; ++m) {
+        V acc{};
+        for (int64_t c = 0; c < whole; c += kLanes)
+            acc += *reinterpret_cast<const V*>(w + m * channels + c) * *reinterpret_cast<const V*>(x + c);
+        y[m] = total(acc, w + m * channels, m);
+    }
+    int64_t i = first;
+    for (; i + kLanes <= last; i += kLanes) {
+        V v = *reinterpret_cast<const V*>(y + i);
+        if (residual != nullptr) v += *reinterpret_cast<const V*>(residual + i);
+        activate_in_place(v, activation);
+        *reinterpret_cast<V*>(y + i) = v;
+    }
+    for (; i < last; ++i) {
+        V lanes = V{} + (residual != nullptr ? y[i] + residual[i] : y[i]);
+        activate_in_place(lanes, activation);  // the same arithmetic as the vectors
+        y[i] = lanes[0];
+    }
+}
+
+/// A 1x1 convolution of single-pixel images with no padding (its output is one pixel too): X is
+/// [N, C] and Y [N, M] in memory, channel-blocked or not.
+bool is_single_pixel_pointwise(const ConvProblem& p) {
+    const Geometry& g = p.geometry;
+    if (p.transpose || p.group != 1) return false;
+    for (std::size_t d = 0; d < g.rank(); ++d)
+        if (g.input[d] != 1 || g.kernel[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0) return false;
+    return true;
 }
 
 /// The shape of one depthwise problem, as the direct kernel sees it. The zero-padded input plane is
@@ -341,7 +397,7 @@ std::pair<int64_t, int64_t> valid_phase_range(int64_t shift, int64_t stride, int
 /// written, so they are zeroed once per scratch buffer); `sources` are the tap start points in it.
 /// A `residual` plane (or nullptr) is added to the sums before the activation.
 void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, float bias, const float* residual,
-                     const DepthwiseActivation& activation, float* y, float* phases, float* acc,
+                     const StoreActivation& activation, float* y, float* phases, float* acc,
                      const std::vector<const float*>& sources) {
     for (int64_t a = 0; a < l.s_h; ++a) {
         const auto [r_begin, r_end] = valid_phase_range(a - l.pad_t, l.s_h, l.in_h, l.qh);
@@ -363,7 +419,7 @@ void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, f
         }
     }
     if (residual != nullptr) {
-        depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, DepthwiseActivation{}, acc, l.acc_count);
+        depthwise_accumulate(sources.data(), w, l.k_h * l.k_w, bias, StoreActivation{}, acc, l.acc_count);
         for (int64_t oh = 0; oh < l.out_h; ++oh)
             add_residual_and_store(acc + oh * l.qw, residual + oh * l.out_w, activation, y + oh * l.out_w, l.out_w);
         return;
@@ -373,7 +429,7 @@ void depthwise_plane(const DepthwiseLayout& l, const float* x, const float* w, f
 }
 
 void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const float* bias, const float* residual,
-                    const DepthwiseActivation& activation, float* y, int num_threads) {
+                    const StoreActivation& activation, float* y, int num_threads) {
     const DepthwiseLayout l(p.geometry);
     const int64_t in_size = l.in_h * l.in_w;
     const int64_t out_size = l.out_h * l.out_w;
@@ -903,10 +959,14 @@ private:
                    const Tensor* b, const float* residual, bool activate, Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
         const onednn::FusedActivation activation = activate ? activation_ : onednn::FusedActivation();
+        if (is_single_pixel_pointwise(p)) {
+            run_single_pixel(p, x, w, b, residual, activation, y, threads);
+            return;
+        }
         if (!blocked() && is_plain_depthwise_2d(p)) {
-            const std::optional<DepthwiseActivation> at_store = DepthwiseActivation::of(activation);
+            const std::optional<StoreActivation> at_store = StoreActivation::of(activation);
             depthwise_conv(p, x.data_as<float>(), w.data_as<float>(), b != nullptr ? b->data_as<float>() : nullptr,
-                           residual, at_store.value_or(DepthwiseActivation{}), y.data_as<float>(), threads);
+                           residual, at_store.value_or(StoreActivation{}), y.data_as<float>(), threads);
             if (!at_store) activation.apply_in_place(y, threads);
             return;
         }
@@ -968,6 +1028,30 @@ private:
             residual_add_.run(activation, y.data_as<float>(), residual, y.numel(), threads);
         else if (plan->activation_after)
             activation.apply_in_place(y, threads);
+    }
+
+    /// y = activation(conv(x, w) + b + residual) for is_single_pixel_pointwise(p): one matrix-vector
+    /// product per image, the outputs split between threads (each sum on one thread).
+    static void run_single_pixel(const ConvProblem& p, const Tensor& x, const Tensor& w, const Tensor* b,
+                                 const float* residual, const onednn::FusedActivation& activation, Tensor& y,
+                                 int threads) {
+        const int64_t channels = p.in_channels, outputs = p.out_channels;
+        const std::optional<StoreActivation> at_store = StoreActivation::of(activation);
+        const float* xs = x.data_as<float>();
+        const float* ws = w.data_as<float>();
+        const float* bias = b != nullptr ? b->data_as<float>() : nullptr;
+        float* ys = y.data_as<float>();
+        onednn::parallel_for(p.batch * outputs, threads, channels, [&](int64_t begin, int64_t end) {
+            while (begin < end) {  // [begin, end) may span images
+                const int64_t n = begin / outputs, first = begin % outputs;
+                const int64_t last = std::min(outputs, first + (end - begin));
+                pixel_pointwise(ws, xs + n * channels, channels, bias,
+                                residual != nullptr ? residual + n * outputs : nullptr,
+                                at_store.value_or(StoreActivation{}), first, last, ys + n * outputs);
+                begin += last - first;
+            }
+        });
+        if (!at_store) activation.apply_in_place(y, threads);
     }
 
     /// A pointwise convolution between blocked tensors on a small image (ResNet's and MobileNetV2's
