@@ -35,22 +35,23 @@ namespace {
 // Runs `body`, giving exceptions that do not name the node yet the prefix "Node '<name>' (<op>): ".
 template <typename Body>
 void with_node_context(const NodeInfo& info, Body&& body) {
-    const std::string prefix = fmt::format("Node '{}' ({}): ", info.name(), info.op_type());
-    auto named = [&](const std::exception& error) { return std::string_view(error.what()).starts_with(prefix); };
+    // The prefix is built only for an error: formatting it for every node cost a string per step.
+    auto prefix = [&] { return fmt::format("Node '{}' ({}): ", info.name(), info.op_type()); };
+    auto named = [&](const std::exception& error) { return std::string_view(error.what()).starts_with(prefix()); };
     try {
         body();
     } catch (const UnsupportedError& error) {
         if (named(error)) throw;
-        throw UnsupportedError(prefix + error.what());
+        throw UnsupportedError(prefix() + error.what());
     } catch (const ModelError& error) {
         if (named(error)) throw;
-        throw ModelError(prefix + error.what());
+        throw ModelError(prefix() + error.what());
     } catch (const PolygraphyException& error) {
-        throw ModelError(prefix + error.what());
+        throw ModelError(prefix() + error.what());
     } catch (const std::bad_alloc&) {
-        throw ModelError(prefix + "out of memory");
+        throw ModelError(prefix() + "out of memory");
     } catch (const std::length_error&) {
-        throw ModelError(prefix + "out of memory (size too large)");
+        throw ModelError(prefix() + "out of memory (size too large)");
     }
 }
 

@@ -226,11 +226,10 @@ public:
                 T* out = y.data_as<T>();
                 const int64_t n = x.numel();
                 const int threads = ctx.num_threads();
-#pragma omp parallel for if (threads > 1 && n >= kParallelThreshold) num_threads(threads)
-                for (int64_t i = 0; i < n; ++i) {
+                for_each_index(n, n >= kParallelThreshold, threads, [&](int64_t i) {
                     T v = in[i] < lo ? lo : in[i];  // NaN stays NaN; min > max gives max
                     out[i] = v > hi ? hi : v;
-                }
+                });
                 ctx.set_output(0, narrow_if_half(std::move(y), x0.dtype()));
             } else {
                 unsupported_dtype(node, x0.dtype());

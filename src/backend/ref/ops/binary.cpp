@@ -196,14 +196,14 @@ template <typename T>
 bool pow_by_constant_exponent(const T* x, T exponent, T* y, int64_t n, int threads) {
     const bool parallel = threads > 1 && n >= kParallelThreshold;
     if (exponent == T(2)) {
-#pragma omp parallel for if (parallel) num_threads(threads)
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] * x[i];
+        for_each_index(n, parallel, threads, [&](int64_t i) { y[i] = x[i] * x[i]; });
     } else if (exponent == T(1)) {
         std::copy(x, x + n, y);
     } else if (exponent == T(0.5)) {
         constexpr T kInf = std::numeric_limits<T>::infinity();
-#pragma omp parallel for if (parallel) num_threads(threads)
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] == -kInf ? kInf : std::sqrt(x[i]) + T(0);  // + 0: -0 to +0
+        for_each_index(n, parallel, threads, [&](int64_t i) {
+            y[i] = x[i] == -kInf ? kInf : std::sqrt(x[i]) + T(0);  // + 0: -0 to +0
+        });
     } else {
         return false;
     }

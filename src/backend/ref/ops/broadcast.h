@@ -21,6 +21,19 @@ namespace polygraphy::ref {
 /// Elements below which loops stay single-threaded (thread start-up costs more than it saves).
 constexpr int64_t kParallelThreshold = 1 << 15;
 
+/// body(i) for i in [0, count): split statically between `threads` OpenMP threads when `parallel`,
+/// else a plain loop on this thread. Not an OpenMP `if` clause: a region whose clause is false still
+/// costs libgomp a team and a futex call, about 0.6 us for every small node.
+template <typename Body>
+void for_each_index(int64_t count, bool parallel, int threads, Body&& body) {
+    if (parallel && threads > 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t i = 0; i < count; ++i) body(i);
+    } else {
+        for (int64_t i = 0; i < count; ++i) body(i);
+    }
+}
+
 /// Row-major strides (in elements) of a contiguous tensor of `shape`.
 inline std::vector<int64_t> contiguous_strides(const Shape& shape) {
     std::vector<int64_t> strides(shape.size(), 1);
@@ -206,8 +219,7 @@ void broadcast_binary(const Shape& out, const Shape& sa, const Shape& sb, const 
         // A row length known at compile time (8: a channel block) lets the compiler unroll it.
         auto run = [&](auto inner_constant, bool b_repeats) {
             const int64_t inner = inner_constant > 0 ? int64_t{inner_constant} : rows->inner;
-#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
-            for (int64_t row = 0; row < count; ++row) {
+            for_each_index(count, parallel, threads, [&](int64_t row) {
                 const int64_t full = row * inner, repeated = row / repeat * inner;
                 if constexpr (inner_constant > 0) {
                     // Whole rows read before they are written: the compiler vectorizes the row
@@ -221,7 +233,7 @@ void broadcast_binary(const Shape& out, const Shape& sa, const Shape& sb, const 
                 } else {
                     for (int64_t k = 0; k < inner; ++k) y[full + k] = fn(a[repeated + k], b[full + k]);
                 }
-            }
+            });
         };
         if (rows->inner == 8)
             run(std::integral_constant<int64_t, 8>{}, b_rows.has_value());

@@ -188,8 +188,7 @@ public:
                         return;
                     }
                 }
-#pragma omp parallel for if (threads > 1 && n >= kParallelThreshold) num_threads(threads)
-                for (int64_t i = 0; i < n; ++i) out[i] = op_(in[i]);
+                for_each_index(n, n >= kParallelThreshold, threads, [&](int64_t i) { out[i] = op_(in[i]); });
                 ctx.set_output(0, narrow_if_half(std::move(y), input.dtype()));
             } else {
                 unsupported_dtype(node, input.dtype());

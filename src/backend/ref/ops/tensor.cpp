@@ -45,8 +45,7 @@ void tiled_transpose(const T* x, const Shape& out, const std::vector<int64_t>& s
     const int64_t tasks = outer * row_tiles;
     const int64_t col_stride = strides[last], row_out_stride = out_strides[contiguous];
     const bool parallel = threads > 1 && outer * rows * cols >= kParallelThreshold && tasks > 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (parallel)
-    for (int64_t task = 0; task < tasks; ++task) {
+    for_each_index(tasks, parallel, threads, [&](int64_t task) {
         int64_t rest = task / row_tiles;
         int64_t src = 0, dst = 0;
         for (std::size_t i = outer_dims.size(); i-- > 0;) {
@@ -66,7 +65,7 @@ void tiled_transpose(const T* x, const Shape& out, const std::vector<int64_t>& s
                 for (int64_t c = col_begin; c < col_end; ++c) to[c] = from[c * col_stride];
             }
         }
-    }
+    });
 }
 
 class TransposeKernel final : public Kernel {
