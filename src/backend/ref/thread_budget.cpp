@@ -5,7 +5,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace polygraphy::ref {
 
@@ -50,20 +52,37 @@ int own_runnable_threads() {
     return std::max(running, 1);
 }
 
+/// Runnable threads of other processes now; -1 when /proc/loadavg cannot be read.
+int others_runnable_now() {
+    std::ifstream file("/proc/loadavg");
+    std::string text;
+    std::getline(file, text);
+    const std::optional<int> runnable = runnable_from_loadavg(text);
+    // Our own OpenMP threads may still be spinning after the previous run: not others' load.
+    return runnable ? std::max(*runnable - own_runnable_threads(), 0) : -1;
+}
+
 }  // namespace
+
+int lasting_others(int previous, int current) {
+    return std::min(previous, current);
+}
 
 int threads_for_current_load(int cores) {
     using Clock = std::chrono::steady_clock;
     static std::atomic<int64_t> last_read{-1000000};  // long enough ago: the first call reads
+    static std::atomic<int> last_reading{-1};
     static std::atomic<int> last_others{-1};
+    static std::once_flag first;
     const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
     if (now - last_read.load(std::memory_order_relaxed) >= 100) {
-        std::ifstream file("/proc/loadavg");
-        std::string text;
-        std::getline(file, text);
-        const std::optional<int> runnable = runnable_from_loadavg(text);
-        // Our own OpenMP threads may still be spinning after the previous run: not others' load.
-        last_others.store(runnable ? std::max(*runnable - own_runnable_threads(), 0) : -1, std::memory_order_relaxed);
+        std::call_once(first, [] {  // the first call has no reading before it: one 2 ms earlier
+            last_reading.store(others_runnable_now(), std::memory_order_relaxed);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        });
+        const int current = others_runnable_now();
+        const int previous = last_reading.exchange(current, std::memory_order_relaxed);
+        last_others.store(lasting_others(previous, current), std::memory_order_relaxed);
         last_read.store(now, std::memory_order_relaxed);
     }
     const int others = last_others.load(std::memory_order_relaxed);

@@ -20,9 +20,16 @@ std::optional<int> runnable_from_loadavg(const std::string& text);
 /// Whether a /proc/<pid>/task/<tid>/stat line says the thread is running or ready to run.
 bool stat_says_running(const std::string& text);
 
-/// idle_core_threads(cores, the machine's runnable count from /proc/loadavg minus this process's
-/// runnable threads, whose OpenMP workers may still spin after the previous run), read at most
-/// every 100 ms; `cores` when /proc/loadavg cannot be read (not Linux). Thread-safe.
+/// The other runnable threads to plan for, from two readings in a row (below zero: unreadable): the
+/// smaller, so that a reading that catches a short-lived task (a kernel worker, a process starting
+/// or ending) does not cost the next 100 ms half their threads, while a lasting load counts from
+/// its second reading on.
+int lasting_others(int previous, int current);
+
+/// idle_core_threads(cores, lasting_others() of the last two readings of the machine's runnable
+/// count from /proc/loadavg minus this process's runnable threads, whose OpenMP workers may still
+/// spin after the previous run), read at most every 100 ms (the first call reads twice, 2 ms
+/// apart); `cores` when /proc/loadavg cannot be read (not Linux). Thread-safe.
 int threads_for_current_load(int cores);
 
 }  // namespace polygraphy::ref

@@ -14,6 +14,14 @@ TEST(ThreadBudget, UsesTheCoresOtherRunnableThreadsLeaveIdle) {
     EXPECT_EQ(idle_core_threads(1, 40), 1);
 }
 
+TEST(ThreadBudget, PlansForALoadOnlyWhenTwoReadingsInARowSeeIt) {
+    EXPECT_EQ(lasting_others(0, 1), 0);  // a short-lived task caught once
+    EXPECT_EQ(lasting_others(1, 0), 0);  // gone again
+    EXPECT_EQ(lasting_others(1, 1), 1);  // a lasting load
+    EXPECT_EQ(lasting_others(2, 3), 2);
+    EXPECT_EQ(lasting_others(-1, -1), -1);  // /proc/loadavg unreadable: every core
+}
+
 TEST(ThreadBudget, ReadsAThreadsStateAfterItsName) {
     EXPECT_TRUE(stat_says_running("1234 (polygraphy) R 1 1234 1234 0 -1"));
     EXPECT_FALSE(stat_says_running("1234 (polygraphy) S 1 1234 1234 0 -1"));
