@@ -259,16 +259,23 @@ TEST(ConvOp, FusedActivationMatchesConvThenActivation) {
     expect_error([&] { bad.create(); }, "attribute 'polygraphy.fused_activation' has an unknown value 'Tanh'");
 }
 
-// A pointwise convolution between channel-blocked tensors on a small image runs, on 2+ threads, as one
-// single-threaded primitive per share of the output channels (with the bias, the residual and Relu of
-// its share), all at once: every element against a double definition, at 1, 2 and 4 threads, run
-// after run, strided ones included (determinism_test.cpp runs ResNet's downsample path in a graph).
-TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
+/// The Conv family alone, for tests that build kernels with private attributes (blocked layouts,
+/// folded residuals) and run them on KernelContexts of their own.
+const ref::OpRegistry& conv_registry() {
     static const ref::OpRegistry registry = [] {
         ref::OpRegistry r;
         ref::register_conv_ops(r);
         return r;
     }();
+    return registry;
+}
+
+// A pointwise convolution between channel-blocked tensors on a small image runs, on 2+ threads, as one
+// single-threaded primitive per share of the output channels (with the bias, the residual and Relu of
+// its share), all at once: every element against a double definition, at 1, 2 and 4 threads, run
+// after run, strided ones included (determinism_test.cpp runs ResNet's downsample path in a graph).
+TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
+    const ref::OpRegistry& registry = conv_registry();
     struct Case {
         int64_t c, m, out_h, out_w, stride;
         bool residual;
@@ -331,11 +338,7 @@ TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
 // foldable activation, channel tails, batches, ranks 1-3, plain or channel-blocked; bit-identical at
 // 1, 2 and 4 threads and run after run.
 TEST(ConvOp, SinglePixelPointwiseMatchesTheDefinition) {
-    static const ref::OpRegistry registry = [] {
-        ref::OpRegistry r;
-        ref::register_conv_ops(r);
-        return r;
-    }();
+    const ref::OpRegistry& registry = conv_registry();
     struct Case {
         int64_t batch, c, m, rank, stride;
         bool bias, residual, blocked;
