@@ -283,7 +283,7 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
 std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vector<std::string>& argv,
                                                                  const std::function<const char*(const char*)>& getenv,
-                                                                 int idle_cores) {
+                                                                 const std::function<int()>& idle_cores) {
     if (getenv("OMP_WAIT_POLICY") != nullptr) return {};
     std::vector<std::pair<std::string, std::string>> settings = {{"OMP_WAIT_POLICY", "passive"}};
     const std::string flag = "--ref-threads";
@@ -292,9 +292,11 @@ std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vect
         if (argv[i] == flag && i + 1 < argv.size()) threads = argv[i + 1];
         if (argv[i].rfind(flag + "=", 0) == 0) threads = argv[i].substr(flag.size() + 1);
     }
-    // A value that is not a count fails the argument parser later; no spin for it.
-    const bool fits = std::all_of(threads.begin(), threads.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                      !threads.empty() && threads.size() < 9 && std::stoi(threads) <= idle_cores;
+    // A value that is not a count fails the argument parser later; no spin for it. The load is read
+    // only for a count that may not fit (every command starts here).
+    const bool count = !threads.empty() && threads.size() < 9 &&
+                       std::all_of(threads.begin(), threads.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool fits = count && (std::stoi(threads) <= 1 || std::stoi(threads) <= idle_cores());
     if (getenv("GOMP_SPINCOUNT") == nullptr && fits) settings.emplace_back("GOMP_SPINCOUNT", "300000");
     return settings;
 }

@@ -166,37 +166,49 @@ TEST(Cli, OpenmpSettingsPassiveWaitingWithAShortSpinUnlessTheChosenThreadsExceed
             return found == values.end() ? nullptr : found->second.c_str();
         };
     };
+    // The idle cores as the command starts, read only for a count of 2 or more.
+    const auto cores = [](int idle) { return [idle] { return idle; }; };
+    const auto unread = [] {
+        ADD_FAILURE() << "the load was read where the answer cannot matter";
+        return 1;
+    };
     using Settings = std::vector<std::pair<std::string, std::string>>;
     const Settings both = {{"OMP_WAIT_POLICY", "passive"}, {"GOMP_SPINCOUNT", "300000"}};
     const Settings passive_only = {{"OMP_WAIT_POLICY", "passive"}};
     // The default thread count spins on a busy machine too (it then runs 1 thread).
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref"}, environment({}), 1), both);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "0"}, environment({}), 1),
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref"}, environment({}), unread), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "0"}, environment({}), unread),
               both);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=0"}, environment({}), 1), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=0"}, environment({}), unread), both);
     // A chosen count spins where the idle cores hold it, and sleeps at once where they do not.
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({}), 2),
-              both);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({}), 1),
+    EXPECT_EQ(
+        openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({}), cores(2)),
+        both);
+    EXPECT_EQ(
+        openmp_settings({"polygraphy", "run", "m.onnx", "--ref", "--ref-threads", "2"}, environment({}), cores(1)),
+        passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=3"}, environment({}), cores(2)),
               passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=3"}, environment({}), 2), passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=1"}, environment({}), 1), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx", "--ref-threads=1"}, environment({}), unread), both);
     // The last --ref-threads counts, as in the argument parser.
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "1", "--ref-threads=4"}, environment({}), 2),
-              passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads=4", "--ref-threads", "2"}, environment({}), 2),
-              both);
+    EXPECT_EQ(
+        openmp_settings({"polygraphy", "run", "--ref-threads", "1", "--ref-threads=4"}, environment({}), cores(2)),
+        passive_only);
+    EXPECT_EQ(
+        openmp_settings({"polygraphy", "run", "--ref-threads=4", "--ref-threads", "2"}, environment({}), cores(2)),
+        both);
     // A value the parser will refuse gets no spin.
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "two"}, environment({}), 2), passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads=-1"}, environment({}), 2), passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "99999999999"}, environment({}), 2), passive_only);
-    // Settings the environment gives are kept.
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"GOMP_SPINCOUNT", "0"}}), 2),
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "two"}, environment({}), cores(2)), passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads=-1"}, environment({}), cores(2)), passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "--ref-threads", "99999999999"}, environment({}), cores(2)),
               passive_only);
-    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"OMP_WAIT_POLICY", "active"}}), 2),
+    // Settings the environment gives are kept.
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"GOMP_SPINCOUNT", "0"}}), cores(2)),
+              passive_only);
+    EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"OMP_WAIT_POLICY", "active"}}), cores(2)),
               Settings{});
     // argv[0] is the program, never an option.
-    EXPECT_EQ(openmp_settings({"--ref-threads=3"}, environment({}), 1), both);
+    EXPECT_EQ(openmp_settings({"--ref-threads=3"}, environment({}), unread), both);
 }
 
 TEST(Cli, IdleCoresNowIsAtLeastOneAndAtMostTheMachinesCores) {

@@ -22,7 +22,7 @@ namespace {
 void prefer_passive_openmp_waiting(int argc, char** argv) {
     const auto settings = polygraphy::tools::openmp_settings(
         std::vector<std::string>(argv, argv + argc), [](const char* name) { return std::getenv(name); },
-        polygraphy::tools::idle_cores_now());
+        polygraphy::tools::idle_cores_now);
     if (settings.empty()) return;
     for (const auto& [name, value] : settings)
         if (setenv(name.c_str(), value.c_str(), 1) != 0) return;
