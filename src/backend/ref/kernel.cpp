@@ -1,6 +1,8 @@
 // NodeInfo attribute helpers and KernelContext (include/polygraphy/backend/ref/kernel.h).
 #include "polygraphy/backend/ref/kernel.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "polygraphy/backend/onnx/tensor_proto.h"
@@ -140,13 +142,32 @@ const Tensor& KernelContext::required_input(std::size_t index) const {
 }
 
 Tensor& KernelContext::allocate_output(std::size_t index, DataType dtype, Shape shape) {
-    set_output(index, Tensor(dtype, std::move(shape)));
+    const Tensor* offered = offered_output(index);
+    if (offered != nullptr && offered->dtype() == dtype && offered->shape() == shape) {
+        Tensor buffer = *offered;
+        std::memset(buffer.data(), 0, buffer.nbytes());
+        set_output(index, std::move(buffer));
+    } else {
+        set_output(index, Tensor(dtype, std::move(shape)));
+    }
     return outputs_[index];
 }
 
 Tensor& KernelContext::allocate_uninitialized_output(std::size_t index, DataType dtype, Shape shape) {
-    set_output(index, Tensor::uninitialized(dtype, std::move(shape)));
+    set_output(index, output_buffer(index, dtype, shape));
     return outputs_[index];
+}
+
+Tensor KernelContext::output_buffer(std::size_t index, DataType dtype, const Shape& shape) const {
+    const Tensor* offered = offered_output(index);
+    if (offered != nullptr && offered->dtype() == dtype && offered->shape() == shape) return *offered;
+    return Tensor::uninitialized(dtype, shape);
+}
+
+void KernelContext::offer_output(std::size_t index, Tensor buffer) {
+    if (index >= outputs_.size()) return;
+    if (offered_.size() < outputs_.size()) offered_.resize(outputs_.size());
+    offered_[index] = std::move(buffer);
 }
 
 void KernelContext::set_output(std::size_t index, Tensor tensor) {

@@ -137,6 +137,69 @@ TEST(PlannedBuffers, ResultsEqualThoseOfMallocAcrossRunsAndShapes) {
         EXPECT_TRUE(kept[run].equals(expected[run])) << "run " << run << " after the later runs";
 }
 
+// A squeezenet fire module: two convolutions whose outputs only a channel Concat reads write them
+// straight into slices of its output (planned from the run before), and the Concat copies nothing.
+// The results must be those of a session that copies, run after run, when the batch or the image size
+// changes (the slices no longer fit: the run copies, the next one plans again), and when the
+// convolutions' outputs are graph outputs too (nothing is written in place).
+OnnxModel fire_module(bool expose_expands) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32,
+                  DynShape{Dim::named("batch"), Dim::fixed(16), Dim::named("h"), Dim::named("w")});
+    builder.initializer("ws", random_tensor({8, 16, 1, 1}, 61));
+    builder.initializer("w1", random_tensor({16, 8, 1, 1}, 62));
+    builder.initializer("w3", random_tensor({24, 8, 3, 3}, 63));
+    builder.initializer("b3", random_tensor({24}, 64));
+    builder.initializer("wy", random_tensor({8, 40, 1, 1}, 65));
+    builder.node("Conv", {"x", "ws"}, {"sq"});
+    builder.node("Relu", {"sq"}, {"s"});
+    // The 3x3 expand runs first, but its output is the Concat's second input.
+    set_attr(builder.node("Conv", {"s", "w3", "b3"}, {"e3"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Conv", {"s", "w1"}, {"e1"});
+    set_attr(builder.node("Concat", {"e1", "e3"}, {"c"}), "axis", int64_t{1});
+    builder.node("Relu", {"c"}, {"r"});
+    builder.node("Conv", {"r", "wy"}, {"y"});
+    const DynShape y_shape{Dim::named("batch"), Dim::fixed(8), Dim::named("h"), Dim::named("w")};
+    builder.output("y", DataType::kFloat32, y_shape);
+    if (expose_expands) {
+        builder.output("e1", DataType::kFloat32, y_shape);
+        builder.output("e3", DataType::kFloat32, y_shape);
+    }
+    return builder.build();
+}
+
+TEST(PlannedBuffers, ConcatInputsWrittenInPlaceEqualCopiedOnes) {
+    struct Run {
+        int64_t batch, size;
+        std::size_t in_place;  // Concats that copied nothing
+    };
+    const std::vector<Run> runs{{1, 13, 0}, {1, 13, 1}, {1, 13, 1}, {2, 13, 0}, {2, 13, 0}, {1, 13, 0},
+                                {1, 13, 1}, {1, 9, 0},  {1, 9, 1},  {1, 13, 0}, {1, 13, 1}};
+    for (bool expose_expands : {false, true}) {
+        const OnnxModel model = fire_module(expose_expands);
+        SessionOptions planned_options, copying_options;
+        planned_options.num_threads = copying_options.num_threads = 2;
+        copying_options.plan_buffers = false;
+        const Session planned(*model, planned_options);
+        const Session copying(*model, copying_options);
+        std::vector<TensorMap> kept, expected;
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const TensorMap feed{
+                {"x", random_tensor({runs[i].batch, 16, runs[i].size, runs[i].size}, static_cast<uint32_t>(70 + i))}};
+            RunStats stats;
+            kept.push_back(planned.run(feed, &stats));
+            expected.push_back(copying.run(feed));
+            EXPECT_EQ(stats.concats_in_place, expose_expands ? 0 : runs[i].in_place)
+                << "run " << i << (expose_expands ? " with the expands as graph outputs" : "");
+            for (const auto& [name, tensor] : expected.back())
+                EXPECT_TRUE(kept.back().at(name).equals(tensor)) << name << " of run " << i;
+        }
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            for (const auto& [name, tensor] : expected[i])
+                EXPECT_TRUE(kept[i].at(name).equals(tensor)) << name << " of run " << i << " after the later runs";
+    }
+}
+
 // ResNet's downsample path in the channel-blocked layout: a strided pointwise convolution that, on 2
 // threads, runs as one single-threaded oneDNN primitive per half of its output channels at once. Each
 // needs its own scratchpad (oneDNN gathers the strided input there): with the library's, most runs of

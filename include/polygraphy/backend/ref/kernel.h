@@ -161,11 +161,20 @@ public:
 
     /// Number of outputs the node declares.
     std::size_t num_outputs() const { return outputs_.size(); }
-    /// Allocates (zero-filled) and returns output `index`.
+    /// Allocates (zero-filled) and returns output `index`: the offered_output() when it has this dtype
+    /// and shape.
     Tensor& allocate_output(std::size_t index, DataType dtype, Shape shape);
     /// Like allocate_output but the numeric buffer is left uninitialized (Tensor::uninitialized): for
     /// kernels that write every element, saving a pass over the output's memory.
     Tensor& allocate_uninitialized_output(std::size_t index, DataType dtype, Shape shape);
+    /// A buffer for output `index` that the kernel fills before set_output(): the offered_output()
+    /// when it has this dtype and shape, else a new uninitialized tensor.
+    Tensor output_buffer(std::size_t index, DataType dtype, const Shape& shape) const;
+    /// Where the session would like output `index` written (a slice of a Concat's output, or that
+    /// output itself, see Session), or nullptr. Kernels may ignore it; it aliases none of the inputs.
+    const Tensor* offered_output(std::size_t index) const {
+        return index < offered_.size() && offered_[index].defined() ? &offered_[index] : nullptr;
+    }
     /// Sets output `index` to `tensor` (may share an input's buffer: kernels never write to inputs,
     /// except one donated_input() returned).
     void set_output(std::size_t index, Tensor tensor);
@@ -200,6 +209,8 @@ public:
     }
     /// Session use: per input, whether this node is its last reader in the graph (donated_input()).
     void attach_donatable(const std::vector<bool>* donatable) { donatable_ = donatable; }
+    /// Session use: offers `buffer` for output `index` (offered_output()).
+    void offer_output(std::size_t index, Tensor buffer);
     /// Value of an enclosing graph's `name` that the node's subgraphs read; nullptr when unknown.
     const Value* outer_value(const std::string& name) const;
 
@@ -212,6 +223,7 @@ private:
     const std::vector<bool>* donatable_ = nullptr;
     const std::vector<std::string>* outer_names_ = nullptr;
     std::vector<Value> value_outputs_;  // non-tensor outputs, sized on first use
+    std::vector<Tensor> offered_;       // by output, sized on first offer
 };
 
 /// A prepared operator. compute() is const: all per-node state is fixed at construction.

@@ -56,6 +56,9 @@ struct RunStats {
     std::size_t nodes_executed = 0;
     /// Most node outputs alive at once: intermediates are released right after their last consumer.
     std::size_t peak_live_intermediates = 0;
+    /// Concat nodes whose producers wrote their inputs into the Concat's output, so that it copied
+    /// nothing (with buffer planning, from the second run on).
+    std::size_t concats_in_place = 0;
 };
 
 /// A prepared graph: topologically ordered nodes with their kernels, initializers as tensors, and

@@ -775,7 +775,7 @@ public:
             run_reference<double>(problem, x, w, b, y, threads);
             if (!residual_after) activation_.apply_in_place(y, threads);
         } else if (dtype == DataType::kFloat32) {
-            y = Tensor::uninitialized(dtype, y_shape);  // every element is written
+            y = context.output_buffer(0, dtype, y_shape);  // every element is written
             run_float(node, problem, x, w, b, residual_inside ? residual->data_as<float>() : nullptr, !residual_after,
                       y, threads);
         } else {

@@ -286,6 +286,12 @@ public:
         return *this;
     }
 
+    /// Offers `buffer` for output `index` in every run (KernelContext::offered_output).
+    KernelHarness& offer_output(std::size_t index, const Tensor& buffer) {
+        offered_.emplace_back(index, buffer);
+        return *this;
+    }
+
     /// Creates the kernel (attribute validation happens here).
     std::unique_ptr<ref::Kernel> create() const {
         const ref::OpEntry* entry = ref::OpRegistry::builtin().find(node_.domain(), node_.op_type(), opset_);
@@ -303,6 +309,7 @@ public:
             std::vector<const Tensor*> inputs;
             for (const auto& t : inputs_) inputs.push_back(t.get());
             ref::KernelContext context(*info_, inputs, static_cast<std::size_t>(node_.output_size()), num_threads);
+            for (const auto& [index, buffer] : offered_) context.offer_output(index, buffer);
             kernel->compute(context);
             outputs = context.outputs();
         }
@@ -327,6 +334,7 @@ private:
     int64_t opset_;
     std::vector<std::unique_ptr<Tensor>> inputs_;
     std::vector<bool> constant_;
+    std::vector<std::pair<std::size_t, Tensor>> offered_;
     mutable std::unique_ptr<ref::NodeInfo> info_;
 };
 

@@ -1,6 +1,8 @@
 // Tensor (data movement) operators (src/backend/ref/ops/tensor.cpp). Expected values carry the numpy
 // expression; x = np.arange(n).reshape(shape) unless said otherwise.
+#include <algorithm>
 #include <limits>
+#include <memory>
 
 #include "op_test_util.h"
 
@@ -93,6 +95,60 @@ TEST(TensorOps, Concat) {
         OpTester("Concat").input(a).input(f32({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})).attr("axis", 0).run(), ModelError,
         "input 1 has shape (3, 3), which cannot be concatenated with (2, 2) on axis 0");
     EXPECT_THROW_MESSAGE(OpTester("Concat").input(a).run(), ModelError, "attribute 'axis' is required");
+}
+
+TEST(TensorOps, ConcatTakesAnOfferedOutputOnlyWhenItsInputsAreItsSlices) {
+    // np.concatenate([a, b], axis=1) for a (1, 2, 3) and b (1, 3, 3), with an offered (1, 5, 3) buffer.
+    const Tensor a_values = iota(DataType::kFloat32, {1, 2, 3});
+    const Tensor b_values = f32({1, 3, 3}, {10, 11, 12, 13, 14, 15, 16, 17, 18});
+    const Tensor expected = f32({1, 5, 3}, {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 16, 17, 18});
+    auto concat = [](const Tensor& a, const Tensor& b, const Tensor& offered) {
+        KernelHarness h("Concat", 13);
+        set_attr(h.node(), "axis", int64_t{1});
+        h.input(a).input(b).offer_output(0, offered);
+        return h.run()[0];
+    };
+    // Views of a buffer: `first_at` and `second_at` floats into it.
+    auto slices = [&](const Tensor& buffer, int64_t first_at, int64_t second_at) {
+        auto owner = std::make_shared<Tensor>(buffer);
+        std::shared_ptr<void> keep(owner, owner->data());
+        float* base = owner->data_as<float>();
+        Tensor a = Tensor::wrap(DataType::kFloat32, {1, 2, 3}, keep, base + first_at);
+        Tensor b = Tensor::wrap(DataType::kFloat32, {1, 3, 3}, keep, base + second_at);
+        std::copy_n(a_values.data_as<float>(), 6, a.data_as<float>());
+        std::copy_n(b_values.data_as<float>(), 9, b.data_as<float>());
+        return std::pair<Tensor, Tensor>(a, b);
+    };
+    auto sentinel = [] {
+        Tensor buffer = Tensor::uninitialized(DataType::kFloat32, {1, 5, 3});
+        std::fill_n(buffer.data_as<float>(), 15, -1.0f);
+        return buffer;
+    };
+
+    // The inputs are the slices they would be copied to: the buffer is the output, nothing is copied.
+    Tensor buffer = sentinel();
+    auto [a, b] = slices(buffer, 0, 6);
+    Tensor y = concat(a, b, buffer);
+    EXPECT_EQ(y.data(), buffer.data());
+    EXPECT_TRUE(tensors_near(y, expected, 0.0));
+
+    // Inputs of their own: a new output; the offered buffer is not written.
+    buffer = sentinel();
+    y = concat(a_values, b_values, buffer);
+    EXPECT_NE(y.data(), buffer.data());
+    EXPECT_TRUE(tensors_near(y, expected, 0.0));
+    EXPECT_TRUE(std::all_of(buffer.data_as<float>(), buffer.data_as<float>() + 15, [](float v) { return v == -1.0f; }));
+
+    // Slices of the buffer in the wrong places (b first, then a): copied into a new output.
+    buffer = sentinel();
+    auto [late_a, early_b] = slices(buffer, 9, 0);
+    y = concat(late_a, early_b, buffer);
+    EXPECT_NE(y.data(), buffer.data());
+    EXPECT_TRUE(tensors_near(y, expected, 0.0));
+
+    // An offered buffer of another shape is ignored.
+    y = concat(a_values, b_values, Tensor::uninitialized(DataType::kFloat32, {1, 6, 3}));
+    EXPECT_TRUE(tensors_near(y, expected, 0.0));
 }
 
 TEST(TensorOps, SplitByOpset) {
