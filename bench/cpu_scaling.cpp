@@ -1,9 +1,9 @@
 // What a second thread adds on this machine (issue 16): one thread, then two threads at once, each
 // running a register-only AVX2 FMA loop (12 independent accumulators: the multiply-add throughput a
 // convolution kernel approaches), alternating; each sample prints both rates and the gain. On this
-// VM the gain moved between 1.04x and 1.95x from one minute to the next: its two vCPUs sometimes
-// share one physical core's FMA units. A benchmark of the runtimes at two threads inherits that
-// regime, so run this next to one to know which it ran in.
+// VM the gain moved between 1.04x and 2.2x within minutes, as if its two vCPUs at times shared one
+// physical core's FMA units. A benchmark of the runtimes at two threads inherits that regime, so run
+// this next to one to know which it ran in.
 //
 //   build/bench/cpu_scaling [--samples S] [--pause-ms P]   (default: 10 samples, 4000 ms apart)
 #include <algorithm>
