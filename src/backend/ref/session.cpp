@@ -114,10 +114,9 @@ struct Session::Impl {
     /// the shapes of the run before; a run whose shapes differ copies as before. Top-level graph with
     /// buffer planning only (SessionOptions::plan_buffers).
     struct ConcatInPlace {
-        std::size_t inputs = 0;
         int64_t axis = 1;
+        // The last run's shapes when its dims before the axis were 1; input_shapes empty: no slices.
         mutable std::mutex mutex;
-        mutable bool known = false;  // the last run's shapes are recorded, and the dims before the axis were 1
         mutable DataType dtype = DataType::kUndefined;
         mutable Shape output;
         mutable std::vector<Shape> input_shapes;
@@ -519,7 +518,6 @@ void Session::Impl::plan_concats_in_place(const std::unordered_set<int>& graph_o
         if (!eligible) continue;
         const int entry = static_cast<int>(concats_in_place.size());
         concats_in_place.push_back(std::make_unique<ConcatInPlace>());
-        concats_in_place.back()->inputs = concat.inputs.size();
         concats_in_place.back()->axis = concat.info->attr_int("axis", 1);
         steps[c].concat_in_place = entry;
         for (std::size_t i = 0; i < concat.inputs.size(); ++i) {
@@ -760,44 +758,44 @@ void Session::Impl::offer_concat_slice(const Step& step, std::vector<Tensor>& co
                                        KernelContext& context) const {
     const ConcatInPlace& plan = *concats_in_place[step.feeds_concat];
     DataType dtype;
-    Shape output;
-    std::vector<Shape> input_shapes;
+    Shape output, slice;
+    std::size_t offset = 0;  // bytes
     {
         std::lock_guard<std::mutex> lock(plan.mutex);
-        if (!plan.known) return;
+        if (plan.input_shapes.empty()) return;
         dtype = plan.dtype;
         output = plan.output;
-        input_shapes = plan.input_shapes;
+        slice = plan.input_shapes[step.concat_input];
+        for (std::size_t i = 0; i < step.concat_input; ++i)
+            offset += shape_volume(plan.input_shapes[i]) * dtype_size(dtype);
     }
     Tensor& whole = concat_outputs[step.feeds_concat];
     if (!whole.defined()) whole = Tensor::uninitialized(dtype, output);
-    std::size_t offset = 0;
-    for (std::size_t i = 0; i < step.concat_input; ++i) offset += shape_volume(input_shapes[i]) * dtype_size(dtype);
     auto holder = std::make_shared<Tensor>(whole);
     std::shared_ptr<void> owner(holder, holder->data());
-    context.offer_output(
-        0, Tensor::wrap(dtype, input_shapes[step.concat_input], owner, static_cast<uint8_t*>(holder->data()) + offset));
+    context.offer_output(0, Tensor::wrap(dtype, slice, owner, static_cast<uint8_t*>(holder->data()) + offset));
 }
 
 void Session::Impl::record_concat_shapes(const ConcatInPlace& plan, const std::vector<const Tensor*>& inputs,
                                          const Tensor& output) const {
-    bool usable = output.defined() && output.dtype() != DataType::kString && inputs.size() == plan.inputs;
+    bool usable = output.defined() && output.dtype() != DataType::kString;
     if (usable) {  // one slice per input: the dims before the axis are 1
         const int64_t rank = output.rank();
         const int64_t axis = plan.axis < 0 ? plan.axis + rank : plan.axis;
         for (int64_t d = 0; d < axis && d < rank; ++d) usable = usable && output.shape()[d] == 1;
     }
     std::lock_guard<std::mutex> lock(plan.mutex);
-    plan.known = false;
-    if (!usable) return;
-    plan.dtype = output.dtype();
-    plan.output = output.shape();
     plan.input_shapes.clear();
+    if (!usable) return;
     for (const Tensor* input : inputs) {
-        if (input == nullptr || !input->defined()) return;
+        if (input == nullptr || !input->defined()) {
+            plan.input_shapes.clear();
+            return;
+        }
         plan.input_shapes.push_back(input->shape());
     }
-    plan.known = true;
+    plan.dtype = output.dtype();
+    plan.output = output.shape();
 }
 
 void Session::Impl::record_profile(const std::vector<double>& step_seconds, double total_seconds) const {
