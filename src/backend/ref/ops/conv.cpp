@@ -234,7 +234,7 @@ __attribute__((always_inline)) inline void activate_in_place(Float8Lanes& v, con
             v = v < activation.hi ? v : Float8Lanes{} + activation.hi;
             return;
         case StoreActivation::Kind::kSilu:
-            silu_lanes(v);
+            silu_lanes<8>(v);
             return;
     }
 }

@@ -1,6 +1,7 @@
 // Private helpers of the kernels: 8-float vectors compiled for AVX-512 and AVX2 (and a baseline
-// fallback), exp and SiLU on them. Shared by the depthwise convolution's store and the SiLU pass of
-// a fused activation.
+// fallback), exp and SiLU on them (and on 16-float vectors in code built for AVX-512: on AVX2 such a
+// vector spills). Shared by the
+// depthwise convolution's store and the SiLU pass of a fused activation.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,14 @@ namespace polygraphy::ref {
 /// kept in registers on AVX2: a 16-float version spilled every accumulator to the stack (perf
 /// annotate) and made a whole mobilenet_v2 run at 1 thread twice as slow (BENCHMARKS.md).
 /// aligned(4): loads and stores may be unaligned.
-typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
+/// Vector types of kLanes floats and int32s. GCC drops a vector type's attributes when it is a
+/// template argument (it becomes a plain float), so templates take the lane count instead.
+template <int kLanes>
+struct Lanes {
+    typedef float Float __attribute__((vector_size(kLanes * sizeof(float)), aligned(4)));
+    typedef int32_t Int __attribute__((vector_size(kLanes * sizeof(int32_t)), aligned(4)));
+};
+typedef Lanes<8>::Float Float8Lanes;
 
 // target_clones selects the version through an ifunc resolver, which the dynamic loader runs while
 // relocating the library. Under ThreadSanitizer that resolver is instrumented and crashes because
@@ -26,7 +34,9 @@ typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
 #ifdef POLYGRAPHY_THREAD_SANITIZER
 #define POLYGRAPHY_VECTOR_CLONES
 #else
-#define POLYGRAPHY_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// Whole ISA levels, not single extensions: a clone for "avx2" or "avx512f" alone has no FMA, so
+// every multiply-add was two instructions (the SiLU pass 1.7x slower than with FMA).
+#define POLYGRAPHY_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 
 // The helpers below work on vectors in place and are always inlined: so they are compiled for the
@@ -34,9 +44,10 @@ typedef float Float8Lanes __attribute__((vector_size(32), aligned(4)));
 
 /// t = exp(t) per lane (Cephes' expf: t = n ln2 + r, a degree-6 polynomial in r, then 2^n through
 /// the exponent bits), within ~2 ulps; t is clamped to [-87, 88] first, so the result is finite.
-__attribute__((always_inline)) inline void exp_in_place(Float8Lanes& t) {
-    using V = Float8Lanes;
-    typedef int32_t Int8Lanes __attribute__((vector_size(32), aligned(4)));
+template <int kLanes>
+__attribute__((always_inline)) inline void exp_in_place(typename Lanes<kLanes>::Float& t) {
+    using V = typename Lanes<kLanes>::Float;
+    using IntLanes = typename Lanes<kLanes>::Int;
     t = t > -87.0f ? t : V{} - 87.0f;  // a NaN becomes -87 here: SiLU keeps it through its numerator
     t = t < 88.0f ? t : V{} + 88.0f;
     constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to an integer
@@ -48,7 +59,7 @@ __attribute__((always_inline)) inline void exp_in_place(Float8Lanes& t) {
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    const Int8Lanes bits = (__builtin_convertvector(n, Int8Lanes) + 127) << 23;
+    const IntLanes bits = (__builtin_convertvector(n, IntLanes) + 127) << 23;
     // A vector cast keeps the bits in the register (a memcpy went through the stack).
     t = (p * r * r + r + 1.0f) * (V)bits;
 }
@@ -56,15 +67,18 @@ __attribute__((always_inline)) inline void exp_in_place(Float8Lanes& t) {
 /// v = v / (1 + exp(-v)) per lane (SiLU, as oneDNN's swish); exp within ~2 ulps, so the result is
 /// within a few ulps of the exact value. Special values as x * Sigmoid(x) gives them: NaN stays
 /// NaN, +inf stays +inf, and -inf gives NaN (-inf * 0; the clamped exp would give -inf).
-__attribute__((always_inline)) inline void silu_lanes(Float8Lanes& v) {
-    Float8Lanes e = -v;
-    exp_in_place(e);
-    const Float8Lanes minus_infinity = Float8Lanes{} - __builtin_inff();
-    v = v == minus_infinity ? Float8Lanes{} + __builtin_nanf("") : v / (e + 1.0f);
+template <int kLanes>
+__attribute__((always_inline)) inline void silu_lanes(typename Lanes<kLanes>::Float& v) {
+    using V = typename Lanes<kLanes>::Float;
+    V e = -v;
+    exp_in_place<kLanes>(e);
+    const V minus_infinity = V{} - __builtin_inff();
+    v = v == minus_infinity ? V{} + __builtin_nanf("") : v / (e + 1.0f);
 }
 
 /// y[i] = SiLU(y[i]) for i < n, through silu_lanes() (the tail too, so every element gets the same
-/// arithmetic). Much faster here than oneDNN's swish, as a pass or as a convolution's post-op.
+/// arithmetic), on 16-float vectors where the CPU has AVX-512 (the same arithmetic per lane).
+/// Much faster here than oneDNN's swish, as a pass or as a convolution's post-op.
 void silu_in_place(float* y, int64_t n);
 
 }  // namespace polygraphy::ref
