@@ -86,7 +86,7 @@ void conv(benchmark::State& state, int64_t channels, int64_t size, int64_t in_ch
     run(state, node, 2.0 * static_cast<double>(channels * out * out * in_channels * kernel * kernel), "GFLOP/s");
 }
 
-/// A convolution between channel-blocked tensors ([N, C/8, H, W, 8]), as the layout pass runs those
+/// A convolution between channel-blocked tensors ([N, C/B, H, W, B]), as the layout pass runs those
 /// between two convolutions (with the bias and a folded Relu): our own kernel or oneDNN's.
 void blocked_conv(benchmark::State& state, int64_t channels, int64_t size, int64_t in_channels, int64_t kernel,
                   int64_t stride) {
@@ -94,10 +94,11 @@ void blocked_conv(benchmark::State& state, int64_t channels, int64_t size, int64
     Node node("Conv");
     set_attr(node.proto, "pads", std::vector<int64_t>{pad, pad, pad, pad});
     set_attr(node.proto, "strides", std::vector<int64_t>{stride, stride});
-    set_attr(node.proto, std::string(ref::kBlockedInputAttr), int64_t{1});
-    set_attr(node.proto, std::string(ref::kBlockedOutputAttr), int64_t{1});
+    const int64_t block = ref::widest_channel_block();  // as a session picks it
+    set_attr(node.proto, std::string(ref::kBlockedInputAttr), block);
+    set_attr(node.proto, std::string(ref::kBlockedOutputAttr), block);
     set_attr(node.proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
-    node.input(random_tensor({1, in_channels / ref::kChannelBlock, size, size, ref::kChannelBlock}, 1))
+    node.input(random_tensor({1, in_channels / block, size, size, block}, 1))
         .input(random_tensor({channels, in_channels, kernel, kernel}, 2), true)
         .input(random_tensor({channels}, 3), true);
     const int64_t out = (size + 2 * pad - kernel) / stride + 1;

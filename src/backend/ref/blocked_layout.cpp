@@ -8,9 +8,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "backend/onnx/domain.h"
 #include "backend/ref/graph_constants.h"
 #include "backend/ref/ops/families.h"
+#include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -26,20 +29,40 @@ bool one_of(const std::string& op, const auto& list) {
     return std::find(std::begin(list), std::end(list), op) != std::end(list);
 }
 
-/// Classes of tensors that must share a layout (union-find), and the classes that must stay NCHW.
+/// Classes of tensors that must share a layout (union-find), the classes that must stay NCHW, and
+/// those that must take the narrow block.
 class LayoutClasses {
 public:
+    explicit LayoutClasses(int64_t widest_block) : widest_block_(widest_block) {}
     void join(const std::string& a, const std::string& b) {
         const int ra = root(id(a)), rb = root(id(b));
         if (ra == rb) return;
         parent_[ra] = rb;
         pinned_[rb] = pinned_[rb] || pinned_[ra];
+        narrow_[rb] = narrow_[rb] || narrow_[ra];
     }
     void add(const std::string& name) { id(name); }
     void pin(const std::string& name) { pinned_[root(id(name))] = true; }
-    bool blocked(const std::string& name) const {
+    /// The class of `name` takes kNarrowChannelBlock; false when it did already.
+    bool narrow(const std::string& name) {
+        const int r = root(id(name));
+        const bool changed = !narrow_[r] && widest_block_ != kNarrowChannelBlock;
+        narrow_[r] = true;
+        return changed;
+    }
+    /// A convolution reads or writes `name` with this many channels.
+    void conv_channels(const std::string& name, int64_t channels) {
+        add(name);
+        if (channels % kNarrowChannelBlock != 0) pin(name);
+        if (channels % kWideChannelBlock != 0) narrow(name);
+    }
+    bool blocked(const std::string& name) const { return block(name) != 0; }
+    /// The channel block `name` is held in (0: as the graph declares it).
+    int64_t block(const std::string& name) const {
         const auto found = ids_.find(name);
-        return found != ids_.end() && !pinned_[root(found->second)];
+        if (found == ids_.end()) return 0;
+        const int r = root(found->second);
+        return pinned_[r] ? 0 : narrow_[r] ? kNarrowChannelBlock : widest_block_;
     }
     const std::unordered_map<std::string, int>& members() const { return ids_; }
 
@@ -49,6 +72,7 @@ private:
         if (inserted) {
             parent_.push_back(found->second);
             pinned_.push_back(false);
+            narrow_.push_back(false);
         }
         return found->second;
     }
@@ -59,6 +83,8 @@ private:
     std::unordered_map<std::string, int> ids_;
     mutable std::vector<int> parent_;  // path halving in root() keeps lookups short
     std::vector<bool> pinned_;
+    std::vector<bool> narrow_;
+    int64_t widest_block_;
 };
 
 struct ConvChannels {
@@ -100,9 +126,12 @@ bool is_blockable_pool(const onnx::NodeProto& node) {
 
 std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& nodes,
                                                 const std::vector<std::vector<std::string>>& node_inputs,
-                                                const onnx::GraphProto& graph) {
+                                                const onnx::GraphProto& graph, int64_t widest_block) {
+    if (widest_block != kNarrowChannelBlock && widest_block != kWideChannelBlock)
+        throw InternalError(
+            fmt::format("channel block {} is neither {} nor {}", widest_block, kNarrowChannelBlock, kWideChannelBlock));
     const GraphConstants constants(graph, nodes);
-    LayoutClasses classes;
+    LayoutClasses classes(widest_block);
     std::unordered_map<std::string, int> producers;  // made by a node that keeps or sets the layout
     auto produced_here = [&](const std::string& name) { ++producers[name]; };
     auto pin_all = [&](std::size_t i) {
@@ -130,9 +159,8 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
                                  !node.output(0).empty() && node.input_size() >= 1 && !node.input(0).empty();
         if ((convs[i] = blockable_conv(node, constants)) && declared_only) {
             const std::string& y = node.output(0);
-            if (convs[i]->in % kChannelBlock != 0) classes.pin(node.input(0));
-            if (convs[i]->out % kChannelBlock != 0) classes.pin(y);
-            classes.add(y);
+            classes.conv_channels(node.input(0), convs[i]->in);
+            classes.conv_channels(y, convs[i]->out);
             produced_here(y);
             const auto* residual = find_attr(node, kFusedResidualAttr);
             if (residual && residual->i() == 1 && node.input_size() == 4 && !node.input(3).empty())
@@ -143,7 +171,7 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
         const bool unary = simple_node && one_of(op, kUnaryElementwise);
         const bool binary = simple_node && one_of(op, kBinaryElementwise) && node.input_size() == 2;
         const bool pool = simple_node && is_blockable_pool(node);
-        // Concat along the channels of 8-channel multiples: whole blocks, in order.
+        // Concat along the channels of block multiples: whole blocks, in order.
         const auto* axis = find_attr(node, "axis");
         const bool concat = simple_node && op == "Concat" && axis && axis->i() == 1;
         if (!unary && !binary && !pool && !concat) {
@@ -153,7 +181,7 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
         const std::string& y = node.output(0);
         classes.add(y);
         produced_here(y);
-        // GlobalAveragePool's [N, C, 1, 1] output has the bytes of its blocked form [N, C/8, 1, 1, 8],
+        // GlobalAveragePool's [N, C, 1, 1] output has the bytes of its blocked forms [N, C/B, 1, 1, B],
         // so its input can stay blocked when the output's readers (Flatten, Gemm) want NCHW; only a
         // plain input makes the output plain (below).
         if (op == "GlobalAveragePool") {
@@ -191,17 +219,33 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
             }
         }
     }
+    // oneDNN's kernels take one block on both sides of a convolution (the AVX-512 ones 16, the AVX2
+    // ones 8), so a convolution between a wide and a narrow class makes both narrow, and so does
+    // GlobalAveragePool. MobileNetV2's 24-channel tensors make the whole network narrow: its classes
+    // all meet through convolutions.
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            const onnx::NodeProto& node = nodes[i];
+            const bool pool = !convs[i] && is_default_domain(node.domain()) && node.op_type() == "GlobalAveragePool" &&
+                              classes.members().contains(node.output(0));
+            if (!convs[i] && !pool) continue;
+            const int64_t in = classes.block(node.input(0)), out = classes.block(node.output(0));
+            if (in != 0 && out != 0 && in != out && (classes.narrow(node.input(0)) | classes.narrow(node.output(0))))
+                changed = true;
+        }
+    }
 
     std::vector<std::string> blocked;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         onnx::NodeProto& node = nodes[i];
         if (convs[i]) {
-            if (classes.blocked(node.input(0))) set_int_attr(node, kBlockedInputAttr, 1);
-            if (classes.blocked(node.output(0))) set_int_attr(node, kBlockedOutputAttr, 1);
+            if (classes.blocked(node.input(0))) set_int_attr(node, kBlockedInputAttr, classes.block(node.input(0)));
+            if (classes.blocked(node.output(0))) set_int_attr(node, kBlockedOutputAttr, classes.block(node.output(0)));
         } else if (is_default_domain(node.domain()) && is_blockable_pool(node) && classes.blocked(node.input(0))) {
-            set_int_attr(node, kBlockedInputAttr, 1);
+            set_int_attr(node, kBlockedInputAttr, classes.block(node.input(0)));
             if (node.op_type() == "GlobalAveragePool" && classes.blocked(node.output(0)))
-                set_int_attr(node, kBlockedOutputAttr, 1);
+                set_int_attr(node, kBlockedOutputAttr, classes.block(node.output(0)));
         }
         for (const auto& output : node.output())
             if (!output.empty() && classes.blocked(output)) blocked.push_back(output);

@@ -1,6 +1,7 @@
 // Graph pass of the built-in runtime: which activations between convolutions stay channel-blocked.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,15 @@ namespace polygraphy::ref {
 /// operators, and is read only by them. So graph inputs and outputs, values read by any other
 /// operator or a subgraph, and every tensor of a layer-wise run (`mark all`) stay as written.
 ///
+/// A blocked class takes blocks of `widest_block` channels (widest_channel_block(): 16 where oneDNN
+/// runs AVX-512 kernels, as ONNX Runtime's NCHWc does there) when all its Conv channel counts are
+/// multiples of it and every convolution it meets has that block on its other side too; otherwise
+/// blocks of 8.
+///
 /// Sets the attributes on the Conv and pooling nodes (`node_inputs` holds each node's
 /// declared and implicit inputs) and returns the names of the tensors kept blocked, in node order.
 std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& nodes,
                                                 const std::vector<std::vector<std::string>>& node_inputs,
-                                                const onnx::GraphProto& graph);
+                                                const onnx::GraphProto& graph, int64_t widest_block);
 
 }  // namespace polygraphy::ref

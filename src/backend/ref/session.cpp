@@ -141,6 +141,7 @@ struct Session::Impl {
     int num_threads = 1;
     bool adaptive_threads = false;  ///< num_threads was 0: each run uses the cores others leave idle
     bool fuse = true;      // SessionOptions::fuse_activations
+    int64_t channel_block = kNarrowChannelBlock;  // SessionOptions::max_channel_block, resolved
     bool profile = false;  // SessionOptions::profile (top-level graph only)
     struct ProfileTotals {
         std::mutex mutex;
@@ -191,11 +192,13 @@ namespace {
 // A graph attribute run by a nested session.
 class SubgraphSession final : public Subgraph {
 public:
-    SubgraphSession(const onnx::GraphProto& graph, std::shared_ptr<const OpsetMap> opsets, int num_threads, bool fuse)
+    SubgraphSession(const onnx::GraphProto& graph, std::shared_ptr<const OpsetMap> opsets, int num_threads, bool fuse,
+                    int64_t channel_block)
         : impl_(std::make_unique<Session::Impl>()) {
         impl_->opsets = std::move(opsets);
         impl_->num_threads = num_threads;
         impl_->fuse = fuse;
+        impl_->channel_block = channel_block;
         std::set<std::string> free;
         collect_free_names(graph, free);
         impl_->prepare_graph(graph, free);
@@ -253,6 +256,11 @@ void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions&
     num_threads = options.num_threads > 0 ? options.num_threads : std::max(1, omp_get_num_procs());
     adaptive_threads = options.num_threads == 0;
     fuse = options.fuse_activations;
+    if (options.max_channel_block != 0 && options.max_channel_block != kNarrowChannelBlock &&
+        options.max_channel_block != kWideChannelBlock)
+        throw PolygraphyException(fmt::format("Invalid channel block: {} (expected 0 for the CPU's widest, {} or {})",
+                                              options.max_channel_block, kNarrowChannelBlock, kWideChannelBlock));
+    channel_block = options.max_channel_block != 0 ? options.max_channel_block : widest_channel_block();
     profile = options.profile;
     if (options.plan_buffers) arena = std::make_unique<RunArena>();
 
@@ -322,10 +330,12 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         node_inputs.resize(kept);
         display_names.resize(kept);
         opsets_of_node.resize(kept);
-        const std::vector<std::string> blocked = choose_blocked_layouts(nodes, node_inputs, graph);
+        const std::vector<std::string> blocked = choose_blocked_layouts(nodes, node_inputs, graph, channel_block);
         if (!blocked.empty())
             logger().extra_verbose(
-                fmt::format("{} tensors stay channel-blocked between convolutions (nChw8c)", blocked.size()));
+                fmt::format("{} tensors stay channel-blocked between convolutions (blocks of {} "
+                            "channels at most)",
+                            blocked.size(), channel_block));
     }
 
     std::vector<int64_t> node_opsets(nodes.size());
@@ -429,10 +439,10 @@ void Session::Impl::prepare_graph(const onnx::GraphProto& graph, const std::set<
         }
         for (const auto& output : node.output()) step.outputs.push_back(output.empty() ? -1 : slot_of.at(output));
         step.info = std::make_unique<NodeInfo>(node, node_opsets[index], display_names[index], constant_inputs);
-        step.info->set_subgraph_builder(
-            [opsets = opsets_of_node[index], threads = num_threads, fuse = fuse](const onnx::GraphProto& body) {
-                return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads, fuse));
-            });
+        step.info->set_subgraph_builder([opsets = opsets_of_node[index], threads = num_threads, fuse = fuse,
+                                         block = channel_block](const onnx::GraphProto& body) {
+            return std::unique_ptr<Subgraph>(std::make_unique<SubgraphSession>(body, opsets, threads, fuse, block));
+        });
         with_node_context(*step.info, [&] { step.kernel = entries[index]->factory(*step.info); });
         if (!step.kernel) throw InternalError(fmt::format("factory of {} returned no kernel", node.op_type()));
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,30 +41,44 @@ Tensor scalar(float value) {
     return Tensor::from_doubles(DataType::kFloat32, {}, {value});
 }
 
-SessionOptions with_fusion(bool fuse) {
+// `channel_block`: SessionOptions::max_channel_block (0: the CPU's widest).
+SessionOptions with_fusion(bool fuse, int channel_block = 0) {
     SessionOptions options;
     options.num_threads = 1;
     options.fuse_activations = fuse;
+    options.max_channel_block = channel_block;
     return options;
 }
 
 // Runs the model folded and as written on `feed`; returns the folded session's execution order
 // after checking that both give `output` (of any float type) within `tolerance` (0: bit-identical).
+// The folded model runs with blocked layouts of at most 8 and of at most 16 channels, whatever this
+// CPU's widest block is.
 Names expect_same_values_on(const ModelBuilder& builder, const std::string& output, double tolerance,
                             const TensorMap& feed) {
     const OnnxModel model = builder.build();
-    const Session folded(*model, with_fusion(true));
     const Session written(*model, with_fusion(false));
-    const Tensor a0 = folded.run(feed).at(output), b0 = written.run(feed).at(output);
-    EXPECT_EQ(a0.dtype(), b0.dtype());
-    EXPECT_EQ(a0.shape(), b0.shape());
-    const Tensor a = a0.cast(DataType::kFloat64), b = b0.cast(DataType::kFloat64);
-    for (int64_t i = 0; i < a.numel(); ++i)
-        EXPECT_NEAR(a.data_as<double>()[i], b.data_as<double>()[i], tolerance) << output << "[" << i << "]";
+    const Tensor b0 = written.run(feed).at(output);
+    const Tensor b = b0.cast(DataType::kFloat64);
+    std::optional<Names> order;
+    for (const int block : {8, 16}) {
+        const Session folded(*model, with_fusion(true, block));
+        const Tensor a0 = folded.run(feed).at(output);
+        EXPECT_EQ(a0.dtype(), b0.dtype());
+        EXPECT_EQ(a0.shape(), b0.shape());
+        const Tensor a = a0.cast(DataType::kFloat64);
+        for (int64_t i = 0; i < a.numel(); ++i)
+            EXPECT_NEAR(a.data_as<double>()[i], b.data_as<double>()[i], tolerance)
+                << output << "[" << i << "], blocks of at most " << block;
+        if (order) {
+            EXPECT_EQ(folded.execution_order(), *order) << "blocks of at most " << block;
+        }
+        order = folded.execution_order();
+    }
     std::size_t runnable = 0;  // Constant nodes are evaluated while preparing, so they never run
     for (const auto& node : model->graph().node()) runnable += node.op_type() != "Constant";
     EXPECT_EQ(written.execution_order().size(), runnable);
-    return folded.execution_order();
+    return *order;
 }
 
 // expect_same_values_on() with an input x of `x_shape` only.
@@ -722,7 +737,9 @@ struct LayoutChoice {
     std::map<std::string, std::string> flags;
 };
 
-LayoutChoice choose_layouts(const ModelBuilder& builder, const std::map<std::string, Names>& implicit_inputs = {}) {
+// The flags name a block of 16 ("in16", "out16"); "in" and "out" are blocks of 8.
+LayoutChoice choose_layouts(const ModelBuilder& builder, const std::map<std::string, Names>& implicit_inputs = {},
+                            int64_t widest_block = kNarrowChannelBlock) {
     const OnnxModel model = builder.build();
     std::vector<onnx::NodeProto> nodes(model->graph().node().begin(), model->graph().node().end());
     std::vector<std::vector<std::string>> node_inputs;
@@ -732,12 +749,17 @@ LayoutChoice choose_layouts(const ModelBuilder& builder, const std::map<std::str
             node_inputs.back().insert(node_inputs.back().end(), found->second.begin(), found->second.end());
     }
     LayoutChoice choice;
-    choice.blocked = choose_blocked_layouts(nodes, node_inputs, model->graph());
+    choice.blocked = choose_blocked_layouts(nodes, node_inputs, model->graph(), widest_block);
+    auto block = [](int64_t value) -> std::string {
+        if (value == kNarrowChannelBlock) return "";
+        if (value == kWideChannelBlock) return "16";
+        return "(unexpected block " + std::to_string(value) + ")";
+    };
     for (const auto& node : nodes) {
         std::string flags;
         for (const auto& attr : node.attribute()) {
-            if (attr.name() == kBlockedInputAttr && attr.i() == 1) flags += "in";
-            if (attr.name() == kBlockedOutputAttr && attr.i() == 1) flags += flags.empty() ? "out" : "+out";
+            if (attr.name() == kBlockedInputAttr) flags += "in" + block(attr.i());
+            if (attr.name() == kBlockedOutputAttr) flags += (flags.empty() ? "out" : "+out") + block(attr.i());
         }
         if (!flags.empty()) choice.flags[node.name()] = flags;
     }
@@ -802,7 +824,7 @@ TEST(BlockedLayout, ActivationsBetweenConvolutionsStayBlockedAndMatchTheNchwGrap
 }
 
 // ResNet's deep 3x3 convolutions (128 channels at 14x14, a residual, one at stride 2) run on the
-// runtime's own kernel (blocked_conv.h), also where the graph holds their input or output as NCHW
+// runtime's own kernel (blocked_conv.h) in blocks of 8, also where the graph holds their input or output as NCHW
 // (the first reads the graph input; the last one's sum with a residual is the graph output), and
 // match the graph as written, at 1 and 2 threads alike.
 TEST(BlockedLayout, DeepThreeByThreeConvolutionsRunOnTheOwnKernelAndMatchTheNchwGraph) {
@@ -839,6 +861,7 @@ TEST(BlockedLayout, DeepThreeByThreeConvolutionsRunOnTheOwnKernelAndMatchTheNchw
     ::testing::internal::CaptureStdout();
     SessionOptions options;
     options.num_threads = 1;
+    options.max_channel_block = kNarrowChannelBlock;  // the own kernel's block
     const OnnxModel model = builder.build();
     const Session one(*model, options);
     const Tensor first = one.run(feed).at("y");
@@ -991,6 +1014,65 @@ TEST(BlockedLayout, MaxPoolAndChannelConcatStayBlocked) {
     EXPECT_EQ(choose_layouts(other_axis).blocked, (Names{"c", "p", "s"}));
 }
 
+// Where oneDNN runs AVX-512 kernels, a class whose convolutions all have 16-channel multiples takes
+// blocks of 16 (nChw16c): here a fire module with its pool, its Concat and an Add. A class with
+// 8-channel multiples only takes blocks of 8, and so does every class a convolution joins to it:
+// oneDNN's kernels take one block on both sides.
+TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
+    auto fire_module = [](int64_t squeeze) {
+        ModelBuilder builder(17);
+        builder.input("x", DataType::kFloat32, Shape{1, 8, 9, 9});
+        add_conv(builder, "x", {32, 8, 3, 3}, "c", 1, 1);
+        onnx::NodeProto& pool = builder.node("MaxPool", {"c"}, {"p"}, "pool");
+        set_attr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
+        set_attr(pool, "strides", std::vector<int64_t>{2, 2});
+        set_attr(pool, "ceil_mode", int64_t{1});
+        add_conv(builder, "p", {squeeze, 32, 1, 1}, "s", 2);
+        builder.node("Relu", {"s"}, {"sr"}, "relu_s");
+        add_conv(builder, "sr", {16, squeeze, 1, 1}, "e1", 3);
+        add_conv(builder, "sr", {16, squeeze, 3, 3}, "e3", 4, 1);
+        set_attr(builder.node("Concat", {"e1", "e3"}, {"cat"}, "concat"), "axis", int64_t{1});
+        builder.node("Add", {"cat", "p"}, {"sum"}, "add");
+        add_conv(builder, "sum", {8, 32, 1, 1}, "y", 5);
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 4, 4});
+        return builder;
+    };
+    const Names blocked{"c", "p", "s", "sr", "e1", "e3", "cat", "sum"};
+    const ModelBuilder wide = fire_module(16);
+    const LayoutChoice wide_choice = choose_layouts(wide, {}, kWideChannelBlock);
+    EXPECT_EQ(wide_choice.blocked, blocked);
+    EXPECT_EQ(wide_choice.flags, (std::map<std::string, std::string>{{"conv_c", "out16"},
+                                                                     {"pool", "in16"},
+                                                                     {"conv_s", "in16+out16"},
+                                                                     {"conv_e1", "in16+out16"},
+                                                                     {"conv_e3", "in16+out16"},
+                                                                     {"conv_y", "in16"}}));
+    const std::map<std::string, std::string> narrow_flags{{"conv_c", "out"},     {"pool", "in"},
+                                                          {"conv_s", "in+out"},  {"conv_e1", "in+out"},
+                                                          {"conv_e3", "in+out"}, {"conv_y", "in"}};
+    EXPECT_EQ(choose_layouts(wide, {}, kNarrowChannelBlock).flags, narrow_flags);
+    EXPECT_EQ(expect_same_values(wide, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u);
+
+    // A 24-channel squeeze: its class takes blocks of 8, and so, through conv_s, conv_e1 and
+    // conv_e3, does the class of c, p, cat and sum.
+    const ModelBuilder mixed = fire_module(24);
+    const LayoutChoice mixed_choice = choose_layouts(mixed, {}, kWideChannelBlock);
+    EXPECT_EQ(mixed_choice.blocked, blocked);
+    EXPECT_EQ(mixed_choice.flags, narrow_flags);
+    EXPECT_EQ(expect_same_values(mixed, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u);
+
+    // A session takes 0 (the CPU's widest), 8 or 16 only.
+    for (const int value : {-1, 4, 32}) {
+        try {
+            const Session session(*wide.build(), with_fusion(true, value));
+            ADD_FAILURE() << "no error for " << value;
+        } catch (const PolygraphyException& error) {
+            EXPECT_EQ(std::string(error.what()), "Invalid channel block: " + std::to_string(value) +
+                                                     " (expected 0 for the CPU's widest, 8 or 16)");
+        }
+    }
+}
+
 // As written, a NaN anywhere in a MaxPool window gives NaN; the blocked kernel keeps that.
 TEST(BlockedLayout, BlockedMaxPoolGivesNaNForAWindowWithANaN) {
     ModelBuilder builder(17);
@@ -1035,19 +1117,22 @@ TEST(BlockedLayout, WeightSharedThroughIdentityIsAConstantAndTheIdentityDoesNotR
 }
 
 TEST(BlockedLayout, BadBlockedAttributesFailWithAClearMessage) {
-    for (int64_t value : {int64_t{2}, int64_t{1}}) {
+    for (int64_t value : {int64_t{2}, int64_t{1}, kNarrowChannelBlock, kWideChannelBlock}) {
         ModelBuilder builder(17);
         builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
         set_attr(add_conv(builder, "x", {8, 8, 1, 1}, "y", 1), std::string(kBlockedInputAttr), value);
         builder.output("y", DataType::kFloat32, Shape{1, 8, 4, 4});
         const OnnxModel model = builder.build();
         try {
-            // 2 is refused when the session is made; 1 on a plain NCHW input when it runs.
+            // 1 and 2 are refused when the session is made; 8 and 16 on a plain NCHW input when it runs.
             const Session session(*model, with_fusion(false));
             session.run({{"x", random_tensor({1, 8, 4, 4}, 2)}});
             ADD_FAILURE() << "no error for " << value;
         } catch (const std::exception& error) {
-            const std::string expected = value == 2 ? "must be 0 or 1, but it is 2" : "expected a channel-blocked";
+            const std::string expected = value < kNarrowChannelBlock
+                                             ? "must be 0, 8 or 16, but it is " + std::to_string(value)
+                                             : "expected a channel-blocked float32 input [N, C/" +
+                                                   std::to_string(value) + ", H, W, " + std::to_string(value) + "]";
             EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
         }
     }
@@ -1061,7 +1146,7 @@ TEST(BlockedLayout, PoolsThatHaveNoBlockedKernelRefuseTheAttribute) {
         builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
         onnx::NodeProto& pool = builder.node(op, {"x"}, {"y"}, "pool");
         if (op == "AveragePool") set_attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
-        set_attr(pool, std::string(kBlockedInputAttr), int64_t{1});
+        set_attr(pool, std::string(kBlockedInputAttr), kNarrowChannelBlock);
         builder.output("y", DataType::kFloat32, DynShape{});
         try {
             const Session session(*builder.build(), with_fusion(false));
@@ -1073,7 +1158,8 @@ TEST(BlockedLayout, PoolsThatHaveNoBlockedKernelRefuseTheAttribute) {
     // GlobalAveragePool writes a blocked output from a blocked input only.
     ModelBuilder builder(17);
     builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
-    set_attr(builder.node("GlobalAveragePool", {"x"}, {"y"}, "pool"), std::string(kBlockedOutputAttr), int64_t{1});
+    set_attr(builder.node("GlobalAveragePool", {"x"}, {"y"}, "pool"), std::string(kBlockedOutputAttr),
+             kWideChannelBlock);
     builder.output("y", DataType::kFloat32, DynShape{});
     try {
         const Session session(*builder.build(), with_fusion(false));

@@ -29,6 +29,11 @@ struct SessionOptions {
     /// Serve each run's large buffers from one block planned from the run before (RunArena), so
     /// repeated runs do not fault in fresh pages. False: every buffer from malloc.
     bool plan_buffers = true;
+    /// The widest channel block the layout pass may keep activations in between convolutions
+    /// (README, Precision): 0 picks 16 where oneDNN runs AVX-512 kernels and 8 elsewhere; 8 or 16
+    /// sets it (16 on a CPU without AVX-512 runs oneDNN's slower generic kernels). Other values are
+    /// rejected.
+    int max_channel_block = 0;
 };
 
 /// Where the time of a session's runs went (SessionOptions::profile).

@@ -181,8 +181,8 @@ private:
 
 /// How a broadcast operand of `shape` repeats over a full one of shape `out` as [outer, repeat,
 /// inner]: out = [P..., Q..., K...] and shape = [P..., 1..., K...] (left-padded with 1s); nullopt
-/// for another pattern. A per-channel scale of a channel-blocked tensor, [N, C/8, H, W, 8] times
-/// [N, C/8, 1, 1, 8], is {N * C/8, H * W, 8}.
+/// for another pattern. A per-channel scale of a channel-blocked tensor, [N, C/B, H, W, B] times
+/// [N, C/B, 1, 1, B], is {N * C/B, H * W, B}.
 struct RepeatedRows {
     int64_t outer = 1, repeat = 1, inner = 1;
 };

@@ -522,7 +522,7 @@ dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
 /// threads can run the one primitive at the same time (a library-owned scratchpad is shared).
 std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, bool has_bias,
                                                    const onednn::FusedActivation& activation, bool residual,
-                                                   bool blocked_input, bool blocked_output,
+                                                   int64_t input_block, int64_t output_block,
                                                    bool own_scratchpad = false) {
     using dnnl::memory;
     const Geometry& g = p.geometry;
@@ -530,8 +530,9 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     auto plan = std::make_shared<DnnlConvPlan>();
     const memory::dims src_dims = onednn::to_dims(p.input_shape());
     const memory::dims dst_dims = onednn::to_dims(p.output_shape);
-    plan->src_user = blocked_input ? onednn::blocked_desc(src_dims) : onednn::plain_desc(src_dims);
-    plan->dst_user = blocked_output ? onednn::blocked_desc(dst_dims) : onednn::plain_desc(dst_dims);
+    const bool blocked_input = input_block != 0, blocked_output = output_block != 0;
+    plan->src_user = blocked_input ? onednn::blocked_desc(src_dims, input_block) : onednn::plain_desc(src_dims);
+    plan->dst_user = blocked_output ? onednn::blocked_desc(dst_dims, output_block) : onednn::plain_desc(dst_dims);
     plan->weights_plain = plain_weights_desc(p);
     // A pointwise convolution between NCHW tensors is a plain matrix product (W[M, C] x X[C, HW]):
     // oneDNN's GEMM implementation runs it as fast as a blocked one without the two layout reorders.
@@ -687,8 +688,8 @@ public:
         group_ = node.attr_int("group", 1);
         activation_ = onednn::FusedActivation(node);
         has_residual_ = onednn::private_flag(node, kFusedResidualAttr);
-        blocked_input_ = onednn::private_flag(node, kBlockedInputAttr);
-        blocked_output_ = onednn::private_flag(node, kBlockedOutputAttr);
+        input_block_ = onednn::channel_block(node, kBlockedInputAttr);
+        output_block_ = onednn::channel_block(node, kBlockedOutputAttr);
         if (group_ < 1) node.fail("attribute 'group' must be >= 1\nNote: group = " + std::to_string(group_));
         if (transpose_) {
             output_padding_ = node.attr_ints("output_padding");
@@ -750,11 +751,12 @@ public:
             dtype != DataType::kBFloat16) {
             onednn::fail_dtype(node, "input X", dtype, kConvTypes);
         }
-        const ConvProblem problem =
-            make_problem(node, blocked_input_ ? onednn::unblocked_shape(node, x) : x.shape(), w.shape(), b);
+        const ConvProblem problem = make_problem(
+            node, input_block_ != 0 ? onednn::unblocked_shape(node, x, input_block_) : x.shape(), w.shape(), b);
         if (blocked() && dtype != DataType::kFloat32)
             throw InternalError("Node '" + node.name() + "': a channel-blocked convolution computes float32 only");
-        const Shape y_shape = blocked_output_ ? onednn::blocked_shape(problem.output_shape) : problem.output_shape;
+        const Shape y_shape =
+            output_block_ != 0 ? onednn::blocked_shape(problem.output_shape, output_block_) : problem.output_shape;
         const Tensor* residual = has_residual_ ? &context.required_input(3) : nullptr;
         if (residual != nullptr && residual->dtype() != dtype) {
             node.fail("the folded residual Add's inputs must have the same data type, but they are " +
@@ -763,7 +765,7 @@ public:
         // A float32 residual of the output's own shape is added as the output is stored; any other
         // is added after the convolution as the Add node would (broadcasting, float16 rounding). A
         // residual of a blocked output is blocked too (the layout pass puts them in one class), and
-        // broadcasting over [N, C/8, H, W, 8] pairs the same elements as over [N, C, H, W].
+        // broadcasting over [N, C/B, H, W, B] pairs the same elements as over [N, C, H, W].
         const bool residual_inside = residual != nullptr && dtype == DataType::kFloat32 && residual->shape() == y_shape;
         const bool residual_after = residual != nullptr && !residual_inside;
         const int threads = context.num_threads();
@@ -983,8 +985,8 @@ private:
         key.push_back(residual != nullptr ? 1 : 0);
         onednn::ThreadScope scope(threads);
         auto plan = cache_.get(key, [&] {
-            return make_dnnl_plan(context_node, p, b != nullptr, activation, residual != nullptr,
-                                  blocked_input_, blocked_output_);
+            return make_dnnl_plan(context_node, p, b != nullptr, activation, residual != nullptr, input_block_,
+                                  output_block_);
         });
         if (plan == nullptr && blocked()) {
             // The layout pass leaves out what oneDNN refuses (negative pads), so this is a bug.
@@ -1063,9 +1065,9 @@ private:
                                   const onednn::FusedActivation& activation, Tensor& y, int threads) const {
         constexpr int64_t kMaxPixels = 14 * 14;
         const Geometry& g = p.geometry;
-        if (threads < 2 || !blocked_input_ || !blocked_output_ || p.transpose || p.group != 1 || p.batch != 1 ||
+        if (threads < 2 || input_block_ == 0 || output_block_ == 0 || p.transpose || p.group != 1 || p.batch != 1 ||
             g.rank() != 2 || !constant_weight_.defined() || constant_weight_.shape() != w.shape() ||
-            p.out_channels % (threads * kChannelBlock) != 0 || g.output[0] * g.output[1] > kMaxPixels)
+            p.out_channels % (threads * output_block_) != 0 || g.output[0] * g.output[1] > kMaxPixels)
             return false;
         for (std::size_t d = 0; d < 2; ++d)
             if (g.kernel[d] != 1 || g.pad_begin[d] != 0 || g.pad_end[d] != 0 || g.dilations[d] != 1) return false;
@@ -1079,8 +1081,8 @@ private:
         {
             onednn::ThreadScope scope(1);  // each part's primitive runs on one thread
             plan = cache_.get(key, [&] {
-                return make_dnnl_plan(context_node, part, b != nullptr, activation, residual != nullptr, true, true,
-                                      /*own_scratchpad=*/true);
+                return make_dnnl_plan(context_node, part, b != nullptr, activation, residual != nullptr, input_block_,
+                                      output_block_, /*own_scratchpad=*/true);
             });
         }
         if (plan == nullptr || plan->reorder_src || plan->reorder_dst || plan->activation_after ||
@@ -1118,15 +1120,18 @@ private:
     }
 
     /// X or Y is channel-blocked (the layout pass runs these on oneDNN's blocked kernels only).
-    bool blocked() const { return blocked_input_ || blocked_output_; }
+    bool blocked() const { return input_block_ != 0 || output_block_ != 0; }
 
     /// Whether our own blocked convolution (blocked_conv.h) runs `p` instead of oneDNN: where the
-    /// layout pass made X or Y blocked, with constant weights (packed once), on a CPU with AVX2 and
-    /// FMA, for the shapes where it was measured faster (BENCHMARKS.md, issue 16).
+    /// layout pass made X or Y blocked in 8 channels (the kernel's block; oneDNN's AVX-512 kernels
+    /// on 16 beat it), with constant weights (packed once), on a CPU with AVX2 and FMA, for the
+    /// shapes where it was measured faster (BENCHMARKS.md, issue 16).
     bool own_blocked_conv_runs(const ConvProblem& p, const Tensor& w) const {
         const Geometry& g = p.geometry;
-        if (!blocked() || p.transpose || p.group != 1 || g.rank() != 2 || p.in_channels % kChannelBlock != 0 ||
-            p.out_channels % kChannelBlock != 0 || !constant_weight_.defined() ||
+        const auto narrow_or_plain = [](int64_t block) { return block == 0 || block == kNarrowChannelBlock; };
+        if (!blocked() || !narrow_or_plain(input_block_) || !narrow_or_plain(output_block_) || p.transpose ||
+            p.group != 1 || g.rank() != 2 || p.in_channels % kNarrowChannelBlock != 0 ||
+            p.out_channels % kNarrowChannelBlock != 0 || !constant_weight_.defined() ||
             constant_weight_.shape() != w.shape() || !blocked_conv::cpu_supported())
             return false;
         for (std::size_t d = 0; d < 2; ++d)
@@ -1186,12 +1191,12 @@ private:
         // A side the graph holds as NCHW (where a blocked tensor meets an NCHW class, e.g. ResNet's
         // last stage, whose sums reach GlobalAveragePool and Flatten) is converted in a scratch buffer.
         const float* xb = x.data_as<float>();
-        if (!blocked_input_) {
+        if (input_block_ == 0) {
             float* scratch = static_cast<float*>(onednn::thread_scratch(0, x.nbytes()));
             blocked_conv::block_channels(xb, problem.batch, problem.in_channels, problem.in_h * problem.in_w, scratch);
             xb = scratch;
         }
-        if (blocked_output_) {
+        if (output_block_ != 0) {
             blocked_conv::run(problem, xb, packed.get(), epilogue, y.data_as<float>(), threads);
         } else {
             float* yb = static_cast<float*>(onednn::thread_scratch(2, y.nbytes()));
@@ -1209,8 +1214,8 @@ private:
     int64_t group_ = 1;
     onednn::FusedActivation activation_;
     bool has_residual_ = false;  ///< a residual Add was folded (input 3, kFusedResidualAttr)
-    bool blocked_input_ = false;   ///< X is channel-blocked (kBlockedInputAttr)
-    bool blocked_output_ = false;  ///< Y is channel-blocked (kBlockedOutputAttr)
+    int64_t input_block_ = 0;    ///< X's channel block (kBlockedInputAttr; 0: NCHW)
+    int64_t output_block_ = 0;   ///< Y's channel block (kBlockedOutputAttr; 0: NCHW)
     ResidualAdd residual_add_;   ///< y = activation(y + residual), cached primitives
     std::vector<int64_t> output_padding_;
     std::vector<int64_t> output_shape_attr_;

@@ -38,22 +38,24 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
-dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims) {
-    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nChw8c);
+dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims, int64_t block) {
+    return dnnl::memory::desc(
+        dims, dnnl::memory::data_type::f32,
+        block == kWideChannelBlock ? dnnl::memory::format_tag::nChw16c : dnnl::memory::format_tag::nChw8c);
 }
 
-Shape blocked_shape(const Shape& shape) {
-    return {shape[0], shape[1] / kChannelBlock, shape[2], shape[3], kChannelBlock};
+Shape blocked_shape(const Shape& shape, int64_t block) {
+    return {shape[0], shape[1] / block, shape[2], shape[3], block};
 }
 
-Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor) {
+Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block) {
     const Shape& shape = tensor.shape();
-    if (tensor.dtype() != DataType::kFloat32 || shape.size() != 5 || shape[4] != kChannelBlock)
-        throw InternalError(fmt::format("Node '{}' ({}): expected a channel-blocked float32 input [N, C/8, H, W, 8], "
-                                        "got {} {}",
-                                        node.name(), node.op_type(), dtype_name(tensor.dtype()),
-                                        shape_to_string(shape)));
-    return {shape[0], shape[1] * kChannelBlock, shape[2], shape[3]};
+    if (tensor.dtype() != DataType::kFloat32 || shape.size() != 5 || shape[4] != block)
+        throw InternalError(
+            fmt::format("Node '{}' ({}): expected a channel-blocked float32 input [N, C/{}, H, W, {}], "
+                        "got {} {}",
+                        node.name(), node.op_type(), block, block, dtype_name(tensor.dtype()), shape_to_string(shape)));
+    return {shape[0], shape[1] * block, shape[2], shape[3]};
 }
 
 bool private_flag(const NodeInfo& node, std::string_view name) {
@@ -61,6 +63,14 @@ bool private_flag(const NodeInfo& node, std::string_view name) {
     if (value != 0 && value != 1)
         node.fail(fmt::format("attribute '{}' must be 0 or 1, but it is {}", name, value));
     return value == 1;
+}
+
+int64_t channel_block(const NodeInfo& node, std::string_view name) {
+    const int64_t value = node.attr_int(name, 0);
+    if (value != 0 && value != kNarrowChannelBlock && value != kWideChannelBlock)
+        node.fail(fmt::format("attribute '{}' must be 0, {} or {}, but it is {}", name, kNarrowChannelBlock,
+                              kWideChannelBlock, value));
+    return value;
 }
 
 dnnl::memory wrap_memory(const dnnl::memory::desc& desc, const void* data) {
@@ -228,3 +238,18 @@ const void* PackedWeights::get(const dnnl::memory::desc& plain_desc, const void*
 }
 
 }  // namespace polygraphy::ref::onednn
+
+namespace polygraphy::ref {
+
+int64_t widest_channel_block() {
+    // The bits of avx512_core, so that an ISA with a larger value but without AVX-512 (avx2_vnni)
+    // does not count; get_effective_cpu_isa() honours ONEDNN_MAX_CPU_ISA.
+    static const int64_t block = [] {
+        const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+        return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & avx512) == avx512 ? kWideChannelBlock
+                                                                                         : kNarrowChannelBlock;
+    }();
+    return block;
+}
+
+}  // namespace polygraphy::ref

@@ -47,18 +47,23 @@ dnnl::memory::dims to_dims(const Shape& shape);
 /// Dense row-major f32 descriptor of `dims` (nchw, ncdhw, ab, abc...).
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
 
-/// Descriptor of float32 NCHW `dims` in the channel-blocked layout nChw8c (kBlockedInputAttr).
-dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims);
+/// Descriptor of float32 NCHW `dims` in the channel-blocked layout of `block` channels, nChw8c or
+/// nChw16c (kBlockedInputAttr).
+dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims, int64_t block);
 
-/// [N, C / 8, H, W, 8]: how a channel-blocked tensor of NCHW `shape` (C a multiple of 8) is held.
-Shape blocked_shape(const Shape& shape);
+/// [N, C / B, H, W, B]: how a tensor of NCHW `shape` (C a multiple of B) is held in blocks of B.
+Shape blocked_shape(const Shape& shape, int64_t block);
 
-/// The NCHW shape of `tensor`, which a graph pass declared channel-blocked; fails naming the node
-/// when it is not a float32 [N, C / 8, H, W, 8] tensor.
-Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor);
+/// The NCHW shape of `tensor`, which a graph pass declared blocked in `block` channels; fails naming
+/// the node when it is not a float32 [N, C / B, H, W, B] tensor.
+Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block);
 
 /// A private INT attribute (families.h) that is 0 (or absent) or 1; fails naming it otherwise.
 bool private_flag(const NodeInfo& node, std::string_view name);
+
+/// kBlockedInputAttr or kBlockedOutputAttr: 0 (or absent), kNarrowChannelBlock or kWideChannelBlock;
+/// fails naming it otherwise.
+int64_t channel_block(const NodeInfo& node, std::string_view name);
 
 /// A memory object over caller-owned f32 data (not copied). The const_cast is safe: oneDNN only
 /// reads from source arguments.

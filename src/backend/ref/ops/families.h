@@ -42,16 +42,21 @@ inline constexpr std::string_view kFusedScaleAttr = "polygraphy.fused_scale";
 /// it stores each row); any other r (broadcasting, or another data type) is added after the
 /// convolution with the Add operator's rules, then the folded activation (if any) runs.
 inline constexpr std::string_view kFusedResidualAttr = "polygraphy.fused_residual";
-/// Private Conv, GlobalAveragePool and MaxPool attributes (INT 1) set by the layout pass (blocked_layout.h):
+/// Private Conv, GlobalAveragePool and MaxPool attributes set by the layout pass (blocked_layout.h):
 /// the node's input 0 (kBlockedInputAttr) or output 0 (kBlockedOutputAttr) is a float32 tensor in
-/// the channel-blocked layout, oneDNN's nChw8c, as the 5-D tensor [N, C / kChannelBlock, H, W,
-/// kChannelBlock] instead of [N, C, H, W]: element (n, c, h, w) is at [n, c / 8, h, w, c % 8].
-/// Elementwise operators and Concat along axis 1 read and write it unchanged; MaxPool's output is
-/// blocked too, GlobalAveragePool's when it has kBlockedOutputAttr (its [N, C, 1, 1] output has
-/// the same bytes either way).
+/// a channel-blocked layout, and the value is its block B: 8 (oneDNN's nChw8c) or 16 (nChw16c), the
+/// 5-D tensor [N, C / B, H, W, B] instead of [N, C, H, W]: element (n, c, h, w) is at
+/// [n, c / B, h, w, c % B]. 0 or absent: as written. Elementwise operators and Concat along axis 1
+/// read and write it unchanged; MaxPool's output is blocked too, GlobalAveragePool's when it has
+/// kBlockedOutputAttr (its [N, C, 1, 1] output has the same bytes either way).
 inline constexpr std::string_view kBlockedInputAttr = "polygraphy.blocked_input";
 inline constexpr std::string_view kBlockedOutputAttr = "polygraphy.blocked_output";
-inline constexpr int64_t kChannelBlock = 8;
+/// The blocks: 8 floats are one AVX2 vector, 16 one AVX-512 vector.
+inline constexpr int64_t kNarrowChannelBlock = 8;
+inline constexpr int64_t kWideChannelBlock = 16;
+/// kWideChannelBlock where oneDNN runs its AVX-512 kernels on this CPU (they take nChw16c only),
+/// else kNarrowChannelBlock.
+int64_t widest_channel_block();
 
 // One registration function per family file, src/backend/ref/ops/<family>.cpp (the file's first
 // lines say what it holds), grouped as ONNX Runtime groups its CPU kernels.

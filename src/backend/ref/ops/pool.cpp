@@ -342,15 +342,15 @@ void check_pool_input(const NodeInfo& node, const Tensor& x, int64_t min_rank) {
     }
 }
 
-/// MaxPool of one channel block of a channel-blocked float32 tensor [N, C/8, H, W, 8]
-/// (kBlockedInputAttr): max_pool()'s windows, the 8 channels of a position as one vector (compiled
-/// for AVX-512/AVX2 too). As max_pool(), a NaN in the window gives NaN: the maximum is one max
-/// instruction per tap, and whether a NaN was seen is tracked beside it, off the maximum's
-/// dependency chain.
-POLYGRAPHY_VECTOR_CLONES void max_pool_block(const Window3& w, const float* xb, float* yb) {
+/// MaxPool of one channel block of a channel-blocked float32 tensor [N, C/B, H, W, B]
+/// (kBlockedInputAttr, B a multiple of 8): max_pool()'s windows, each 8 channels of a position as
+/// one vector (compiled for AVX-512/AVX2 too). As max_pool(), a NaN in the window gives NaN: the
+/// maximum is one max instruction per tap, and whether a NaN was seen is tracked beside it, off the
+/// maximum's dependency chain.
+POLYGRAPHY_VECTOR_CLONES void max_pool_block(const Window3& w, int64_t block, const float* xb, float* yb) {
     using V = Float8Lanes;
     typedef int32_t Mask __attribute__((vector_size(32), aligned(4)));
-    constexpr int64_t kLanes = kChannelBlock;
+    constexpr int64_t kLanes = sizeof(V) / sizeof(float);
     // A whole 3x3 window (dilation 1) has its nine taps at fixed offsets: unrolled (squeezenet1_1's
     // pools took 2.5x ONNX Runtime's time through the general loop).
     const bool three_by_three = w.kernel[1] == 3 && w.kernel[2] == 3 && w.dilation[1] == 1 && w.dilation[2] == 1;
@@ -367,52 +367,56 @@ POLYGRAPHY_VECTOR_CLONES void max_pool_block(const Window3& w, const float* xb, 
         const bool full_rows = three_by_three && rh.lo == 0 && rh.hi == 3;
         for (int64_t ow = 0; ow < w.out[2]; ++ow) {
             const TapRange& rw = w.ranges[2][static_cast<std::size_t>(ow)];
+            float* y = yb + (oh * w.out[2] + ow) * block;
             if (full_rows && rw.lo == 0 && rw.hi == 3) {
-                const float* r0 = xb + (rh.start * w.in[2] + rw.start) * kLanes;
-                const int64_t row = w.in[2] * kLanes;
-                V best = V{} - std::numeric_limits<float>::infinity(), other = best;
-                Mask nan{}, other_nan{};
-                take_two(best, nan, r0, r0 + kLanes);
-                take_two(other, other_nan, r0 + 2 * kLanes, r0 + row);
-                take_two(best, nan, r0 + row + kLanes, r0 + row + 2 * kLanes);
-                take_two(other, other_nan, r0 + 2 * row, r0 + 2 * row + kLanes);
-                take_two(best, nan, r0 + 2 * row + 2 * kLanes, r0 + 2 * row + 2 * kLanes);
-                best = other > best ? other : best;
-                nan |= other_nan;
-                *reinterpret_cast<V*>(yb + (oh * w.out[2] + ow) * kLanes) =
-                    nan != 0 ? V{} + std::numeric_limits<float>::quiet_NaN() : best;
+                const int64_t row = w.in[2] * block;
+                for (int64_t lane = 0; lane < block; lane += kLanes) {
+                    const float* r0 = xb + (rh.start * w.in[2] + rw.start) * block + lane;
+                    V best = V{} - std::numeric_limits<float>::infinity(), other = best;
+                    Mask nan{}, other_nan{};
+                    take_two(best, nan, r0, r0 + block);
+                    take_two(other, other_nan, r0 + 2 * block, r0 + row);
+                    take_two(best, nan, r0 + row + block, r0 + row + 2 * block);
+                    take_two(other, other_nan, r0 + 2 * row, r0 + 2 * row + block);
+                    take_two(best, nan, r0 + 2 * row + 2 * block, r0 + 2 * row + 2 * block);
+                    best = other > best ? other : best;
+                    nan |= other_nan;
+                    *reinterpret_cast<V*>(y + lane) = nan != 0 ? V{} + std::numeric_limits<float>::quiet_NaN() : best;
+                }
                 continue;
             }
-            V best = V{} - std::numeric_limits<float>::infinity();
-            Mask nan{};
-            for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
-                const float* row = xb + ((rh.start + kh * w.dilation[1]) * w.in[2] + rw.start) * kLanes;
-                for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
-                    const V v = *reinterpret_cast<const V*>(row + kw * w.dilation[2] * kLanes);
-                    best = v > best ? v : best;
-                    nan |= v != v;
+            for (int64_t lane = 0; lane < block; lane += kLanes) {
+                V best = V{} - std::numeric_limits<float>::infinity();
+                Mask nan{};
+                for (int64_t kh = rh.lo; kh < rh.hi; ++kh) {
+                    const float* row = xb + ((rh.start + kh * w.dilation[1]) * w.in[2] + rw.start) * block + lane;
+                    for (int64_t kw = rw.lo; kw < rw.hi; ++kw) {
+                        const V v = *reinterpret_cast<const V*>(row + kw * w.dilation[2] * block);
+                        best = v > best ? v : best;
+                        nan |= v != v;
+                    }
                 }
+                *reinterpret_cast<V*>(y + lane) = nan != 0 ? V{} + std::numeric_limits<float>::quiet_NaN() : best;
             }
-            *reinterpret_cast<V*>(yb + (oh * w.out[2] + ow) * kLanes) =
-                nan != 0 ? V{} + std::numeric_limits<float>::quiet_NaN() : best;
         }
     }
 }
 
-/// max_pool_block() over every block, on up to `threads` threads.
-void max_pool_blocked(const Window3& w, int64_t blocks, const float* x, float* y, int threads) {
-    static_assert(kChannelBlock * sizeof(float) == sizeof(Float8Lanes), "a channel block is one vector");
-    const int64_t in_size = w.in_size() * kChannelBlock;
-    const int64_t out_size = w.out_size() * kChannelBlock;
+/// max_pool_block() over every block of `block` channels, on up to `threads` threads.
+void max_pool_blocked(const Window3& w, int64_t blocks, int64_t block, const float* x, float* y, int threads) {
+    static_assert(kNarrowChannelBlock * sizeof(float) == sizeof(Float8Lanes), "a narrow channel block is one vector");
+    static_assert(kWideChannelBlock % kNarrowChannelBlock == 0, "a wide channel block is whole vectors");
+    const int64_t in_size = w.in_size() * block;
+    const int64_t out_size = w.out_size() * block;
     onednn::parallel_for(blocks, threads, out_size * 9, [&](int64_t begin, int64_t end) {
-        for (int64_t block = begin; block < end; ++block) max_pool_block(w, x + block * in_size, y + block * out_size);
+        for (int64_t b = begin; b < end; ++b) max_pool_block(w, block, x + b * in_size, y + b * out_size);
     });
 }
 
 class PoolKernel final : public Kernel {
 public:
     PoolKernel(const NodeInfo& node, PoolKind kind)
-        : kind_(kind), blocked_input_(onednn::private_flag(node, kBlockedInputAttr)) {
+        : kind_(kind), input_block_(onednn::channel_block(node, kBlockedInputAttr)) {
         const int64_t opset = node.opset();
         const bool has_dilations = kind == PoolKind::kMax ? opset >= 10 : kind == PoolKind::kAverage ? opset >= 19 : opset >= 18;
         const bool has_ceil_mode = kind == PoolKind::kLp ? opset >= 18 : opset >= 10;
@@ -448,7 +452,7 @@ public:
         } else {
             p_ = read_p(node);
         }
-        if (blocked_input_ && (kind != PoolKind::kMax || want_indices_ || rank != 2)) {
+        if (input_block_ != 0 && (kind != PoolKind::kMax || want_indices_ || rank != 2)) {
             throw InternalError("Node '" + node.name() +
                                 "': only a 2-D MaxPool without Indices takes a channel-blocked input");
         }
@@ -468,14 +472,15 @@ public:
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
         const Tensor& x = context.required_input(0);
-        if (blocked_input_) {
-            const Shape plain = onednn::unblocked_shape(node, x);
+        if (input_block_ != 0) {
+            const Shape plain = onednn::unblocked_shape(node, x, input_block_);
             const Geometry geometry =
                 window::resolve_geometry(node, attrs_, {plain[2], plain[3]}, attrs_.kernel_shape);
             const Shape out_shape = {plain[0], plain[1], geometry.output[0], geometry.output[1]};
-            Tensor& y = context.allocate_uninitialized_output(0, DataType::kFloat32, onednn::blocked_shape(out_shape));
-            max_pool_blocked(Window3(geometry), x.shape()[0] * x.shape()[1], x.data_as<float>(), y.data_as<float>(),
-                             context.num_threads());
+            Tensor& y = context.allocate_uninitialized_output(0, DataType::kFloat32,
+                                                              onednn::blocked_shape(out_shape, input_block_));
+            max_pool_blocked(Window3(geometry), x.shape()[0] * x.shape()[1], input_block_, x.data_as<float>(),
+                             y.data_as<float>(), context.num_threads());
             return;
         }
         check_pool_input(node, x, 3);
@@ -531,7 +536,7 @@ private:
     }
 
     PoolKind kind_;
-    bool blocked_input_;  ///< X (and so Y) is channel-blocked: 2-D MaxPool only
+    int64_t input_block_;  ///< X's (and so Y's) channel block, 0: NCHW (2-D MaxPool only)
     WindowAttrs attrs_;
     int64_t storage_order_ = 0;
     bool want_indices_ = false;
@@ -562,33 +567,46 @@ void global_pool(PoolKind kind, double p, int64_t planes, int64_t plane_size, co
     });
 }
 
-/// GlobalAveragePool of a channel-blocked float32 tensor [N, C/8, HW..., 8] (kBlockedInputAttr)
-/// into [N, C/8, 1, 1, 8]: each of the 8 lanes is one channel's mean, summed in double as
-/// global_pool() does.
+/// The means of one channel block's plane for GlobalAveragePool: lane l of y is the mean of lane l
+/// over the plane's `positions`, summed in double as global_pool() does, four positions at a time
+/// into separate sums so that the additions do not wait on each other.
+template <int64_t kBlock>
+__attribute__((always_inline)) inline void blocked_plane_means(const float* xb, int64_t positions, float* y) {
+    constexpr int64_t kWays = 4;
+    double sums[kWays][kBlock] = {};
+    int64_t i = 0;
+    for (; i + kWays <= positions; i += kWays)
+        for (int64_t way = 0; way < kWays; ++way)
+            for (int64_t lane = 0; lane < kBlock; ++lane) sums[way][lane] += xb[(i + way) * kBlock + lane];
+    for (; i < positions; ++i)
+        for (int64_t lane = 0; lane < kBlock; ++lane) sums[0][lane] += xb[i * kBlock + lane];
+    for (int64_t lane = 0; lane < kBlock; ++lane) {
+        const double sum = (sums[0][lane] + sums[1][lane]) + (sums[2][lane] + sums[3][lane]);
+        y[lane] = static_cast<float>(sum / static_cast<double>(positions));
+    }
+}
+
+// The block size is a constant in each, so the lanes are vectors (a loop over a variable block was
+// 4-5x slower than ONNX Runtime's pool).
+POLYGRAPHY_VECTOR_CLONES void narrow_blocked_plane_means(const float* xb, int64_t positions, float* y) {
+    blocked_plane_means<kNarrowChannelBlock>(xb, positions, y);
+}
+POLYGRAPHY_VECTOR_CLONES void wide_blocked_plane_means(const float* xb, int64_t positions, float* y) {
+    blocked_plane_means<kWideChannelBlock>(xb, positions, y);
+}
+
+/// GlobalAveragePool of a channel-blocked float32 tensor [N, C/B, HW..., B] (kBlockedInputAttr)
+/// into [N, C/B, 1, 1, B], which holds the bytes of [N, C, 1, 1].
 void global_average_pool_blocked(const Tensor& x, Tensor& y, int threads) {
     const Shape& shape = x.shape();
     const int64_t blocks = shape[0] * shape[1];
     const int64_t plane_size = shape[2] * shape[3];
+    const int64_t block = shape[4];
+    const auto plane_means = block == kWideChannelBlock ? wide_blocked_plane_means : narrow_blocked_plane_means;
     const float* xs = x.data_as<float>();
     float* ys = y.data_as<float>();
-    onednn::parallel_for(blocks, threads, plane_size * kChannelBlock, [&](int64_t begin, int64_t end) {
-        for (int64_t block = begin; block < end; ++block) {
-            const float* xb = xs + block * plane_size * kChannelBlock;
-            // Four positions at a time into separate sums, so that the additions do not wait on each other.
-            constexpr int64_t kWays = 4;
-            double sums[kWays][kChannelBlock] = {};
-            int64_t i = 0;
-            for (; i + kWays <= plane_size; i += kWays)
-                for (int64_t way = 0; way < kWays; ++way)
-                    for (int64_t lane = 0; lane < kChannelBlock; ++lane)
-                        sums[way][lane] += xb[(i + way) * kChannelBlock + lane];
-            for (; i < plane_size; ++i)
-                for (int64_t lane = 0; lane < kChannelBlock; ++lane) sums[0][lane] += xb[i * kChannelBlock + lane];
-            for (int64_t lane = 0; lane < kChannelBlock; ++lane) {
-                const double sum = (sums[0][lane] + sums[1][lane]) + (sums[2][lane] + sums[3][lane]);
-                ys[block * kChannelBlock + lane] = static_cast<float>(sum / static_cast<double>(plane_size));
-            }
-        }
+    onednn::parallel_for(blocks, threads, plane_size * block, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) plane_means(xs + b * plane_size * block, plane_size, ys + b * block);
     });
 }
 
@@ -596,27 +614,28 @@ class GlobalPoolKernel final : public Kernel {
 public:
     GlobalPoolKernel(const NodeInfo& node, PoolKind kind)
         : kind_(kind),
-          blocked_input_(onednn::private_flag(node, kBlockedInputAttr)),
-          blocked_output_(onednn::private_flag(node, kBlockedOutputAttr)) {
+          input_block_(onednn::channel_block(node, kBlockedInputAttr)),
+          output_block_(onednn::channel_block(node, kBlockedOutputAttr)) {
         if (kind == PoolKind::kLp) p_ = PoolKernel::read_p(node);
-        if ((blocked_input_ || blocked_output_) && kind != PoolKind::kAverage)
+        if ((input_block_ != 0 || output_block_ != 0) && kind != PoolKind::kAverage)
             throw InternalError("Node '" + node.name() + "': only GlobalAveragePool takes a channel-blocked input");
-        if (blocked_output_ && !blocked_input_)
+        if (output_block_ != 0 && input_block_ == 0)
             throw InternalError("Node '" + node.name() + "': a channel-blocked output needs a channel-blocked input");
     }
 
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
         const Tensor& x = context.required_input(0);
-        if (blocked_input_) {
-            const Shape plain = onednn::unblocked_shape(node, x);
+        if (input_block_ != 0) {
+            const Shape plain = onednn::unblocked_shape(node, x, input_block_);
             if (plain[2] * plain[3] == 0)
                 node.fail("input X has an empty spatial extent\nNote: X shape = " + shape_to_string(plain));
-            // [N, C, 1, 1] and its blocked form [N, C/8, 1, 1, 8] hold the same bytes: one kernel
-            // writes either.
+            // [N, C, 1, 1] and its blocked forms [N, C/B, 1, 1, B] hold the same bytes: one kernel
+            // writes any of them.
             const Shape plain_out = {plain[0], plain[1], 1, 1};
             Tensor& y = context.allocate_uninitialized_output(
-                0, DataType::kFloat32, blocked_output_ ? onednn::blocked_shape(plain_out) : plain_out);
+                0, DataType::kFloat32,
+                output_block_ != 0 ? onednn::blocked_shape(plain_out, output_block_) : plain_out);
             global_average_pool_blocked(x, y, context.num_threads());
             return;
         }
@@ -648,8 +667,8 @@ public:
 
 private:
     PoolKind kind_;
-    bool blocked_input_;   ///< X is channel-blocked (only GlobalAveragePool)
-    bool blocked_output_;  ///< Y is channel-blocked too (kBlockedOutputAttr; else [N, C, 1, 1])
+    int64_t input_block_;   ///< X's channel block, 0: NCHW (only GlobalAveragePool)
+    int64_t output_block_;  ///< Y's (kBlockedOutputAttr; 0: [N, C, 1, 1])
     double p_ = 2.0;
 };
 

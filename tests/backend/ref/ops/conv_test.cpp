@@ -273,64 +273,66 @@ const ref::OpRegistry& conv_registry() {
 // A pointwise convolution between channel-blocked tensors on a small image runs, on 2+ threads, as one
 // single-threaded primitive per share of the output channels (with the bias, the residual and Relu of
 // its share), all at once: every element against a double definition, at 1, 2 and 4 threads, run
-// after run, strided ones included (determinism_test.cpp runs ResNet's downsample path in a graph).
+// after run, strided ones included (determinism_test.cpp runs ResNet's downsample path in a graph),
+// in blocks of 8 and of 16 channels.
 TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
     const ref::OpRegistry& registry = conv_registry();
     struct Case {
         int64_t c, m, out_h, out_w, stride;
         bool residual;
     };
-    for (const Case& s : {Case{64, 32, 7, 7, 1, true}, Case{32, 64, 14, 14, 1, false}, Case{16, 64, 5, 3, 1, true},
-                          Case{128, 256, 14, 14, 2, false}, Case{256, 512, 7, 7, 2, true}}) {
-        const int64_t in_h = (s.out_h - 1) * s.stride + 1, in_w = (s.out_w - 1) * s.stride + 1;
-        const int64_t pixels = s.out_h * s.out_w, in_pixels = in_h * in_w;
-        const Tensor x = random_tensor({1, s.c / ref::kChannelBlock, in_h, in_w, ref::kChannelBlock}, 1);
-        const Tensor w = random_tensor({s.m, s.c, 1, 1}, 2);
-        const Tensor b = random_tensor({s.m}, 3);
-        const Tensor r = random_tensor({1, s.m / ref::kChannelBlock, s.out_h, s.out_w, ref::kChannelBlock}, 4);
-        onnx::NodeProto proto;
-        proto.set_op_type("Conv");
-        for (const char* name : {"x", "w", "b"}) proto.add_input(name);
-        if (s.residual) proto.add_input("r");
-        proto.add_output("y");
-        set_attr(proto, "strides", std::vector<int64_t>{s.stride, s.stride});
-        set_attr(proto, std::string(ref::kBlockedInputAttr), int64_t{1});
-        set_attr(proto, std::string(ref::kBlockedOutputAttr), int64_t{1});
-        set_attr(proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
-        if (s.residual) set_attr(proto, std::string(ref::kFusedResidualAttr), int64_t{1});
-        const ref::NodeInfo info(proto, 17, "node", {nullptr, &w, &b, nullptr});
-        // Blocked index of (channel, pixel) in an image of `count` pixels: [channel / 8, pixel, channel % 8].
-        auto at = [](int64_t channel, int64_t pixel, int64_t count) {
-            return (channel / ref::kChannelBlock * count + pixel) * ref::kChannelBlock + channel % ref::kChannelBlock;
-        };
-        std::vector<double> expected(static_cast<std::size_t>(s.m * pixels));
-        for (int64_t m = 0; m < s.m; ++m)
-            for (int64_t pixel = 0; pixel < pixels; ++pixel) {
-                const int64_t source = pixel / s.out_w * s.stride * in_w + pixel % s.out_w * s.stride;
-                double sum = b.data_as<float>()[m];
-                for (int64_t c = 0; c < s.c; ++c)
-                    sum += double(w.data_as<float>()[m * s.c + c]) * x.data_as<float>()[at(c, source, in_pixels)];
-                if (s.residual) sum += r.data_as<float>()[at(m, pixel, pixels)];
-                expected[static_cast<std::size_t>(m * pixels + pixel)] = std::max(sum, 0.0);
-            }
-        for (int threads : {1, 2, 4}) {
-            const auto kernel = registry.find("", "Conv", 17)->factory(info);
-            for (int run = 0; run < 4; ++run) {
-                std::vector<const Tensor*> inputs{&x, &w, &b};
-                if (s.residual) inputs.push_back(&r);
-                ref::KernelContext context(info, inputs, 1, threads);
-                kernel->compute(context);
-                const Tensor& y = context.output(0);
-                ASSERT_EQ(y.shape(), r.shape());
-                for (int64_t m = 0; m < s.m; ++m)
-                    for (int64_t pixel = 0; pixel < pixels; ++pixel)
-                        ASSERT_NEAR(y.data_as<float>()[at(m, pixel, pixels)],
-                                    expected[static_cast<std::size_t>(m * pixels + pixel)], 1e-4)
-                            << "C" << s.c << " M" << s.m << " stride " << s.stride << " threads " << threads << " run "
-                            << run << " channel " << m << " pixel " << pixel;
+    for (const int64_t block : {ref::kNarrowChannelBlock, ref::kWideChannelBlock})
+        for (const Case& s : {Case{64, 32, 7, 7, 1, true}, Case{32, 64, 14, 14, 1, false}, Case{16, 64, 5, 3, 1, true},
+                              Case{128, 256, 14, 14, 2, false}, Case{256, 512, 7, 7, 2, true}}) {
+            const int64_t in_h = (s.out_h - 1) * s.stride + 1, in_w = (s.out_w - 1) * s.stride + 1;
+            const int64_t pixels = s.out_h * s.out_w, in_pixels = in_h * in_w;
+            const Tensor x = random_tensor({1, s.c / block, in_h, in_w, block}, 1);
+            const Tensor w = random_tensor({s.m, s.c, 1, 1}, 2);
+            const Tensor b = random_tensor({s.m}, 3);
+            const Tensor r = random_tensor({1, s.m / block, s.out_h, s.out_w, block}, 4);
+            onnx::NodeProto proto;
+            proto.set_op_type("Conv");
+            for (const char* name : {"x", "w", "b"}) proto.add_input(name);
+            if (s.residual) proto.add_input("r");
+            proto.add_output("y");
+            set_attr(proto, "strides", std::vector<int64_t>{s.stride, s.stride});
+            set_attr(proto, std::string(ref::kBlockedInputAttr), block);
+            set_attr(proto, std::string(ref::kBlockedOutputAttr), block);
+            set_attr(proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
+            if (s.residual) set_attr(proto, std::string(ref::kFusedResidualAttr), int64_t{1});
+            const ref::NodeInfo info(proto, 17, "node", {nullptr, &w, &b, nullptr});
+            // Blocked index of (channel, pixel) in an image of `count` pixels: [channel / B, pixel, channel % B].
+            auto at = [block](int64_t channel, int64_t pixel, int64_t count) {
+                return (channel / block * count + pixel) * block + channel % block;
+            };
+            std::vector<double> expected(static_cast<std::size_t>(s.m * pixels));
+            for (int64_t m = 0; m < s.m; ++m)
+                for (int64_t pixel = 0; pixel < pixels; ++pixel) {
+                    const int64_t source = pixel / s.out_w * s.stride * in_w + pixel % s.out_w * s.stride;
+                    double sum = b.data_as<float>()[m];
+                    for (int64_t c = 0; c < s.c; ++c)
+                        sum += double(w.data_as<float>()[m * s.c + c]) * x.data_as<float>()[at(c, source, in_pixels)];
+                    if (s.residual) sum += r.data_as<float>()[at(m, pixel, pixels)];
+                    expected[static_cast<std::size_t>(m * pixels + pixel)] = std::max(sum, 0.0);
+                }
+            for (int threads : {1, 2, 4}) {
+                const auto kernel = registry.find("", "Conv", 17)->factory(info);
+                for (int run = 0; run < 4; ++run) {
+                    std::vector<const Tensor*> inputs{&x, &w, &b};
+                    if (s.residual) inputs.push_back(&r);
+                    ref::KernelContext context(info, inputs, 1, threads);
+                    kernel->compute(context);
+                    const Tensor& y = context.output(0);
+                    ASSERT_EQ(y.shape(), r.shape());
+                    for (int64_t m = 0; m < s.m; ++m)
+                        for (int64_t pixel = 0; pixel < pixels; ++pixel)
+                            ASSERT_NEAR(y.data_as<float>()[at(m, pixel, pixels)],
+                                        expected[static_cast<std::size_t>(m * pixels + pixel)], 1e-4)
+                                << "block " << block << " C" << s.c << " M" << s.m << " stride " << s.stride
+                                << " threads " << threads << " run " << run << " channel " << m << " pixel " << pixel;
+                }
             }
         }
-    }
 }
 
 // A 1x1 convolution of single-pixel images (a squeeze-excite block's) is a matrix-vector product
@@ -341,14 +343,15 @@ TEST(ConvOp, SinglePixelPointwiseMatchesTheDefinition) {
     const ref::OpRegistry& registry = conv_registry();
     struct Case {
         int64_t batch, c, m, rank, stride;
-        bool bias, residual, blocked;
+        bool bias, residual;
+        int64_t block;           // 0: plain
         std::string activation;  // "" for none
     };
     for (const Case& s :
-         {Case{1, 1152, 48, 2, 1, true, false, true, "Silu"}, Case{1, 48, 1152, 2, 1, true, false, true, "Relu"},
-          Case{1, 20, 480, 2, 1, false, true, false, "Clip"}, Case{3, 13, 7, 1, 1, true, true, false, "Gelu"},
-          Case{2, 64, 96, 3, 2, true, true, false, ""}, Case{2, 64, 96, 2, 2, false, true, true, "Silu"},
-          Case{1, 1280, 1000, 2, 1, true, false, false, "Relu"}}) {
+         {Case{1, 1152, 48, 2, 1, true, false, 8, "Silu"}, Case{1, 48, 1152, 2, 1, true, false, 16, "Relu"},
+          Case{1, 20, 480, 2, 1, false, true, 0, "Clip"}, Case{3, 13, 7, 1, 1, true, true, 0, "Gelu"},
+          Case{2, 64, 96, 3, 2, true, true, 0, ""}, Case{2, 64, 96, 2, 2, false, true, 16, "Silu"},
+          Case{1, 1280, 1000, 2, 1, true, false, 0, "Relu"}}) {
         SCOPED_TRACE("C" + std::to_string(s.c) + " M" + std::to_string(s.m) + " " + s.activation);
         Shape x_shape = {s.batch, s.c}, w_shape = {s.m, s.c}, y_shape = {s.batch, s.m};
         for (int64_t d = 0; d < s.rank; ++d) {
@@ -356,9 +359,9 @@ TEST(ConvOp, SinglePixelPointwiseMatchesTheDefinition) {
             w_shape.push_back(1);
             y_shape.push_back(1);
         }
-        if (s.blocked) {  // [N, C/8, 1, 1, 8]: the same bytes as [N, C, 1, 1]
-            x_shape = {s.batch, s.c / ref::kChannelBlock, 1, 1, ref::kChannelBlock};
-            y_shape = {s.batch, s.m / ref::kChannelBlock, 1, 1, ref::kChannelBlock};
+        if (s.block != 0) {  // [N, C/B, 1, 1, B]: the same bytes as [N, C, 1, 1]
+            x_shape = {s.batch, s.c / s.block, 1, 1, s.block};
+            y_shape = {s.batch, s.m / s.block, 1, 1, s.block};
         }
         const Tensor x = random_tensor(x_shape, 11, -3, 3), w = random_tensor(w_shape, 12),
                      b = random_tensor({s.m}, 13);
@@ -371,9 +374,9 @@ TEST(ConvOp, SinglePixelPointwiseMatchesTheDefinition) {
         if (s.residual) proto.add_input("r");
         proto.add_output("y");
         set_attr(proto, "strides", std::vector<int64_t>(static_cast<std::size_t>(s.rank), s.stride));
-        if (s.blocked) {
-            set_attr(proto, std::string(ref::kBlockedInputAttr), int64_t{1});
-            set_attr(proto, std::string(ref::kBlockedOutputAttr), int64_t{1});
+        if (s.block != 0) {
+            set_attr(proto, std::string(ref::kBlockedInputAttr), s.block);
+            set_attr(proto, std::string(ref::kBlockedOutputAttr), s.block);
         }
         if (!s.activation.empty()) set_attr(proto, std::string(ref::kFusedActivationAttr), s.activation);
         if (s.activation == "Clip") {

@@ -12,49 +12,82 @@
 namespace polygraphy::testing {
 namespace {
 
-/// [N, C, H, W] -> the channel-blocked [N, C/8, H, W, 8] and back.
-Tensor to_blocked(const Tensor& x) {
+/// [N, C, H, W] -> the channel-blocked [N, C/B, H, W, B].
+Tensor to_blocked(const Tensor& x, int64_t block) {
     const Shape& s = x.shape();
-    Tensor y(DataType::kFloat32, {s[0], s[1] / 8, s[2], s[3], 8});
+    Tensor y(DataType::kFloat32, {s[0], s[1] / block, s[2], s[3], block});
     const int64_t plane = s[2] * s[3];
     for (int64_t i = 0; i < x.numel(); ++i) {
         const int64_t nc = i / plane, pos = i % plane, n = nc / s[1], c = nc % s[1];
-        y.data_as<float>()[((n * (s[1] / 8) + c / 8) * plane + pos) * 8 + c % 8] = x.data_as<float>()[i];
+        y.data_as<float>()[((n * (s[1] / block) + c / block) * plane + pos) * block + c % block] =
+            x.data_as<float>()[i];
     }
     return y;
 }
 
+constexpr int64_t kBlocks[] = {ref::kNarrowChannelBlock, ref::kWideChannelBlock};
+
 // The blocked kernel (whole 3x3 windows unrolled, the rest through the general loop) against the
 // plain one, with a NaN at each of the nine taps of one window in turn: strides 1 and 2, pads 0 and
-// 1, ceil_mode, sizes that leave partial windows at the edges.
-TEST(MaxPoolOp, BlockedThreeByThreeMatchesThePlainKernelAndKeepsEveryNaN) {
-    for (int64_t stride : {1, 2})
-        for (int64_t pad : {0, 1})
-            for (int64_t tap = -1; tap < 9; ++tap) {  // -1: no NaN
-                Tensor x = random_tensor({1, 16, 9, 10}, 3, -5.0f, 5.0f);
-                if (tap >= 0) x.data_as<float>()[(8 + 2) * 10 + 2 * 10 + 2 + (tap / 3) * 10 + tap % 3] = NAN;
-                auto pool = [&](bool blocked) {
-                    KernelHarness h("MaxPool", 12);
-                    set_attr(h.node(), "kernel_shape", std::vector<int64_t>{3, 3});
-                    set_attr(h.node(), "strides", std::vector<int64_t>{stride, stride});
-                    set_attr(h.node(), "pads", std::vector<int64_t>{pad, pad, pad, pad});
-                    set_attr(h.node(), "ceil_mode", int64_t{1});
-                    if (blocked) set_attr(h.node(), std::string(ref::kBlockedInputAttr), int64_t{1});
-                    h.input(blocked ? to_blocked(x) : x);
-                    return h.run()[0];
-                };
-                const Tensor plain = pool(false), blocked = pool(true);
-                const Tensor expected = to_blocked(plain);
-                ASSERT_EQ(blocked.shape(), expected.shape());
-                int64_t nans = 0;
-                for (int64_t i = 0; i < blocked.numel(); ++i) {
-                    const float got = blocked.data_as<float>()[i], want = expected.data_as<float>()[i];
-                    nans += std::isnan(want) ? 1 : 0;
-                    ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
-                        << "stride " << stride << " pad " << pad << " tap " << tap << " at " << i;
+// 1, ceil_mode, sizes that leave partial windows at the edges; blocks of 8 and 16 channels, and a
+// 2x2 window (the general loop only).
+TEST(MaxPoolOp, BlockedMatchesThePlainKernelAndKeepsEveryNaN) {
+    for (int64_t block : kBlocks)
+        for (int64_t window : {3, 2})
+            for (int64_t stride : {1, 2})
+                for (int64_t pad : {0, 1})
+                    for (int64_t tap = -1; tap < window * window; ++tap) {  // -1: no NaN
+                        Tensor x = random_tensor({2, 32, 9, 10}, 3, -5.0f, 5.0f);
+                        // channel 9 (in the second block of 8, the first of 16), around row 2, column 2
+                        if (tap >= 0)
+                            x.data_as<float>()[9 * 90 + 2 * 10 + 2 + (tap / window) * 10 + tap % window] = NAN;
+                        auto pool = [&](bool blocked) {
+                            KernelHarness h("MaxPool", 12);
+                            set_attr(h.node(), "kernel_shape", std::vector<int64_t>{window, window});
+                            set_attr(h.node(), "strides", std::vector<int64_t>{stride, stride});
+                            set_attr(h.node(), "pads", std::vector<int64_t>{pad, pad, pad, pad});
+                            set_attr(h.node(), "ceil_mode", int64_t{1});
+                            if (blocked) set_attr(h.node(), std::string(ref::kBlockedInputAttr), block);
+                            h.input(blocked ? to_blocked(x, block) : x);
+                            return h.run()[0];
+                        };
+                        const Tensor plain = pool(false), blocked = pool(true);
+                        const Tensor expected = to_blocked(plain, block);
+                        ASSERT_EQ(blocked.shape(), expected.shape());
+                        int64_t nans = 0;
+                        for (int64_t i = 0; i < blocked.numel(); ++i) {
+                            const float got = blocked.data_as<float>()[i], want = expected.data_as<float>()[i];
+                            nans += std::isnan(want) ? 1 : 0;
+                            ASSERT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
+                                << "block " << block << " window " << window << " stride " << stride << " pad " << pad
+                                << " tap " << tap << " at " << i;
+                        }
+                        EXPECT_EQ(nans > 0, tap >= 0);
+                    }
+}
+
+// The blocked GlobalAveragePool writes each channel's mean where the blocked layout puts it, the
+// same bytes as the plain [N, C, 1, 1] output, in blocks of 8 and 16, with plane sizes that leave
+// a remainder after the four-way sums.
+TEST(GlobalAveragePoolOp, BlockedMatchesThePlainKernel) {
+    for (int64_t block : kBlocks)
+        for (int64_t size : {3, 4, 7}) {
+            const Tensor x = random_tensor({2, 48, size, size}, 5, -5.0f, 5.0f);
+            auto pool = [&](bool blocked) {
+                KernelHarness h("GlobalAveragePool", 1);
+                if (blocked) {
+                    set_attr(h.node(), std::string(ref::kBlockedInputAttr), block);
+                    set_attr(h.node(), std::string(ref::kBlockedOutputAttr), block);
                 }
-                EXPECT_EQ(nans > 0, tap >= 0);
-            }
+                h.input(blocked ? to_blocked(x, block) : x);
+                return h.run()[0];
+            };
+            const Tensor plain = pool(false), blocked = pool(true);
+            ASSERT_EQ(blocked.shape(), (Shape{2, 48 / block, 1, 1, block}));
+            for (int64_t i = 0; i < plain.numel(); ++i)
+                ASSERT_EQ(blocked.data_as<float>()[i], plain.data_as<float>()[i])
+                    << "block " << block << " size " << size << " at " << i;
+        }
 }
 
 TEST(MaxPoolOp, BasicWithIndices) {
