@@ -43,13 +43,8 @@ public:
     }
     void add(const std::string& name) { id(name); }
     void pin(const std::string& name) { pinned_[root(id(name))] = true; }
-    /// The class of `name` takes kNarrowChannelBlock; false when it did already.
-    bool narrow(const std::string& name) {
-        const int r = root(id(name));
-        const bool changed = !narrow_[r] && widest_block_ != kNarrowChannelBlock;
-        narrow_[r] = true;
-        return changed;
-    }
+    /// The class of `name` takes kNarrowChannelBlock.
+    void narrow(const std::string& name) { narrow_[root(id(name))] = true; }
     /// A convolution reads or writes `name` with this many channels.
     void conv_channels(const std::string& name, int64_t channels) {
         add(name);
@@ -219,23 +214,6 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
             }
         }
     }
-    // oneDNN's kernels take one block on both sides of a convolution (the AVX-512 ones 16, the AVX2
-    // ones 8), so a convolution between a wide and a narrow class makes both narrow, and so does
-    // GlobalAveragePool. MobileNetV2's 24-channel tensors make the whole network narrow: its classes
-    // all meet through convolutions.
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (std::size_t i = 0; i < nodes.size(); ++i) {
-            const onnx::NodeProto& node = nodes[i];
-            const bool pool = !convs[i] && is_default_domain(node.domain()) && node.op_type() == "GlobalAveragePool" &&
-                              classes.members().contains(node.output(0));
-            if (!convs[i] && !pool) continue;
-            const int64_t in = classes.block(node.input(0)), out = classes.block(node.output(0));
-            if (in != 0 && out != 0 && in != out && (classes.narrow(node.input(0)) | classes.narrow(node.output(0))))
-                changed = true;
-        }
-    }
-
     std::vector<std::string> blocked;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         onnx::NodeProto& node = nodes[i];

@@ -25,8 +25,8 @@ namespace polygraphy::ref {
 ///
 /// A blocked class takes blocks of `widest_block` channels (widest_channel_block(): 16 where oneDNN
 /// runs AVX-512 kernels, as ONNX Runtime's NCHWc does there) when all its Conv channel counts are
-/// multiples of it and every convolution it meets has that block on its other side too; otherwise
-/// blocks of 8.
+/// multiples of it, otherwise blocks of 8. A convolution between a wide and a narrow class runs in
+/// the wide block and reorders the narrow side.
 ///
 /// Sets the attributes on the Conv and pooling nodes (`node_inputs` holds each node's
 /// declared and implicit inputs) and returns the names of the tensors kept blocked, in node order.

@@ -1016,8 +1016,8 @@ TEST(BlockedLayout, MaxPoolAndChannelConcatStayBlocked) {
 
 // Where oneDNN runs AVX-512 kernels, a class whose convolutions all have 16-channel multiples takes
 // blocks of 16 (nChw16c): here a fire module with its pool, its Concat and an Add. A class with
-// 8-channel multiples only takes blocks of 8, and so does every class a convolution joins to it:
-// oneDNN's kernels take one block on both sides.
+// 8-channel multiples only takes blocks of 8, and the convolutions between the two reorder their
+// narrow side.
 TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
     auto fire_module = [](int64_t squeeze) {
         ModelBuilder builder(17);
@@ -1053,13 +1053,45 @@ TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
     EXPECT_EQ(choose_layouts(wide, {}, kNarrowChannelBlock).flags, narrow_flags);
     EXPECT_EQ(expect_same_values(wide, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u);
 
-    // A 24-channel squeeze: its class takes blocks of 8, and so, through conv_s, conv_e1 and
-    // conv_e3, does the class of c, p, cat and sum.
+    // A 24-channel squeeze: its class (s, sr) takes blocks of 8; the rest keeps 16.
     const ModelBuilder mixed = fire_module(24);
     const LayoutChoice mixed_choice = choose_layouts(mixed, {}, kWideChannelBlock);
     EXPECT_EQ(mixed_choice.blocked, blocked);
-    EXPECT_EQ(mixed_choice.flags, narrow_flags);
+    EXPECT_EQ(mixed_choice.flags, (std::map<std::string, std::string>{{"conv_c", "out16"},
+                                                                      {"pool", "in16"},
+                                                                      {"conv_s", "in16+out"},
+                                                                      {"conv_e1", "in+out16"},
+                                                                      {"conv_e3", "in+out16"},
+                                                                      {"conv_y", "in16"}}));
+    EXPECT_EQ(choose_layouts(mixed, {}, kNarrowChannelBlock).flags, narrow_flags);
     EXPECT_EQ(expect_same_values(mixed, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u);
+
+    // An inverted residual block whose 24-channel input and residual sum are narrow and whose
+    // 48-channel expansion is wide: the projection writes a narrow output with the residual folded in.
+    ModelBuilder block(17);
+    block.input("x", DataType::kFloat32, Shape{2, 8, 6, 6});
+    add_conv(block, "x", {24, 8, 3, 3}, "a", 11, 1);
+    add_conv(block, "a", {48, 24, 1, 1}, "b", 12);
+    block.node("Relu", {"b"}, {"br"}, "relu_b");
+    add_conv(block, "br", {24, 48, 1, 1}, "c", 13);
+    block.node("Add", {"c", "a"}, {"sum"}, "add");
+    add_conv(block, "sum", {16, 24, 3, 3}, "y", 14, 1);
+    block.output("y", DataType::kFloat32, Shape{2, 16, 6, 6});
+    EXPECT_EQ(choose_layouts(block, {}, kWideChannelBlock).flags,
+              (std::map<std::string, std::string>{
+                  {"conv_a", "out"}, {"conv_b", "in+out16"}, {"conv_c", "in16+out"}, {"conv_y", "in"}}));
+    EXPECT_EQ(expect_same_values(block, "y", kBlockedLayoutTolerance, {2, 8, 6, 6}),
+              (Names{"conv_a", "conv_b", "conv_c", "conv_y"}));
+    // No convolution falls back to oneDNN's reference loop (a residual post-op in the narrow layout
+    // of a primitive that writes the wide one did, 1000x slower).
+    const Severity previous = logger().severity();
+    logger().set_severity(Severity::kSuperVerbose);
+    ::testing::internal::CaptureStdout();
+    Session(*block.build(), with_fusion(true, kWideChannelBlock)).run({{"x", random_tensor({2, 8, 6, 6}, 3)}});
+    const std::string log = ::testing::internal::GetCapturedStdout();
+    logger().set_severity(previous);
+    EXPECT_NE(log.find("'conv_c' (Conv): input (2, 48, 6, 6) runs on oneDNN"), std::string::npos) << log;
+    EXPECT_EQ(log.find("runs on oneDNN ref"), std::string::npos) << log;
 
     // A session takes 0 (the CPU's widest), 8 or 16 only.
     for (const int value : {-1, 4, 32}) {

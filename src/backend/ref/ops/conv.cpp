@@ -543,12 +543,15 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
                            std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
                            std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t v) { return v == 0; });
     const bool gemm = pointwise && !blocked_input && !blocked_output;
-    const memory::desc src_any = gemm || blocked_input
-                                     ? plan->src_user
-                                     : memory::desc(src_dims, memory::data_type::f32, memory::format_tag::any);
-    const memory::desc dst_any = gemm || blocked_output
-                                     ? plan->dst_user
-                                     : memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any);
+    // Between blocks of 8 and 16 oneDNN has only its reference loop (1000x slower), so the narrow
+    // side is left to the primitive (the wide block, channels padded) and reordered.
+    const bool mixed = blocked_input && blocked_output && input_block != output_block;
+    const bool take_src = gemm || (blocked_input && !(mixed && input_block < output_block));
+    const bool take_dst = gemm || (blocked_output && !(mixed && output_block < input_block));
+    const memory::desc src_any =
+        take_src ? plan->src_user : memory::desc(src_dims, memory::data_type::f32, memory::format_tag::any);
+    const memory::desc dst_any =
+        take_dst ? plan->dst_user : memory::desc(dst_dims, memory::data_type::f32, memory::format_tag::any);
     const memory::desc weights_any(plan->weights_plain.dims(), memory::data_type::f32, memory::format_tag::any);
     const memory::desc bias_desc =
         has_bias ? memory::desc({p.out_channels}, memory::data_type::f32, memory::format_tag::x) : memory::desc();
@@ -592,8 +595,10 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
                                                  dst_any, strides, dilates, pad_l, pad_r);
             // Into a blocked Y (the residual is blocked too) the JIT kernels add the residual as they
             // store each result, then the activation: the sums of the nodes as written, in one pass.
+            // Not into a Y that is reordered after the primitive: the residual has Y's layout, which
+            // only the reference loop takes there.
             std::optional<dnnl::convolution_forward::primitive_desc> fused;
-            if (residual && blocked_output) {
+            if (residual && blocked_output && take_dst) {
                 dnnl::post_ops ops;
                 ops.append_binary(dnnl::algorithm::binary_add, plan->dst_user);
                 if (activation.active() && !silu) activation.append_to(ops);
