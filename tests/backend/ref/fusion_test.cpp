@@ -987,16 +987,21 @@ TEST(BlockedLayout, GlobalAveragePoolGivesAPlainOutputFromABlockedInput) {
     EXPECT_FALSE(plain_choice.flags.contains("pool"));
 }
 
+// SqueezeNet's MaxPool, named "pool": 3x3, stride 2, ceil_mode.
+void add_squeezenet_max_pool(ModelBuilder& builder, const std::string& x, const std::string& y) {
+    onnx::NodeProto& pool = builder.node("MaxPool", {x}, {y}, "pool");
+    set_attr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
+    set_attr(pool, "strides", std::vector<int64_t>{2, 2});
+    set_attr(pool, "ceil_mode", int64_t{1});
+}
+
 // A SqueezeNet fire module after a ceil-mode MaxPool: the pool and the channel Concat keep the
 // blocked layout; a MaxPool with Indices and a Concat along another axis do not.
 TEST(BlockedLayout, MaxPoolAndChannelConcatStayBlocked) {
     ModelBuilder builder(17);
     builder.input("x", DataType::kFloat32, Shape{1, 8, 9, 9});
     add_conv(builder, "x", {16, 8, 3, 3}, "c", 1, 1);
-    onnx::NodeProto& pool = builder.node("MaxPool", {"c"}, {"p"}, "pool");
-    set_attr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
-    set_attr(pool, "strides", std::vector<int64_t>{2, 2});
-    set_attr(pool, "ceil_mode", int64_t{1});
+    add_squeezenet_max_pool(builder, "c", "p");
     add_conv(builder, "p", {8, 16, 1, 1}, "s", 2);
     add_conv(builder, "s", {16, 8, 1, 1}, "e1", 3);
     add_conv(builder, "s", {16, 8, 3, 3}, "e3", 4, 1);
@@ -1023,10 +1028,7 @@ TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
         ModelBuilder builder(17);
         builder.input("x", DataType::kFloat32, Shape{1, 8, 9, 9});
         add_conv(builder, "x", {32, 8, 3, 3}, "c", 1, 1);
-        onnx::NodeProto& pool = builder.node("MaxPool", {"c"}, {"p"}, "pool");
-        set_attr(pool, "kernel_shape", std::vector<int64_t>{3, 3});
-        set_attr(pool, "strides", std::vector<int64_t>{2, 2});
-        set_attr(pool, "ceil_mode", int64_t{1});
+        add_squeezenet_max_pool(builder, "c", "p");
         add_conv(builder, "p", {squeeze, 32, 1, 1}, "s", 2);
         builder.node("Relu", {"s"}, {"sr"}, "relu_s");
         add_conv(builder, "sr", {16, squeeze, 1, 1}, "e1", 3);
@@ -1037,34 +1039,33 @@ TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
         builder.output("y", DataType::kFloat32, Shape{1, 8, 4, 4});
         return builder;
     };
-    const Names blocked{"c", "p", "s", "sr", "e1", "e3", "cat", "sum"};
-    const ModelBuilder wide = fire_module(16);
-    const LayoutChoice wide_choice = choose_layouts(wide, {}, kWideChannelBlock);
-    EXPECT_EQ(wide_choice.blocked, blocked);
-    EXPECT_EQ(wide_choice.flags, (std::map<std::string, std::string>{{"conv_c", "out16"},
-                                                                     {"pool", "in16"},
-                                                                     {"conv_s", "in16+out16"},
-                                                                     {"conv_e1", "in16+out16"},
-                                                                     {"conv_e3", "in16+out16"},
-                                                                     {"conv_y", "in16"}}));
-    const std::map<std::string, std::string> narrow_flags{{"conv_c", "out"},     {"pool", "in"},
-                                                          {"conv_s", "in+out"},  {"conv_e1", "in+out"},
-                                                          {"conv_e3", "in+out"}, {"conv_y", "in"}};
-    EXPECT_EQ(choose_layouts(wide, {}, kNarrowChannelBlock).flags, narrow_flags);
-    EXPECT_EQ(expect_same_values(wide, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u);
-
-    // A 24-channel squeeze: its class (s, sr) takes blocks of 8; the rest keeps 16.
-    const ModelBuilder mixed = fire_module(24);
-    const LayoutChoice mixed_choice = choose_layouts(mixed, {}, kWideChannelBlock);
-    EXPECT_EQ(mixed_choice.blocked, blocked);
-    EXPECT_EQ(mixed_choice.flags, (std::map<std::string, std::string>{{"conv_c", "out16"},
-                                                                      {"pool", "in16"},
-                                                                      {"conv_s", "in16+out"},
-                                                                      {"conv_e1", "in+out16"},
-                                                                      {"conv_e3", "in+out16"},
-                                                                      {"conv_y", "in16"}}));
-    EXPECT_EQ(choose_layouts(mixed, {}, kNarrowChannelBlock).flags, narrow_flags);
-    EXPECT_EQ(expect_same_values(mixed, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u);
+    using Flags = std::map<std::string, std::string>;
+    const Flags narrow_flags{{"conv_c", "out"},     {"pool", "in"},        {"conv_s", "in+out"},
+                             {"conv_e1", "in+out"}, {"conv_e3", "in+out"}, {"conv_y", "in"}};
+    // A 16-channel squeeze keeps every class at 16; a 24-channel one takes blocks of 8 for its class
+    // (s, sr) only.
+    const std::pair<int64_t, Flags> cases[] = {{16,
+                                                {{"conv_c", "out16"},
+                                                 {"pool", "in16"},
+                                                 {"conv_s", "in16+out16"},
+                                                 {"conv_e1", "in16+out16"},
+                                                 {"conv_e3", "in16+out16"},
+                                                 {"conv_y", "in16"}}},
+                                               {24,
+                                                {{"conv_c", "out16"},
+                                                 {"pool", "in16"},
+                                                 {"conv_s", "in16+out"},
+                                                 {"conv_e1", "in+out16"},
+                                                 {"conv_e3", "in+out16"},
+                                                 {"conv_y", "in16"}}}};
+    for (const auto& [squeeze, wide_flags] : cases) {
+        const ModelBuilder model = fire_module(squeeze);
+        const LayoutChoice wide = choose_layouts(model, {}, kWideChannelBlock);
+        EXPECT_EQ(wide.blocked, (Names{"c", "p", "s", "sr", "e1", "e3", "cat", "sum"})) << squeeze;
+        EXPECT_EQ(wide.flags, wide_flags) << squeeze;
+        EXPECT_EQ(choose_layouts(model, {}, kNarrowChannelBlock).flags, narrow_flags) << squeeze;
+        EXPECT_EQ(expect_same_values(model, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u) << squeeze;
+    }
 
     // An inverted residual block whose 24-channel input and residual sum are narrow and whose
     // 48-channel expansion is wide: the projection writes a narrow output with the residual folded in.
@@ -1096,7 +1097,7 @@ TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
     // A session takes 0 (the CPU's widest), 8 or 16 only.
     for (const int value : {-1, 4, 32}) {
         try {
-            const Session session(*wide.build(), with_fusion(true, value));
+            const Session session(*fire_module(16).build(), with_fusion(true, value));
             ADD_FAILURE() << "no error for " << value;
         } catch (const PolygraphyException& error) {
             EXPECT_EQ(std::string(error.what()), "Invalid channel block: " + std::to_string(value) +
