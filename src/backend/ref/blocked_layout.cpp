@@ -29,8 +29,9 @@ bool one_of(const std::string& op, const auto& list) {
     return std::find(std::begin(list), std::end(list), op) != std::end(list);
 }
 
-/// Classes of tensors that must share a layout (union-find), the classes that must stay NCHW, and
-/// those that must take the narrow block.
+/// Classes of tensors that must share a layout (union-find), the classes that must stay NCHW, those
+/// whose channels the wide block does not divide, and those that an operator other than a Conv
+/// reads or writes.
 class LayoutClasses {
 public:
     explicit LayoutClasses(int64_t widest_block) : widest_block_(widest_block) {}
@@ -40,16 +41,18 @@ public:
         parent_[ra] = rb;
         pinned_[rb] = pinned_[rb] || pinned_[ra];
         narrow_[rb] = narrow_[rb] || narrow_[ra];
+        shared_[rb] = shared_[rb] || shared_[ra];
+        channels_[rb] = merged_channels(channels_[rb], channels_[ra]);
     }
-    void add(const std::string& name) { id(name); }
     void pin(const std::string& name) { pinned_[root(id(name))] = true; }
-    /// The class of `name` takes kNarrowChannelBlock.
-    void narrow(const std::string& name) { narrow_[root(id(name))] = true; }
+    /// Another operator than a Conv reads or writes `name`.
+    void share(const std::string& name) { shared_[root(id(name))] = true; }
     /// A convolution reads or writes `name` with this many channels.
     void conv_channels(const std::string& name, int64_t channels) {
-        add(name);
-        if (channels % kNarrowChannelBlock != 0) pin(name);
-        if (channels % kWideChannelBlock != 0) narrow(name);
+        const int r = root(id(name));
+        if (channels % kNarrowChannelBlock != 0) pinned_[r] = true;
+        if (channels % kWideChannelBlock != 0) narrow_[r] = true;
+        channels_[r] = merged_channels(channels_[r], channels);
     }
     bool blocked(const std::string& name) const { return block(name) != 0; }
     /// The channel block `name` is held in (0: as the graph declares it).
@@ -57,7 +60,11 @@ public:
         const auto found = ids_.find(name);
         if (found == ids_.end()) return 0;
         const int r = root(found->second);
-        return pinned_[r] ? 0 : narrow_[r] ? kNarrowChannelBlock : widest_block_;
+        if (pinned_[r]) return 0;
+        // Only convolutions, all of one channel count, meet a class whose last block is padded:
+        // oneDNN pads it (zero weights over the padding), and no other kernel sees it.
+        const bool padded_wide = !shared_[r] && channels_[r] > 0;
+        return narrow_[r] && !padded_wide ? kNarrowChannelBlock : widest_block_;
     }
     const std::unordered_map<std::string, int>& members() const { return ids_; }
 
@@ -68,6 +75,8 @@ private:
             parent_.push_back(found->second);
             pinned_.push_back(false);
             narrow_.push_back(false);
+            shared_.push_back(false);
+            channels_.push_back(0);
         }
         return found->second;
     }
@@ -79,7 +88,11 @@ private:
     mutable std::vector<int> parent_;  // path halving in root() keeps lookups short
     std::vector<bool> pinned_;
     std::vector<bool> narrow_;
+    std::vector<bool> shared_;
+    std::vector<int64_t> channels_;  // the one channel count convolutions see; 0: none yet, -1: several
     int64_t widest_block_;
+
+    static int64_t merged_channels(int64_t a, int64_t b) { return a == 0 ? b : b == 0 || a == b ? a : -1; }
 };
 
 struct ConvChannels {
@@ -174,13 +187,13 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
             continue;
         }
         const std::string& y = node.output(0);
-        classes.add(y);
+        classes.share(y);
         produced_here(y);
         // GlobalAveragePool's [N, C, 1, 1] output has the bytes of its blocked forms [N, C/B, 1, 1, B],
         // so its input can stay blocked when the output's readers (Flatten, Gemm) want NCHW; only a
         // plain input makes the output plain (below).
         if (op == "GlobalAveragePool") {
-            classes.add(node.input(0));
+            classes.share(node.input(0));
             continue;
         }
         for (int k = 0; k < node.input_size(); ++k) {

@@ -25,8 +25,11 @@ namespace polygraphy::ref {
 ///
 /// A blocked class takes blocks of `widest_block` channels (widest_channel_block(): 16 where oneDNN
 /// runs AVX-512 kernels, as ONNX Runtime's NCHWc does there) when all its Conv channel counts are
-/// multiples of it, otherwise blocks of 8. A convolution between a wide and a narrow class runs in
-/// the wide block and reorders the narrow side.
+/// multiples of it, or when only convolutions (and their folded residuals) read and write it, all
+/// with one channel count: then its last block is padded, as oneDNN and ONNX Runtime's NCHWc pad it
+/// (MobileNetV2's and EfficientNet's 24- and 40-channel bottlenecks). Otherwise it takes blocks of
+/// 8, and a convolution between a wide and a narrow class runs in the wide block and reorders the
+/// narrow side.
 ///
 /// Sets the attributes on the Conv and pooling nodes (`node_inputs` holds each node's
 /// declared and implicit inputs) and returns the names of the tensors kept blocked, in node order.

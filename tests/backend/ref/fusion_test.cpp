@@ -1067,32 +1067,55 @@ TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
         EXPECT_EQ(expect_same_values(model, "y", kBlockedLayoutTolerance, {1, 8, 9, 9}).size(), 8u) << squeeze;
     }
 
-    // An inverted residual block whose 24-channel input and residual sum are narrow and whose
-    // 48-channel expansion is wide: the projection writes a narrow output with the residual folded in.
-    ModelBuilder block(17);
-    block.input("x", DataType::kFloat32, Shape{2, 8, 6, 6});
-    add_conv(block, "x", {24, 8, 3, 3}, "a", 11, 1);
-    add_conv(block, "a", {48, 24, 1, 1}, "b", 12);
-    block.node("Relu", {"b"}, {"br"}, "relu_b");
-    add_conv(block, "br", {24, 48, 1, 1}, "c", 13);
-    block.node("Add", {"c", "a"}, {"sum"}, "add");
-    add_conv(block, "sum", {16, 24, 3, 3}, "y", 14, 1);
-    block.output("y", DataType::kFloat32, Shape{2, 16, 6, 6});
-    EXPECT_EQ(choose_layouts(block, {}, kWideChannelBlock).flags,
-              (std::map<std::string, std::string>{
-                  {"conv_a", "out"}, {"conv_b", "in+out16"}, {"conv_c", "in16+out"}, {"conv_y", "in"}}));
-    EXPECT_EQ(expect_same_values(block, "y", kBlockedLayoutTolerance, {2, 8, 6, 6}),
-              (Names{"conv_a", "conv_b", "conv_c", "conv_y"}));
-    // No convolution falls back to oneDNN's reference loop (a residual post-op in the narrow layout
-    // of a primitive that writes the wide one did, 1000x slower).
-    const Severity previous = logger().severity();
-    logger().set_severity(Severity::kSuperVerbose);
-    ::testing::internal::CaptureStdout();
-    Session(*block.build(), with_fusion(true, kWideChannelBlock)).run({{"x", random_tensor({2, 8, 6, 6}, 3)}});
-    const std::string log = ::testing::internal::GetCapturedStdout();
-    logger().set_severity(previous);
-    EXPECT_NE(log.find("'conv_c' (Conv): input (2, 48, 6, 6) runs on oneDNN"), std::string::npos) << log;
-    EXPECT_EQ(log.find("runs on oneDNN ref"), std::string::npos) << log;
+    // An inverted residual block: a 24-channel input, a 48-channel expansion, the projection with
+    // the input added. As the fusion pass leaves it (the Add folded into conv_c), only convolutions
+    // meet the 24-channel class, all with 24 channels: it takes blocks of 16, the last one padded,
+    // as oneDNN and ONNX Runtime pad it. Where another operator reads the sum too (a Mul by 2), the
+    // class takes blocks of 8, and conv_b and conv_c run in 16 and reorder their narrow side, conv_c
+    // with the residual folded in.
+    auto inverted_residual = [](bool shared, bool folded) {
+        ModelBuilder block(17);
+        block.input("x", DataType::kFloat32, Shape{2, 8, 6, 6});
+        add_conv(block, "x", {24, 8, 3, 3}, "a", 11, 1);
+        add_conv(block, "a", {48, 24, 1, 1}, "b", 12);
+        block.node("Relu", {"b"}, {"br"}, "relu_b");
+        onnx::NodeProto& conv_c = add_conv(block, "br", {24, 48, 1, 1}, folded ? "sum" : "c", 13);
+        if (folded) {
+            conv_c.set_name("conv_c");
+            conv_c.add_input("a");
+            set_attr(conv_c, std::string(kFusedResidualAttr), int64_t{1});
+        } else {
+            block.node("Add", {"c", "a"}, {"sum"}, "add");
+        }
+        if (shared) {
+            block.initializer("two", scalar(2.0f));
+            block.node("Mul", {"sum", "two"}, {"m"}, "double");
+        }
+        add_conv(block, shared ? "m" : "sum", {16, 24, 3, 3}, "y", 14, 1);
+        block.output("y", DataType::kFloat32, Shape{2, 16, 6, 6});
+        return block;
+    };
+    EXPECT_EQ(choose_layouts(inverted_residual(false, true), {}, kWideChannelBlock).flags,
+              (Flags{{"conv_a", "out16"}, {"conv_b", "in16+out16"}, {"conv_c", "in16+out16"}, {"conv_y", "in16"}}));
+    EXPECT_EQ(choose_layouts(inverted_residual(true, true), {}, kWideChannelBlock).flags,
+              (Flags{{"conv_a", "out"}, {"conv_b", "in+out16"}, {"conv_c", "in16+out"}, {"conv_y", "in"}}));
+    for (const bool shared : {false, true}) {
+        const ModelBuilder block = inverted_residual(shared, false);
+        const Names expected = shared ? Names{"conv_a", "conv_b", "conv_c", "double", "conv_y"}
+                                      : Names{"conv_a", "conv_b", "conv_c", "conv_y"};
+        EXPECT_EQ(expect_same_values(block, "y", kBlockedLayoutTolerance, {2, 8, 6, 6}), expected);
+        // No convolution falls back to oneDNN's reference loop (a residual post-op in the narrow
+        // layout of a primitive that writes the wide one did, 1000x slower).
+        const Severity previous = logger().severity();
+        logger().set_severity(Severity::kSuperVerbose);
+        ::testing::internal::CaptureStdout();
+        Session(*block.build(), with_fusion(true, kWideChannelBlock)).run({{"x", random_tensor({2, 8, 6, 6}, 3)}});
+        const std::string log = ::testing::internal::GetCapturedStdout();
+        logger().set_severity(previous);
+        EXPECT_NE(log.find("'conv_c' (Conv): input (2, 48, 6, 6) runs on oneDNN"), std::string::npos) << log;
+        EXPECT_NE(log.find("'conv_y' (Conv): input (2, 24, 6, 6) runs on oneDNN"), std::string::npos) << log;
+        EXPECT_EQ(log.find("runs on oneDNN ref"), std::string::npos) << log;
+    }
 
     // A session takes 0 (the CPU's widest), 8 or 16 only.
     for (const int value : {-1, 4, 32}) {

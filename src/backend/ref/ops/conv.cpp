@@ -756,8 +756,13 @@ public:
             dtype != DataType::kBFloat16) {
             onednn::fail_dtype(node, "input X", dtype, kConvTypes);
         }
+        // A blocked X may have a padded last block (blocked_layout.h): its channels are W's.
         const ConvProblem problem = make_problem(
-            node, input_block_ != 0 ? onednn::unblocked_shape(node, x, input_block_) : x.shape(), w.shape(), b);
+            node,
+            input_block_ != 0
+                ? onednn::unblocked_shape(node, x, input_block_, w.shape().size() > 1 ? w.shape()[1] * group_ : -1)
+                : x.shape(),
+            w.shape(), b);
         if (blocked() && dtype != DataType::kFloat32)
             throw InternalError("Node '" + node.name() + "': a channel-blocked convolution computes float32 only");
         const Shape y_shape =
@@ -966,7 +971,10 @@ private:
                    const Tensor* b, const float* residual, bool activate, Tensor& y, int threads) const {
         threads = onednn::resolve_threads(threads);
         const onednn::FusedActivation activation = activate ? activation_ : onednn::FusedActivation();
-        if (is_single_pixel_pointwise(p)) {
+        // That kernel reads X and Y as [N, C] and [N, M], which a padded block is not.
+        const bool padded = (input_block_ != 0 && p.in_channels % input_block_ != 0) ||
+                            (output_block_ != 0 && p.out_channels % output_block_ != 0);
+        if (is_single_pixel_pointwise(p) && !padded) {
             run_single_pixel(p, x, w, b, residual, activation, y, threads);
             return;
         }

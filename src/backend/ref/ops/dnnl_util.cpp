@@ -45,17 +45,20 @@ dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims, int64_t block) {
 }
 
 Shape blocked_shape(const Shape& shape, int64_t block) {
-    return {shape[0], shape[1] / block, shape[2], shape[3], block};
+    return {shape[0], (shape[1] + block - 1) / block, shape[2], shape[3], block};
 }
 
-Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block) {
+Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block, int64_t channels) {
     const Shape& shape = tensor.shape();
-    if (tensor.dtype() != DataType::kFloat32 || shape.size() != 5 || shape[4] != block)
+    if (tensor.dtype() != DataType::kFloat32 || shape.size() != 5 || shape[4] != block ||
+        (channels >= 0 && shape[1] != (channels + block - 1) / block))
         throw InternalError(
-            fmt::format("Node '{}' ({}): expected a channel-blocked float32 input [N, C/{}, H, W, {}], "
+            fmt::format("Node '{}' ({}): expected a channel-blocked float32 input [N, C/{}, H, W, {}]{}, "
                         "got {} {}",
-                        node.name(), node.op_type(), block, block, dtype_name(tensor.dtype()), shape_to_string(shape)));
-    return {shape[0], shape[1] * block, shape[2], shape[3]};
+                        node.name(), node.op_type(), block, block,
+                        channels >= 0 ? fmt::format(" of {} channels", channels) : std::string(),
+                        dtype_name(tensor.dtype()), shape_to_string(shape)));
+    return {shape[0], channels >= 0 ? channels : shape[1] * block, shape[2], shape[3]};
 }
 
 bool private_flag(const NodeInfo& node, std::string_view name) {

@@ -51,12 +51,14 @@ dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
 /// nChw16c (kBlockedInputAttr).
 dnnl::memory::desc blocked_desc(const dnnl::memory::dims& dims, int64_t block);
 
-/// [N, C / B, H, W, B]: how a tensor of NCHW `shape` (C a multiple of B) is held in blocks of B.
+/// [N, ceil(C / B), H, W, B]: how a tensor of NCHW `shape` is held in blocks of B (the last block
+/// padded where B does not divide C, as oneDNN pads it).
 Shape blocked_shape(const Shape& shape, int64_t block);
 
-/// The NCHW shape of `tensor`, which a graph pass declared blocked in `block` channels; fails naming
-/// the node when it is not a float32 [N, C / B, H, W, B] tensor.
-Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block);
+/// The NCHW shape of `tensor`, which a graph pass declared blocked in `block` channels: of
+/// `channels` channels (the last block padded), or, when that is negative, of whole blocks. Fails
+/// naming the node when it is not a float32 [N, ceil(C / B), H, W, B] tensor.
+Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block, int64_t channels = -1);
 
 /// A private INT attribute (families.h) that is 0 (or absent) or 1; fails naming it otherwise.
 bool private_flag(const NodeInfo& node, std::string_view name);
