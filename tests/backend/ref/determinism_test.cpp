@@ -68,28 +68,18 @@ TEST_P(Determinism, FixedThreadCountGivesBitIdenticalResults) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, Determinism, ::testing::Values(1, 2, 4));
 
-// Session::run is documented as safe from several threads at once; here each call also splits its
-// kernels across 2 OpenMP threads (tensors above the elementwise/broadcast parallel threshold, a
-// oneDNN convolution). Run under the `tsan` preset, this is the ThreadSanitizer check of those paths.
-TEST(Concurrency, ConcurrentRunsOfOneMultiThreadedSessionMatchASerialRun) {
-    ModelBuilder builder(17);
-    builder.input("x", DataType::kFloat32, Shape{1, 8, 64, 64});
-    builder.initializer("w", random_tensor({16, 8, 3, 3}, 11));
-    builder.initializer("bias", random_tensor({16, 1, 1}, 12));
-    set_attr(builder.node("Conv", {"x", "w"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
-    builder.node("Add", {"c", "bias"}, {"a"});  // broadcast over 65,536 elements
-    builder.node("Relu", {"a"}, {"r"});
-    builder.node("Mul", {"r", "a"}, {"y"});  // same-shape elementwise
-    builder.output("y", DataType::kFloat32, Shape{1, 16, 64, 64});
+// Session::run is documented as safe from several threads at once: three callers, each call also
+// splitting its kernels across 2 OpenMP threads, must get a serial run's results. Run under the
+// `tsan` preset, this is the ThreadSanitizer check of those paths.
+void expect_concurrent_runs_match_serial(const ModelBuilder& builder, const Shape& x_shape) {
     const OnnxModel model = builder.build();
-
     SessionOptions options;
     options.num_threads = 2;
     const Session session(*model, options);
     constexpr int kCallers = 3;
     std::vector<Tensor> feeds, expected;
     for (int t = 0; t < kCallers; ++t) {
-        feeds.push_back(random_tensor({1, 8, 64, 64}, static_cast<uint32_t>(20 + t)));
+        feeds.push_back(random_tensor(x_shape, static_cast<uint32_t>(20 + t)));
         expected.push_back(session.run({{"x", feeds.back()}}).at("y"));
     }
     std::vector<Tensor> results(kCallers);
@@ -100,6 +90,36 @@ TEST(Concurrency, ConcurrentRunsOfOneMultiThreadedSessionMatchASerialRun) {
         });
     for (auto& caller : callers) caller.join();
     for (int t = 0; t < kCallers; ++t) EXPECT_TRUE(results[t].equals(expected[t])) << "caller " << t;
+}
+
+// Tensors above the elementwise/broadcast parallel threshold and a oneDNN convolution (on AVX-512 a
+// brgemm kernel with a scratchpad, which concurrent runs shared until each thread passed its own).
+TEST(Concurrency, ConcurrentRunsOfOneMultiThreadedSessionMatchASerialRun) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{1, 8, 64, 64});
+    builder.initializer("w", random_tensor({16, 8, 3, 3}, 11));
+    builder.initializer("bias", random_tensor({16, 1, 1}, 12));
+    set_attr(builder.node("Conv", {"x", "w"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Add", {"c", "bias"}, {"a"});  // broadcast over 65,536 elements
+    builder.node("Relu", {"a"}, {"r"});
+    builder.node("Mul", {"r", "a"}, {"y"});  // same-shape elementwise
+    builder.output("y", DataType::kFloat32, Shape{1, 16, 64, 64});
+    for (int repeat = 0; repeat < 4; ++repeat) expect_concurrent_runs_match_serial(builder, {1, 8, 64, 64});
+}
+
+// Matrix products: two with a constant right-hand side (the runtime's own GEMM) and one of two
+// computed operands (oneDNN's matmul, whose plan now takes each thread's scratchpad too).
+TEST(Concurrency, ConcurrentRunsOfMatrixProductsMatchASerialRun) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{2, 64, 96});
+    builder.initializer("w", random_tensor({96, 200}, 13));
+    builder.initializer("v", random_tensor({200, 96}, 14));
+    builder.node("MatMul", {"x", "w"}, {"h"});
+    builder.node("MatMul", {"h", "v"}, {"g"});
+    set_attr(builder.node("Transpose", {"g"}, {"gt"}), "perm", std::vector<int64_t>{0, 2, 1});
+    builder.node("MatMul", {"g", "gt"}, {"y"});  // both operands computed
+    builder.output("y", DataType::kFloat32, Shape{2, 64, 64});
+    for (int repeat = 0; repeat < 4; ++repeat) expect_concurrent_runs_match_serial(builder, {2, 64, 96});
 }
 
 // Runs get their large buffers from a block planned from the run before (SessionOptions::plan_buffers):

@@ -466,7 +466,7 @@ void depthwise_conv(const ConvProblem& p, const float* x, const float* w, const 
 struct DnnlConvPlan {
     dnnl::primitive primitive;
     dnnl::memory::desc src_user, src, weights_plain, weights, dst_user, dst, bias;
-    dnnl::memory::desc scratchpad;  // empty unless made with own_scratchpad (then the caller passes it)
+    dnnl::memory::desc scratchpad;  // the caller passes it (onednn::add_thread_scratchpad)
     bool reorder_src = false;
     bool reorder_dst = false;
     bool activation_after = false;  // the fused activation runs as a separate pass over the output
@@ -518,12 +518,11 @@ dnnl::memory::desc plain_weights_desc(const ConvProblem& p) {
 }
 
 /// nullptr when oneDNN has no implementation for the problem (the reference loop runs instead).
-/// `own_scratchpad`: the caller passes the primitive's scratchpad (DnnlConvPlan::scratchpad), so that
-/// threads can run the one primitive at the same time (a library-owned scratchpad is shared).
+/// The caller passes the primitive's scratchpad (DnnlConvPlan::scratchpad), so that threads can run
+/// the one primitive at the same time.
 std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const ConvProblem& p, bool has_bias,
                                                    const onednn::FusedActivation& activation, bool residual,
-                                                   int64_t input_block, int64_t output_block,
-                                                   bool own_scratchpad = false) {
+                                                   int64_t input_block, int64_t output_block) {
     using dnnl::memory;
     const Geometry& g = p.geometry;
     if (g.rank() > 3) return nullptr;
@@ -563,7 +562,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
     for (std::size_t d = 0; d < g.rank(); ++d) pad_r.push_back(g.pad_end[d] - p.output_padding[d]);
     const auto& engine = onednn::cpu_engine();
     dnnl::primitive_attr attr;
-    if (own_scratchpad) attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     // oneDNN's GEMM convolution (the pointwise case) applies post-ops far slower than its JIT
     // elementwise pass does (mobilenet_v2's 1x1 convolutions with Clip took twice as long), so there
     // the activation follows the primitive.
@@ -587,6 +586,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
             plan->src = pd.src_desc();
             plan->weights = pd.weights_desc();
             plan->dst = pd.dst_desc();
+            plan->scratchpad = pd.scratchpad_desc();
             plan->primitive = dnnl::deconvolution_forward(pd);
             impl = pd.impl_info_str();
         } else {
@@ -603,7 +603,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
                 ops.append_binary(dnnl::algorithm::binary_add, plan->dst_user);
                 if (activation.active() && !silu) activation.append_to(ops);
                 dnnl::primitive_attr residual_attr;
-                if (own_scratchpad) residual_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+                residual_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
                 residual_attr.set_post_ops(ops);
                 try {
                     fused.emplace(desc, residual_attr, engine);
@@ -1036,8 +1036,9 @@ private:
         dnnl::memory dst = plan->reorder_dst
                                ? dnnl::memory(plan->dst, engine, onednn::thread_scratch(2, plan->dst.get_size()))
                                : dst_user;
-        onednn::execute(plan->primitive,
-                        primitive_args(*plan, src, weights, dst, residual, b != nullptr ? b->data_as<float>() : nullptr));
+        auto args = primitive_args(*plan, src, weights, dst, residual, b != nullptr ? b->data_as<float>() : nullptr);
+        onednn::add_thread_scratchpad(args, plan->scratchpad);
+        onednn::execute(plan->primitive, args);
         if (plan->reorder_dst) onednn::execute(plan->dst_reorder, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, dst_user}});
         if (plan->residual_after)
             residual_add_.run(activation, y.data_as<float>(), residual, y.numel(), threads);
@@ -1095,7 +1096,7 @@ private:
             onednn::ThreadScope scope(1);  // each part's primitive runs on one thread
             plan = cache_.get(key, [&] {
                 return make_dnnl_plan(context_node, part, b != nullptr, activation, residual != nullptr, input_block_,
-                                      output_block_, /*own_scratchpad=*/true);
+                                      output_block_);
             });
         }
         if (plan == nullptr || plan->reorder_src || plan->reorder_dst || plan->activation_after ||
@@ -1118,9 +1119,7 @@ private:
                         onednn::wrap_memory(plan->dst_user, y.data_as<float>() + channel * pixels),
                         residual != nullptr ? residual + channel * pixels : nullptr,
                         b != nullptr ? b->data_as<float>() + channel : nullptr);
-                    if (const std::size_t bytes = plan->scratchpad.get_size())  // this thread's own
-                        args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(plan->scratchpad, onednn::cpu_engine(),
-                                                                       onednn::thread_scratch(3, bytes)));
+                    onednn::add_thread_scratchpad(args, plan->scratchpad);
                     onednn::execute(plan->primitive, args);
                 } catch (...) {
                     errors[i] = std::current_exception();

@@ -86,6 +86,11 @@ void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::me
     stream.wait();
 }
 
+void add_thread_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& scratchpad) {
+    if (const std::size_t bytes = scratchpad.get_size())
+        args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad, cpu_engine(), thread_scratch(3, bytes)));
+}
+
 std::shared_ptr<void> aligned_buffer(std::size_t bytes) {
     void* data = std::aligned_alloc(64, std::max<std::size_t>((bytes + 63) / 64 * 64, 64));
     if (data == nullptr) throw std::bad_alloc();

@@ -86,6 +86,13 @@ std::shared_ptr<void> aligned_buffer(std::size_t bytes);
 /// requested again on the same thread.
 void* thread_scratch(int slot, std::size_t bytes);
 
+/// Passes this thread's scratch buffer (slot 3) as the scratchpad of a primitive made with
+/// dnnl::scratchpad_mode::user, when `scratchpad` (its primitive_desc's) is not empty. So every
+/// thread that runs the primitive has its own: a library-owned scratchpad is one per primitive, and
+/// two runs at once (one session run from several threads, or one plan on several threads) raced
+/// on it (oneDNN's brgemm kernels on AVX-512 use one).
+void add_thread_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dnnl::memory::desc& scratchpad);
+
 /// The numeric dtypes MatMul and the Reduce ops compute (float16/bfloat16 through float32), and
 /// their list for error messages.
 inline constexpr const char* kNumericTypes = "float32, float64, float16, bfloat16, int32, int64, uint32, uint64";

@@ -64,7 +64,8 @@ void naive_matmul(int64_t m, int64_t n, int64_t k, MatrixView<T> a, MatrixView<T
 struct DnnlMatmulPlan {
     dnnl::matmul primitive;
     dnnl::memory::desc src, weights_plain, weights, dst;
-    dnnl::memory::desc bias;  ///< zero (no bias) unless the plan adds one
+    dnnl::memory::desc bias;        ///< zero (no bias) unless the plan adds one
+    dnnl::memory::desc scratchpad;  ///< the caller passes it (onednn::add_thread_scratchpad)
 };
 
 /// Creates a matmul plan; `weights_any` lets oneDNN choose the weights layout (for packed constants);
@@ -87,6 +88,7 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
                                          matrix ? dnnl::memory::format_tag::ba : dnnl::memory::format_tag::any)
                     : weights_plain;
     dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one plan runs on several threads at once
     if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
     if (accumulate || activation.active()) {
         dnnl::post_ops ops;
@@ -99,6 +101,7 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
             bias.is_zero() ? dnnl::matmul::desc(src, weights_desc, dst) : dnnl::matmul::desc(src, weights_desc, bias, dst);
         dnnl::matmul::primitive_desc pd(desc, attr, onednn::cpu_engine());
         plan->weights = pd.weights_desc();
+        plan->scratchpad = pd.scratchpad_desc();
         plan->primitive = dnnl::matmul(pd);
     } catch (const dnnl::error&) {
         return nullptr;
@@ -124,6 +127,7 @@ void run_matmul_plan(const DnnlMatmulPlan& plan, const void* a, const void* b, v
                                                   {DNNL_ARG_WEIGHTS, weights},
                                                   {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y)}};
     if (!plan.bias.is_zero()) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan.bias, bias));
+    onednn::add_thread_scratchpad(args, plan.scratchpad);
     onednn::execute(plan.primitive, args);
 }
 
@@ -178,6 +182,7 @@ bool multiply_by_column_slices(const onednn::PrimitiveCache<DnnlMatmulPlan>& cac
                     {DNNL_ARG_WEIGHTS, onednn::wrap_memory(plan.weights, weights + first * k)},
                     {DNNL_ARG_DST, onednn::wrap_memory(plan.dst, y + first)}};
                 if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, onednn::wrap_memory(plan.bias, bias + first));
+                onednn::add_thread_scratchpad(args, plan.scratchpad);
                 onednn::execute(plan.primitive, args);
             } catch (...) {
                 const std::lock_guard<std::mutex> lock(failure_mutex);
