@@ -230,13 +230,14 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
     std::vector<std::string> blocked;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         onnx::NodeProto& node = nodes[i];
-        if (convs[i]) {
-            if (classes.blocked(node.input(0))) set_int_attr(node, kBlockedInputAttr, classes.block(node.input(0)));
-            if (classes.blocked(node.output(0))) set_int_attr(node, kBlockedOutputAttr, classes.block(node.output(0)));
-        } else if (is_default_domain(node.domain()) && is_blockable_pool(node) && classes.blocked(node.input(0))) {
-            set_int_attr(node, kBlockedInputAttr, classes.block(node.input(0)));
-            if (node.op_type() == "GlobalAveragePool" && classes.blocked(node.output(0)))
-                set_int_attr(node, kBlockedOutputAttr, classes.block(node.output(0)));
+        const bool pool = !convs[i] && is_default_domain(node.domain()) && is_blockable_pool(node);
+        if (convs[i] || pool) {
+            // MaxPool's output has its input's block; GlobalAveragePool's is blocked only after a
+            // blocked input (the loop above).
+            const int64_t in = classes.block(node.input(0)), out = classes.block(node.output(0));
+            if (in != 0) set_int_attr(node, kBlockedInputAttr, in);
+            if (out != 0 && (convs[i] || node.op_type() == "GlobalAveragePool"))
+                set_int_attr(node, kBlockedOutputAttr, out);
         }
         for (const auto& output : node.output())
             if (!output.empty() && classes.blocked(output)) blocked.push_back(output);
