@@ -1,6 +1,7 @@
 #include "backend/ref/ops/packed_gemm.h"
 
 #include <immintrin.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -113,19 +114,42 @@ void multiply_tile_rows(int64_t rows, int64_t depth, const float* a, const float
     }
 }
 
+/// Columns k .. k + 7 of a tile's rows (missing rows zero) as 8 columns of kTileRows values at
+/// out[j * kTileRows]: an 8 x 8 transpose in registers; each column is stored as 8 floats, the two
+/// beyond it overwritten by the next column's store, and the last one masked.
+POLYGRAPHY_AVX2_FMA inline void pack_tile_columns8(const float* const* rows, int64_t k, float* out) {
+    __m256 r[8];
+    for (int i = 0; i < 8; ++i)
+        r[i] = i < kTileRows && rows[i] != nullptr ? _mm256_loadu_ps(rows[i] + k) : _mm256_setzero_ps();
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    const __m256 c[8] = {_mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
+                         _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
+                         _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
+                         _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+    for (int j = 0; j < 7; ++j) _mm256_storeu_ps(out + j * kTileRows, c[j]);
+    const __m256i first6 = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, 0, 0);
+    _mm256_maskstore_ps(out + 7 * kTileRows, first6, c[7]);
+}
+
 /// Copies rows [0, rows) x columns [k0, k0 + depth) of A into tiles of kTileRows rows, kTileRows
 /// values per k (rows past `rows` are zero), so that a tile reads A as one sequential stream.
-void pack_a(const float* a, int64_t lda, int64_t rows, int64_t k0, int64_t depth, float* out) {
+POLYGRAPHY_AVX2_FMA void pack_a(const float* a, int64_t lda, int64_t rows, int64_t k0, int64_t depth, float* out) {
+    static_assert(kTileRows <= 8, "pack_tile_columns8 transposes 8 rows");
     for (int64_t i0 = 0; i0 < rows; i0 += kTileRows, out += depth * kTileRows) {
         const int64_t tile_rows = std::min(kTileRows, rows - i0);
-        for (int64_t r = 0; r < kTileRows; ++r) {
-            if (r >= tile_rows) {
-                for (int64_t k = 0; k < depth; ++k) out[k * kTileRows + r] = 0.0f;
-                continue;
-            }
-            const float* row = a + (i0 + r) * lda + k0;
-            for (int64_t k = 0; k < depth; ++k) out[k * kTileRows + r] = row[k];
-        }
+        const float* row[8] = {};
+        for (int64_t r = 0; r < tile_rows; ++r) row[r] = a + (i0 + r) * lda + k0;
+        int64_t k = 0;
+        for (; k + 8 <= depth; k += 8) pack_tile_columns8(row, k, out + k * kTileRows);
+        for (; k < depth; ++k)
+            for (int64_t r = 0; r < kTileRows; ++r) out[k * kTileRows + r] = r < tile_rows ? row[r][k] : 0.0f;
     }
 }
 
@@ -196,74 +220,123 @@ void multiply_single_row(const float* a, const PackedMatrix& b, const float* bia
     }
 }
 
-/// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread
-/// (a bias holds 16 values for every panel, as multiply() pads it).
-void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
-                    int64_t row_end, int64_t panel_begin, int64_t panel_end) {
+/// The rows of a block of A, which is packed over all of K (at most kMaxPackedA floats): blocks of
+/// equal size (a multiple of the tile), so that 197 rows are one block, not 192 + 5.
+int64_t row_block_size(int64_t rows, int64_t k) {
+    const int64_t max_rows = std::clamp(kMaxPackedA / k / kTileRows * kTileRows, kTileRows, kMaxRowBlock);
+    return ceil_div(ceil_div(rows, ceil_div(rows, max_rows)), kTileRows) * kTileRows;
+}
+
+/// Packs tiles [tile_begin, tile_end) of a block of `rows` rows of A (row 0 at `a`) over all of K into
+/// `packed`, laid out as multiply_packed_rows reads it: depth block by depth block, each holding the
+/// block's tiles one after another.
+void pack_rows(const float* a, int64_t lda, int64_t k, int64_t rows, int64_t tile_begin, int64_t tile_end,
+               float* packed) {
+    const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
+    const int64_t first = tile_begin * kTileRows;
+    const int64_t count = std::min(tile_end * kTileRows, rows) - first;
+    if (count <= 0) return;
+    for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+        const int64_t depth = std::min(kDepthBlock, k - k0);
+        pack_a(a + first * lda, lda, count, k0, depth, packed + k0 * padded_rows + first * depth);
+    }
+}
+
+/// Rows [0, rows) x panels [panel_begin, panel_end) of the product from A packed by pack_rows, into y
+/// (row 0 of the block), on the calling thread (a bias holds 16 values for every panel, as multiply()
+/// pads it).
+void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatrix& b, const float* bias, float* y,
+                          int64_t panel_begin, int64_t panel_end) {
     const int64_t n = b.n();
     const int64_t k = b.k();
-    // Row blocks of equal size (a multiple of the tile), so that 197 rows are one block, not 192 + 5;
-    // a block's rows are packed over all of K, at most kMaxPackedA floats.
-    const int64_t max_rows = std::clamp(kMaxPackedA / k / kTileRows * kTileRows, kTileRows, kMaxRowBlock);
-    const int64_t row_blocks = ceil_div(row_end - row_begin, max_rows);
-    const int64_t block_rows = ceil_div(ceil_div(row_end - row_begin, row_blocks), kTileRows) * kTileRows;
-    thread_local std::vector<float> packed_a;
-    packed_a.resize(static_cast<std::size_t>(block_rows * k));
+    const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
+    // Columns in chunks whose part of Y stays in L2 over all depth blocks: Y is read and written
+    // once per depth block, and the decoder's 128 x 32000 output is 16 MB.
     float edge_tile[kTileRows * kPanelWidth];
-    for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
-        const int64_t rows = std::min(block_rows, row_end - i0);
-        const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
-        for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock)
-            pack_a(a + i0 * lda, lda, rows, k0, std::min(kDepthBlock, k - k0), packed_a.data() + k0 * padded_rows);
-        // Columns in chunks whose part of Y stays in L2 over all depth blocks: Y is read and written
-        // once per depth block, and the decoder's 128 x 32000 output is 16 MB.
-        for (int64_t chunk = panel_begin; chunk < panel_end; chunk += kChunkPanels) {
-            const int64_t chunk_end = std::min(chunk + kChunkPanels, panel_end);
-            for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
-                const int64_t depth = std::min(kDepthBlock, k - k0);
-                const bool accumulate = k0 > 0;
-                const bool last = k0 + depth == k;
-                const float* a_block = packed_a.data() + k0 * padded_rows;
-                for (int64_t panel = chunk; panel < chunk_end; ++panel) {
-                    const float* b_panel = b.panel(k0, panel);
-                    const int64_t col = panel * kPanelWidth;
-                    const int64_t width = std::min(kPanelWidth, n - col);
-                    const float* panel_bias = last && bias != nullptr ? bias + col : nullptr;
-                    // The next panel comes from memory: each tile fetches a share of it into L2 while
-                    // it computes, so that the next panel's first tile does not wait for memory.
-                    const float* next = nullptr;
-                    int64_t next_depth = 0;
-                    if (panel + 1 < chunk_end) {
-                        next = b.panel(k0, panel + 1), next_depth = depth;
-                    } else if (!last) {
-                        next = b.panel(k0 + depth, chunk), next_depth = std::min(kDepthBlock, k - k0 - depth);
-                    } else if (chunk_end < panel_end) {
-                        next = b.panel(0, chunk_end), next_depth = std::min(kDepthBlock, k);
+    for (int64_t chunk = panel_begin; chunk < panel_end; chunk += kChunkPanels) {
+        const int64_t chunk_end = std::min(chunk + kChunkPanels, panel_end);
+        for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+            const int64_t depth = std::min(kDepthBlock, k - k0);
+            const bool accumulate = k0 > 0;
+            const bool last = k0 + depth == k;
+            const float* a_block = packed_a + k0 * padded_rows;
+            for (int64_t panel = chunk; panel < chunk_end; ++panel) {
+                const float* b_panel = b.panel(k0, panel);
+                const int64_t col = panel * kPanelWidth;
+                const int64_t width = std::min(kPanelWidth, n - col);
+                const float* panel_bias = last && bias != nullptr ? bias + col : nullptr;
+                // The next panel comes from memory: each tile fetches a share of it into L2 while
+                // it computes, so that the next panel's first tile does not wait for memory.
+                const float* next = nullptr;
+                int64_t next_depth = 0;
+                if (panel + 1 < chunk_end) {
+                    next = b.panel(k0, panel + 1), next_depth = depth;
+                } else if (!last) {
+                    next = b.panel(k0 + depth, chunk), next_depth = std::min(kDepthBlock, k - k0 - depth);
+                } else if (chunk_end < panel_end) {
+                    next = b.panel(0, chunk_end), next_depth = std::min(kDepthBlock, k);
+                }
+                const int64_t next_lines = next_depth * kPanelWidth * sizeof(float) / 64;
+                const int64_t lines_per_tile = ceil_div(next_lines, ceil_div(rows, kTileRows));
+                for (int64_t i = 0; i < rows; i += kTileRows) {
+                    const int64_t tile_rows = std::min(kTileRows, rows - i);
+                    const int64_t first_line = (i / kTileRows) * lines_per_tile;
+                    const int64_t end_line = std::min(first_line + lines_per_tile, next_lines);
+                    for (int64_t line = first_line; line < end_line; ++line)
+                        _mm_prefetch(reinterpret_cast<const char*>(next) + line * 64, _MM_HINT_T1);
+                    const float* a_tile = a_block + i * depth;
+                    float* c = y + i * n + col;
+                    if (width == kPanelWidth) {
+                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, n, accumulate, panel_bias);
+                        continue;
                     }
-                    const int64_t next_lines = next_depth * kPanelWidth * sizeof(float) / 64;
-                    const int64_t lines_per_tile = ceil_div(next_lines, ceil_div(rows, kTileRows));
-                    for (int64_t i = 0; i < rows; i += kTileRows) {
-                        const int64_t tile_rows = std::min(kTileRows, rows - i);
-                        const int64_t first_line = (i / kTileRows) * lines_per_tile;
-                        const int64_t end_line = std::min(first_line + lines_per_tile, next_lines);
-                        for (int64_t line = first_line; line < end_line; ++line)
-                            _mm_prefetch(reinterpret_cast<const char*>(next) + line * 64, _MM_HINT_T1);
-                        const float* a_tile = a_block + i * depth;
-                        float* c = y + (i0 + i) * n + col;
-                        if (width == kPanelWidth) {
-                            multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, n, accumulate, panel_bias);
-                            continue;
-                        }
-                        // The last, narrower panel: through a full-width tile, copied in and out.
-                        for (int64_t r = 0; r < tile_rows && accumulate; ++r)
-                            std::copy(c + r * n, c + r * n + width, edge_tile + r * kPanelWidth);
-                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, accumulate,
-                                           panel_bias);
-                        for (int64_t r = 0; r < tile_rows; ++r)
-                            std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
-                    }
+                    // The last, narrower panel: through a full-width tile, copied in and out.
+                    for (int64_t r = 0; r < tile_rows && accumulate; ++r)
+                        std::copy(c + r * n, c + r * n + width, edge_tile + r * kPanelWidth);
+                    multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, accumulate,
+                                       panel_bias);
+                    for (int64_t r = 0; r < tile_rows; ++r)
+                        std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
                 }
             }
+        }
+    }
+}
+
+/// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
+void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
+                    int64_t row_end, int64_t panel_begin, int64_t panel_end) {
+    const int64_t block_rows = row_block_size(row_end - row_begin, b.k());
+    thread_local std::vector<float> packed_a;
+    packed_a.resize(static_cast<std::size_t>(block_rows * b.k()));
+    for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
+        const int64_t rows = std::min(block_rows, row_end - i0);
+        pack_rows(a + i0 * lda, lda, b.k(), rows, 0, ceil_div(rows, kTileRows), packed_a.data());
+        multiply_packed_rows(packed_a.data(), rows, b, bias, y + i0 * b.n(), panel_begin, panel_end);
+    }
+}
+
+/// All rows, the panels split between `threads` threads: each reads only its share of the weights,
+/// which is most of the memory a product touches. The threads pack each block of A's rows together,
+/// a share of its tiles each, and all read the one copy.
+void multiply_by_panels(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y,
+                        int threads) {
+    const int64_t block_rows = row_block_size(m, b.k());
+    thread_local std::vector<float> packed_a;  // the caller's, shared with the team
+    packed_a.resize(static_cast<std::size_t>(block_rows * b.k()));
+    float* const packed = packed_a.data();
+#pragma omp parallel num_threads(threads)
+    {
+        const int64_t t = omp_get_thread_num();
+        const int64_t nt = omp_get_num_threads();
+        auto share = [&](int64_t count, int64_t part) { return part * (count / nt) + std::min(part, count % nt); };
+        for (int64_t i0 = 0; i0 < m; i0 += block_rows) {
+            const int64_t rows = std::min(block_rows, m - i0);
+            const int64_t tiles = ceil_div(rows, kTileRows);
+            pack_rows(a + i0 * lda, lda, b.k(), rows, share(tiles, t), share(tiles, t + 1), packed);
+#pragma omp barrier
+            multiply_packed_rows(packed, rows, b, bias, y + i0 * b.n(), share(b.panels(), t), share(b.panels(), t + 1));
+#pragma omp barrier
         }
     }
 }
@@ -333,11 +406,7 @@ void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, con
     } else if (useful <= 1) {
         multiply_block(a, lda, b, bias, y, 0, m, 0, b.panels());
     } else if (b.panels() >= 2 * useful) {
-        // Split by columns: each thread reads only its share of the weights, which is most of the
-        // memory a product touches.
-        onednn::parallel_chunks(b.panels(), useful, [&](int64_t begin, int64_t end) {
-            multiply_block(a, lda, b, bias, y, 0, m, begin, end);
-        });
+        multiply_by_panels(a, m, lda, b, bias, y, useful);
     } else {
         onednn::parallel_chunks(ceil_div(m, kTileRows), useful, [&](int64_t begin, int64_t end) {
             multiply_block(a, lda, b, bias, y, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels());

@@ -105,6 +105,25 @@ TEST_F(PackedGemmTest, SameBitsAtEveryThreadCountAndTheBiasAddedLast) {
     }
 }
 
+// Split by panels, the threads pack each block of A's rows together, a share of its tiles each, and
+// compute from the one copy: 100 rows of K = 12000 are two blocks of 54 and 46 rows (the last tile of
+// each partial), and 7 panels are split between 2 or 3 threads. The bits are those of 1 thread.
+TEST_F(PackedGemmTest, PanelSplitOverSeveralRowBlocksGivesTheBitsOfOneThread) {
+    const int64_t m = 100, k = 12000, n = 100;
+    const std::vector<float> a = random_values(m * k, 31), b = random_values(k * n, 32), bias = random_values(n, 33);
+    const PackedMatrix packed(b.data(), k, n, n, 1, 2);
+    std::vector<float> one(static_cast<std::size_t>(m * n));
+    ref::packed_gemm::multiply(a.data(), m, k, packed, bias.data(), one.data(), 1);
+    const std::vector<double> expected = naive_product(a, m, k, k, b, n, n, 1);
+    for (std::size_t i = 0; i < one.size(); ++i)
+        ASSERT_NEAR(one[i], expected[i] + bias[i % n], 1e-5 * std::sqrt(double(k))) << i;
+    for (int threads : {2, 3}) {
+        std::vector<float> y(one.size(), std::nanf(""));
+        ref::packed_gemm::multiply(a.data(), m, k, packed, bias.data(), y.data(), threads);
+        EXPECT_EQ(0, std::memcmp(y.data(), one.data(), y.size() * sizeof(float))) << threads << " threads";
+    }
+}
+
 TEST_F(PackedGemmTest, NanAndInfinityReachTheirRowsAndColumns) {
     const int64_t m = 7, k = 20, n = 18;
     std::vector<float> a = random_values(m * k, 21), b = random_values(k * n, 22);
