@@ -114,6 +114,83 @@ void multiply_tile_rows(int64_t rows, int64_t depth, const float* a, const float
     }
 }
 
+#define POLYGRAPHY_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+/// store_row for 32 columns (two panels) in 16-lane vectors: the same additions in the same order.
+POLYGRAPHY_AVX512 inline void store_row32(float* c, __m512 lo, __m512 hi, bool accumulate, const float* bias) {
+    if (accumulate) {
+        lo = _mm512_add_ps(_mm512_loadu_ps(c), lo);
+        hi = _mm512_add_ps(_mm512_loadu_ps(c + 16), hi);
+    }
+    if (bias != nullptr) {
+        lo = _mm512_add_ps(lo, _mm512_loadu_ps(bias));
+        hi = _mm512_add_ps(hi, _mm512_loadu_ps(bias + 16));
+    }
+    _mm512_storeu_ps(c, lo);
+    _mm512_storeu_ps(c + 16, hi);
+}
+
+/// multiply_tile on AVX-512 over kTiles whole tiles (6 or 12 rows; tile t packed at a[t]) and two
+/// adjacent panels (32 columns; b1 = b0 + depth * 16): 24 sums in AVX-512's 32 registers. Each
+/// element takes the same multiply-adds in the same order as in multiply_tile, so the bits match.
+template <int kTiles>
+POLYGRAPHY_AVX512 void multiply_wide_tile(int64_t depth, const float* a0, const float* a1, const float* b0,
+                                          const float* b1, float* c, int64_t ldc, bool accumulate, const float* bias) {
+    __m512 x00 = _mm512_setzero_ps(), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00;
+    __m512 x30 = x00, x31 = x00, x40 = x00, x41 = x00, x50 = x00, x51 = x00;
+    __m512 y00 = x00, y01 = x00, y10 = x00, y11 = x00, y20 = x00, y21 = x00;
+    __m512 y30 = x00, y31 = x00, y40 = x00, y41 = x00, y50 = x00, y51 = x00;
+#define POLYGRAPHY_WIDE_ROW(s, r, a)              \
+    {                                             \
+        const __m512 v = _mm512_set1_ps((a)[r]);  \
+        s##r##0 = _mm512_fmadd_ps(v, p, s##r##0); \
+        s##r##1 = _mm512_fmadd_ps(v, q, s##r##1); \
+    }
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < depth; ++k, a0 += kTileRows, a1 += kTileRows, b0 += kPanelWidth, b1 += kPanelWidth) {
+        const __m512 p = _mm512_load_ps(b0);
+        const __m512 q = _mm512_load_ps(b1);
+        POLYGRAPHY_WIDE_ROW(x, 0, a0)
+        POLYGRAPHY_WIDE_ROW(x, 1, a0)
+        POLYGRAPHY_WIDE_ROW(x, 2, a0)
+        POLYGRAPHY_WIDE_ROW(x, 3, a0)
+        POLYGRAPHY_WIDE_ROW(x, 4, a0)
+        POLYGRAPHY_WIDE_ROW(x, 5, a0)
+        if constexpr (kTiles > 1) {
+            POLYGRAPHY_WIDE_ROW(y, 0, a1)
+            POLYGRAPHY_WIDE_ROW(y, 1, a1)
+            POLYGRAPHY_WIDE_ROW(y, 2, a1)
+            POLYGRAPHY_WIDE_ROW(y, 3, a1)
+            POLYGRAPHY_WIDE_ROW(y, 4, a1)
+            POLYGRAPHY_WIDE_ROW(y, 5, a1)
+        }
+    }
+#undef POLYGRAPHY_WIDE_ROW
+    store_row32(c, x00, x01, accumulate, bias);
+    store_row32(c + ldc, x10, x11, accumulate, bias);
+    store_row32(c + 2 * ldc, x20, x21, accumulate, bias);
+    store_row32(c + 3 * ldc, x30, x31, accumulate, bias);
+    store_row32(c + 4 * ldc, x40, x41, accumulate, bias);
+    store_row32(c + 5 * ldc, x50, x51, accumulate, bias);
+    if constexpr (kTiles > 1) {
+        float* d = c + kTileRows * ldc;
+        store_row32(d, y00, y01, accumulate, bias);
+        store_row32(d + ldc, y10, y11, accumulate, bias);
+        store_row32(d + 2 * ldc, y20, y21, accumulate, bias);
+        store_row32(d + 3 * ldc, y30, y31, accumulate, bias);
+        store_row32(d + 4 * ldc, y40, y41, accumulate, bias);
+        store_row32(d + 5 * ldc, y50, y51, accumulate, bias);
+    }
+}
+
+bool cpu_has_avx512() {
+    static const bool supported = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") != 0;
+    }();
+    return supported;
+}
+
 /// Columns k .. k + 7 of a tile's rows (missing rows zero) as 8 columns of kTileRows values at
 /// out[j * kTileRows]: an 8 x 8 transpose in registers; each column is stored as 8 floats, the two
 /// beyond it overwritten by the next column's store, and the last one masked.
@@ -244,9 +321,9 @@ void pack_rows(const float* a, int64_t lda, int64_t k, int64_t rows, int64_t til
 
 /// Rows [0, rows) x panels [panel_begin, panel_end) of the product from A packed by pack_rows, into y
 /// (row 0 of the block), on the calling thread (a bias holds 16 values for every panel, as multiply()
-/// pads it).
+/// pads it); pairs of whole panels through the AVX-512 kernel when `wide_kernel`.
 void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatrix& b, const float* bias, float* y,
-                          int64_t panel_begin, int64_t panel_end) {
+                          int64_t panel_begin, int64_t panel_end, bool wide_kernel) {
     const int64_t n = b.n();
     const int64_t k = b.k();
     const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
@@ -260,30 +337,70 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
             const bool accumulate = k0 > 0;
             const bool last = k0 + depth == k;
             const float* a_block = packed_a + k0 * padded_rows;
-            for (int64_t panel = chunk; panel < chunk_end; ++panel) {
+            for (int64_t panel = chunk; panel < chunk_end;) {
+                // Two whole panels at a time through the AVX-512 kernel where the CPU has it.
+                const bool wide = wide_kernel && panel + 1 < chunk_end && (panel + 2) * kPanelWidth <= n;
+                const int64_t step = wide ? 2 : 1;
                 const float* b_panel = b.panel(k0, panel);
                 const int64_t col = panel * kPanelWidth;
                 const int64_t width = std::min(kPanelWidth, n - col);
                 const float* panel_bias = last && bias != nullptr ? bias + col : nullptr;
-                // The next panel comes from memory: each tile fetches a share of it into L2 while
-                // it computes, so that the next panel's first tile does not wait for memory.
+                // The next panels come from memory: each tile fetches a share of them into L2 while
+                // it computes, so that the next step's first tile does not wait for memory.
                 const float* next = nullptr;
-                int64_t next_depth = 0;
-                if (panel + 1 < chunk_end) {
-                    next = b.panel(k0, panel + 1), next_depth = depth;
+                int64_t next_floats = 0;
+                if (panel + step < chunk_end) {
+                    next = b.panel(k0, panel + step);
+                    next_floats = std::min<int64_t>(2, chunk_end - panel - step) * depth * kPanelWidth;
                 } else if (!last) {
-                    next = b.panel(k0 + depth, chunk), next_depth = std::min(kDepthBlock, k - k0 - depth);
+                    next = b.panel(k0 + depth, chunk);
+                    next_floats =
+                        std::min<int64_t>(2, chunk_end - chunk) * std::min(kDepthBlock, k - k0 - depth) * kPanelWidth;
                 } else if (chunk_end < panel_end) {
-                    next = b.panel(0, chunk_end), next_depth = std::min(kDepthBlock, k);
+                    next = b.panel(0, chunk_end);
+                    next_floats = std::min<int64_t>(2, panel_end - chunk_end) * std::min(kDepthBlock, k) * kPanelWidth;
                 }
-                const int64_t next_lines = next_depth * kPanelWidth * sizeof(float) / 64;
-                const int64_t lines_per_tile = ceil_div(next_lines, ceil_div(rows, kTileRows));
-                for (int64_t i = 0; i < rows; i += kTileRows) {
-                    const int64_t tile_rows = std::min(kTileRows, rows - i);
-                    const int64_t first_line = (i / kTileRows) * lines_per_tile;
-                    const int64_t end_line = std::min(first_line + lines_per_tile, next_lines);
+                const int64_t next_lines = next_floats * static_cast<int64_t>(sizeof(float)) / 64;
+                const int64_t whole_tiles = rows / kTileRows;
+                const int64_t calls =
+                    wide ? ceil_div(whole_tiles, 2) + (rows % kTileRows != 0 ? 1 : 0) : ceil_div(rows, kTileRows);
+                const int64_t lines_per_call = ceil_div(next_lines, calls);
+                int64_t call = 0;
+                auto prefetch_share = [&] {
+                    const int64_t first_line = call++ * lines_per_call;
+                    const int64_t end_line = std::min(first_line + lines_per_call, next_lines);
                     for (int64_t line = first_line; line < end_line; ++line)
                         _mm_prefetch(reinterpret_cast<const char*>(next) + line * 64, _MM_HINT_T1);
+                };
+                int64_t i = 0;
+                if (wide) {
+                    for (; i + 2 * kTileRows <= rows; i += 2 * kTileRows) {
+                        prefetch_share();
+                        multiply_wide_tile<2>(depth, a_block + i * depth, a_block + (i + kTileRows) * depth, b_panel,
+                                              b_panel + depth * kPanelWidth, y + i * n + col, n, accumulate,
+                                              panel_bias);
+                    }
+                    if (i + kTileRows <= rows) {
+                        prefetch_share();
+                        multiply_wide_tile<1>(depth, a_block + i * depth, nullptr, b_panel,
+                                              b_panel + depth * kPanelWidth, y + i * n + col, n, accumulate,
+                                              panel_bias);
+                        i += kTileRows;
+                    }
+                    if (i < rows) {  // a partial tile: each panel through the 6-row kernel
+                        prefetch_share();
+                        for (int64_t half = 0; half < 2; ++half)
+                            multiply_tile_rows(rows - i, depth, a_block + i * depth,
+                                               b_panel + half * depth * kPanelWidth,
+                                               y + i * n + col + half * kPanelWidth, n, accumulate,
+                                               panel_bias != nullptr ? panel_bias + half * kPanelWidth : nullptr);
+                    }
+                    panel += step;
+                    continue;
+                }
+                for (; i < rows; i += kTileRows) {
+                    const int64_t tile_rows = std::min(kTileRows, rows - i);
+                    prefetch_share();
                     const float* a_tile = a_block + i * depth;
                     float* c = y + i * n + col;
                     if (width == kPanelWidth) {
@@ -298,6 +415,7 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
                     for (int64_t r = 0; r < tile_rows; ++r)
                         std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
                 }
+                panel += step;
             }
         }
     }
@@ -305,14 +423,14 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
 
 /// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
 void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
-                    int64_t row_end, int64_t panel_begin, int64_t panel_end) {
+                    int64_t row_end, int64_t panel_begin, int64_t panel_end, bool wide_kernel) {
     const int64_t block_rows = row_block_size(row_end - row_begin, b.k());
     thread_local std::vector<float> packed_a;
     packed_a.resize(static_cast<std::size_t>(block_rows * b.k()));
     for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
         const int64_t rows = std::min(block_rows, row_end - i0);
         pack_rows(a + i0 * lda, lda, b.k(), rows, 0, ceil_div(rows, kTileRows), packed_a.data());
-        multiply_packed_rows(packed_a.data(), rows, b, bias, y + i0 * b.n(), panel_begin, panel_end);
+        multiply_packed_rows(packed_a.data(), rows, b, bias, y + i0 * b.n(), panel_begin, panel_end, wide_kernel);
     }
 }
 
@@ -320,7 +438,7 @@ void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const fl
 /// which is most of the memory a product touches. The threads pack each block of A's rows together,
 /// a share of its tiles each, and all read the one copy.
 void multiply_by_panels(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y,
-                        int threads) {
+                        int threads, bool wide_kernel) {
     const int64_t block_rows = row_block_size(m, b.k());
     thread_local std::vector<float> packed_a;  // the caller's, shared with the team
     packed_a.resize(static_cast<std::size_t>(block_rows * b.k()));
@@ -335,7 +453,8 @@ void multiply_by_panels(const float* a, int64_t m, int64_t lda, const PackedMatr
             const int64_t tiles = ceil_div(rows, kTileRows);
             pack_rows(a + i0 * lda, lda, b.k(), rows, share(tiles, t), share(tiles, t + 1), packed);
 #pragma omp barrier
-            multiply_packed_rows(packed, rows, b, bias, y + i0 * b.n(), share(b.panels(), t), share(b.panels(), t + 1));
+            multiply_packed_rows(packed, rows, b, bias, y + i0 * b.n(), share(b.panels(), t), share(b.panels(), t + 1),
+                                 wide_kernel);
 #pragma omp barrier
         }
     }
@@ -381,7 +500,9 @@ const float* PackedMatrix::panel(int64_t k0, int64_t panel_index) const {
     return data_.get() + k0 * panels_ * kPanelWidth + panel_index * depth * kPanelWidth;
 }
 
-void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads) {
+void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads,
+              KernelChoice kernel) {
+    const bool wide_kernel = kernel == KernelChoice::kWidest && cpu_has_avx512();
     if (m <= 0 || b.n() <= 0) return;
     if (b.k() == 0) throw InternalError("packed_gemm::multiply with K = 0");
     // The bias padded with zeros to whole panels, so that the narrow last panel reads 16 values too.
@@ -404,12 +525,13 @@ void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, con
                 multiply_single_row(a, b, bias, y, begin * kRowPanels, std::min(end * kRowPanels, b.panels()));
             });
     } else if (useful <= 1) {
-        multiply_block(a, lda, b, bias, y, 0, m, 0, b.panels());
+        multiply_block(a, lda, b, bias, y, 0, m, 0, b.panels(), wide_kernel);
     } else if (b.panels() >= 2 * useful) {
-        multiply_by_panels(a, m, lda, b, bias, y, useful);
+        multiply_by_panels(a, m, lda, b, bias, y, useful, wide_kernel);
     } else {
         onednn::parallel_chunks(ceil_div(m, kTileRows), useful, [&](int64_t begin, int64_t end) {
-            multiply_block(a, lda, b, bias, y, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels());
+            multiply_block(a, lda, b, bias, y, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels(),
+                           wide_kernel);
         });
     }
 }

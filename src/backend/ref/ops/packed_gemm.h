@@ -2,7 +2,8 @@
 // weights of Linear and Gemm layers). The weights are packed once into 16-column panels; an AVX2/FMA
 // micro-kernel computes 6x16 tiles of the result in registers. oneDNN 2.6's AVX2 GEMM packs the
 // weights again on every call and ran the transformers' products 12-20% slower than ONNX Runtime's
-// MLAS, which packs them once as this does (BENCHMARKS.md, issue 16).
+// MLAS, which packs them once as this does (BENCHMARKS.md, issue 16). Where the CPU has AVX-512,
+// 12x32 tiles run in its 32 registers, with the same sums in the same order.
 #pragma once
 
 #include <cstdint>
@@ -37,10 +38,16 @@ private:
     std::shared_ptr<float> data_;
 };
 
+/// The micro-kernels multiply() may use: the CPU's widest (AVX-512 where it has it), or AVX2 only (for
+/// tests, which compare the two).
+enum class KernelChoice { kWidest, kAvx2Only };
+
 /// y (M x N, rows N apart) = a (M x K, row i at a + i * lda) times b, plus bias[j] in column j when
 /// `bias` is not null; the bias is added after the whole sum, as a separate Add would. Each element
-/// is summed over k in the same order whatever `threads` is, so results do not depend on it.
-void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads);
+/// is summed over k in the same order whatever `threads` and `kernel` are, so results do not depend
+/// on them.
+void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads,
+              KernelChoice kernel = KernelChoice::kWidest);
 
 /// A constant matrix packed on first use (kernels are const during compute, and the thread count
 /// for the packing is known only then). Thread-safe.
