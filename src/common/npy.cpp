@@ -9,11 +9,10 @@
 #include <limits>
 #include <memory>
 
-#include <sys/mman.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/aligned_memory.h"
 #include "polygraphy/common/base64.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
@@ -278,29 +277,12 @@ Layout parse_layout(const uint8_t* header, std::size_t header_total, std::size_t
 
 // ---- buffers ------------------------------------------------------------------------------------
 
-// A 64-byte-aligned, uninitialised buffer owned by a shared_ptr, for Tensor::wrap. Large buffers
-// are mapped directly, 2 MiB-aligned with transparent huge pages requested: decoding then takes a
-// few dozen page faults instead of thousands, and the memory goes back to the system when freed.
+// A buffer for Tensor::wrap (allocate_aligned: large arrays get huge pages, so decoding takes a few
+// dozen page faults instead of thousands).
 std::shared_ptr<void> allocate(std::size_t nbytes) {
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
-    if (nbytes >= 2 * kHuge) {
-        const std::size_t size = (nbytes + kHuge - 1) / kHuge * kHuge;
-        void* raw = mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (raw != MAP_FAILED) {
-            const auto base = reinterpret_cast<std::uintptr_t>(raw);
-            const std::uintptr_t aligned = (base + kHuge - 1) / kHuge * kHuge;
-            if (aligned > base) munmap(raw, aligned - base);
-            const std::uintptr_t tail = aligned + size;
-            if (base + size + kHuge > tail) munmap(reinterpret_cast<void*>(tail), base + size + kHuge - tail);
-            void* data = reinterpret_cast<void*>(aligned);
-            madvise(data, size, MADV_HUGEPAGE);
-            return std::shared_ptr<void>(data, [size](void* p) { munmap(p, size); });
-        }
-    }
-    const std::size_t size = (std::max<std::size_t>(nbytes, 1) + kArrayAlign - 1) / kArrayAlign * kArrayAlign;
-    void* data = std::aligned_alloc(kArrayAlign, size);
+    auto data = allocate_aligned(nbytes);
     if (!data) throw PolygraphyException(fmt::format("out of memory: cannot allocate {} bytes for an array", nbytes));
-    return std::shared_ptr<void>(data, std::free);
+    return data;
 }
 
 void byteswap_in_place(uint8_t* data, std::size_t count, std::size_t width) {

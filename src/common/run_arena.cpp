@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/aligned_memory.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/tensor.h"
 
@@ -19,13 +20,14 @@ constexpr std::size_t kAlignment = 64;
 constexpr uint64_t kStillAlive = std::numeric_limits<uint64_t>::max();
 
 struct Block {
-    explicit Block(std::size_t bytes) : size(bytes), memory(static_cast<char*>(std::aligned_alloc(kAlignment, bytes))) {
+    explicit Block(std::size_t bytes)
+        : size(bytes), owner(allocate_aligned(bytes)), memory(static_cast<char*>(owner.get())) {
         if (!memory) throw PolygraphyException("Could not allocate " + std::to_string(bytes) + " bytes for tensors");
     }
-    ~Block() { std::free(memory); }
     Block(const Block&) = delete;
     Block& operator=(const Block&) = delete;
     std::size_t size;
+    std::shared_ptr<void> owner;  // allocate_aligned: a large block gets huge pages
     char* memory;
 };
 

@@ -13,6 +13,7 @@
 
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/vector_math.h"
+#include "common/aligned_memory.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref::onednn {
@@ -92,9 +93,9 @@ void add_thread_scratchpad(std::unordered_map<int, dnnl::memory>& args, const dn
 }
 
 std::shared_ptr<void> aligned_buffer(std::size_t bytes) {
-    void* data = std::aligned_alloc(64, std::max<std::size_t>((bytes + 63) / 64 * 64, 64));
+    std::shared_ptr<void> data = allocate_aligned(bytes);
     if (data == nullptr) throw std::bad_alloc();
-    return std::shared_ptr<void>(data, [](void* p) { std::free(p); });
+    return data;
 }
 
 std::shared_ptr<void> reorder_to_new_buffer(const dnnl::memory::desc& src_desc, const void* src,

@@ -78,7 +78,7 @@ void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::me
 std::shared_ptr<void> reorder_to_new_buffer(const dnnl::memory::desc& src_desc, const void* src,
                                             const dnnl::memory::desc& dst_desc);
 
-/// A 64-byte aligned buffer of `bytes` bytes.
+/// A 64-byte aligned buffer of `bytes` bytes (allocate_aligned: huge pages for large ones).
 std::shared_ptr<void> aligned_buffer(std::size_t bytes);
 
 /// Per-thread reusable scratch buffer `slot` (0..3) of at least `bytes` bytes. Reused across calls

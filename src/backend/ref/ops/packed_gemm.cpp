@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/ref/ops/dnnl_util.h"
+#include "common/aligned_memory.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref::packed_gemm {
@@ -473,11 +474,10 @@ bool available() {
 PackedMatrix::PackedMatrix(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride, int threads)
     : k_(k), n_(n), panels_(ceil_div(n, kPanelWidth)) {
     const std::size_t bytes = static_cast<std::size_t>(panels_ * kPanelWidth * k) * sizeof(float);
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    float* memory = static_cast<float*>(std::aligned_alloc(64, std::max<std::size_t>((bytes + 63) / 64 * 64, 64)));
+    std::shared_ptr<void> memory = allocate_aligned(bytes);
     if (memory == nullptr)
         throw PolygraphyException("could not allocate " + std::to_string(bytes) + " bytes for packed weights");
-    data_ = std::shared_ptr<float>(memory, [](float* p) { std::free(p); });
+    data_ = std::shared_ptr<float>(memory, static_cast<float*>(memory.get()));
     // One task per (depth block, panel), each writing its own depth x 16 floats.
     const int64_t blocks = ceil_div(k, kDepthBlock);
     onednn::parallel_for(blocks * panels_, threads, kDepthBlock * kPanelWidth, [&](int64_t begin, int64_t end) {
