@@ -131,9 +131,10 @@ POLYGRAPHY_AVX512 inline void store_row32(float* c, __m512 lo, __m512 hi, bool a
     _mm512_storeu_ps(c + 16, hi);
 }
 
-/// multiply_tile on AVX-512 over kTiles whole tiles (6 or 12 rows; tile t packed at a[t]) and two
-/// adjacent panels (32 columns; b1 = b0 + depth * 16): 24 sums in AVX-512's 32 registers. Each
-/// element takes the same multiply-adds in the same order as in multiply_tile, so the bits match.
+/// multiply_tile on AVX-512 over kTiles whole tiles (6 or 12 rows; the second at a1, which steps
+/// along unread when kTiles is 1: a valid pointer, never null) and two adjacent panels (32 columns;
+/// b1 = b0 + depth * 16): 24 sums in AVX-512's 32 registers. Each element takes the same
+/// multiply-adds in the same order as in multiply_tile, so the bits match.
 template <int kTiles>
 POLYGRAPHY_AVX512 void multiply_wide_tile(int64_t depth, const float* a0, const float* a1, const float* b0,
                                           const float* b1, float* c, int64_t ldc, bool accumulate, const float* bias) {
@@ -383,7 +384,7 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
                     }
                     if (i + kTileRows <= rows) {
                         prefetch_share();
-                        multiply_wide_tile<1>(depth, a_block + i * depth, nullptr, b_panel,
+                        multiply_wide_tile<1>(depth, a_block + i * depth, a_block + i * depth, b_panel,
                                               b_panel + depth * kPanelWidth, y + i * n + col, n, accumulate,
                                               panel_bias);
                         i += kTileRows;
