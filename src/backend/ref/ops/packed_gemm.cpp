@@ -423,16 +423,22 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
     }
 }
 
+/// The calling thread's buffer for packed rows of A, of at least `floats` floats (kept between calls).
+float* packing_buffer(int64_t floats) {
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < static_cast<std::size_t>(floats)) buffer.resize(static_cast<std::size_t>(floats));
+    return buffer.data();
+}
+
 /// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
 void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
                     int64_t row_end, int64_t panel_begin, int64_t panel_end, bool wide_kernel) {
     const int64_t block_rows = row_block_size(row_end - row_begin, b.k());
-    thread_local std::vector<float> packed_a;
-    packed_a.resize(static_cast<std::size_t>(block_rows * b.k()));
+    float* const packed_a = packing_buffer(block_rows * b.k());
     for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
         const int64_t rows = std::min(block_rows, row_end - i0);
-        pack_rows(a + i0 * lda, lda, b.k(), rows, 0, ceil_div(rows, kTileRows), packed_a.data());
-        multiply_packed_rows(packed_a.data(), rows, b, bias, y + i0 * b.n(), panel_begin, panel_end, wide_kernel);
+        pack_rows(a + i0 * lda, lda, b.k(), rows, 0, ceil_div(rows, kTileRows), packed_a);
+        multiply_packed_rows(packed_a, rows, b, bias, y + i0 * b.n(), panel_begin, panel_end, wide_kernel);
     }
 }
 
@@ -442,9 +448,7 @@ void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const fl
 void multiply_by_panels(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y,
                         int threads, bool wide_kernel) {
     const int64_t block_rows = row_block_size(m, b.k());
-    thread_local std::vector<float> packed_a;  // the caller's, shared with the team
-    packed_a.resize(static_cast<std::size_t>(block_rows * b.k()));
-    float* const packed = packed_a.data();
+    float* const packed = packing_buffer(block_rows * b.k());  // the caller's, shared with the team
 #pragma omp parallel num_threads(threads)
     {
         const int64_t t = omp_get_thread_num();
