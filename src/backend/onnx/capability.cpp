@@ -10,6 +10,7 @@
 #include "backend/onnx/domain.h"
 #include "backend/onnx/messages.h"
 #include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/backend/onnx/node_check.h"
 #include "polygraphy/backend/onnx/partition.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
@@ -82,6 +83,7 @@ NodeChecker evaluator_node_checker(const GraphEvaluator& evaluator) {
 }
 
 void infer_value_info(onnx::ModelProto& model) {
+    check_nodes(model);  // libonnx's inference functions crash on malformed nodes
     try {
         onnx::shape_inference::InferShapes(model);
     } catch (const std::exception& error) {

@@ -1,5 +1,6 @@
 // Cutting and splicing graphs: extract_subgraph() and insert_node() (see graph.h).
 #include "polygraphy/backend/onnx/graph.h"
+#include "polygraphy/backend/onnx/node_check.h"
 
 #include "backend/onnx/graph_internal.h"
 
@@ -30,6 +31,7 @@ void check_tensor_exists(const std::string& name, const std::unordered_set<std::
 
 OnnxModel extract_subgraph(const onnx::ModelProto& model, const std::vector<SubgraphTensor>& inputs,
                            const std::vector<SubgraphTensor>& outputs) {
+    check_nodes(model);
     const onnx::GraphProto& graph = model.graph();
     const std::vector<std::string> ordered = onnx_tensor_names(graph);
     const std::unordered_set<std::string> known(ordered.begin(), ordered.end());

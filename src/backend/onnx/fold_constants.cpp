@@ -1,6 +1,7 @@
 // Constant folding: every node whose inputs are constant is evaluated (on a GraphEvaluator) and
 // replaced by initializers; Shape/Size of static shapes are folded here (see graph.h).
 #include "polygraphy/backend/onnx/graph.h"
+#include "polygraphy/backend/onnx/node_check.h"
 
 #include "backend/onnx/domain.h"
 #include "backend/onnx/graph_internal.h"
@@ -219,6 +220,7 @@ bool has_unfolded_shape_ops(const onnx::GraphProto& graph) {
 }  // namespace
 
 FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOptions& options) {
+    check_nodes(model);
     if (options.num_passes && *options.num_passes < 1)
         throw PolygraphyException(
             fmt::format("Invalid number of constant folding passes: {} (expected 1 or more)", *options.num_passes));

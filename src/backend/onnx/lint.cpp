@@ -1,5 +1,6 @@
 // check lint: libonnx's checker, graph analysis and a test inference on a runtime (GraphEvaluator).
 #include "polygraphy/backend/onnx/lint.h"
+#include "polygraphy/backend/onnx/node_check.h"
 
 #include "backend/onnx/domain.h"
 #include "backend/onnx/external_data.h"
@@ -52,6 +53,7 @@ public:
         }
         name_nodes();
         check_duplicate_node_names();
+        check_node_structure();
         const bool checker_ran = run_onnx_checker();
         check_graph(!checker_ran);
         test_inference();
@@ -81,6 +83,21 @@ private:
                                  name);
             }
             names_.push_back(name);
+        }
+    }
+
+    // Nodes that do not fit their operators: findings of their own, and never run (the runtime and
+    // libonnx read nodes by position).
+    void check_node_structure() {
+        const std::vector<NodeProblem> problems = find_node_problems(model_);
+        malformed_model_ = !problems.empty();
+        for (const NodeProblem& problem : problems) {
+            if (problem.top_level_index < 0) {
+                report_.add(LintLevel::kException, kLintSourceChecker, problem.message());
+                continue;
+            }
+            malformed_nodes_.insert(problem.top_level_index);
+            add(LintLevel::kException, kLintSourceChecker, problem.message(), problem.top_level_index);
         }
     }
 
@@ -318,6 +335,11 @@ private:
                             one_line(error.what()));
             return;
         }
+        if (malformed_model_) {
+            logger().verbose("Some nodes do not fit their operators, linting node by node");
+            lint_node_by_node(feed);
+            return;
+        }
         try {
             runtime_.prepare(model_, {}, options_.num_threads)->run(feed);
             for (int i = 0; i < graph_.node_size(); ++i)
@@ -349,7 +371,10 @@ private:
             bool ready = true;
             for (const auto& tensor : node_inputs)
                 if (!initializers.count(tensor) && !cache.count(tensor)) ready = false;
-            if (ready) lint_node(i, extractor, cache, node_inputs, initializers);
+            if (malformed_nodes_.count(i))
+                logger().verbose("Skipping node '" + name(i) + "': it does not fit its operator");
+            else if (ready)
+                lint_node(i, extractor, cache, node_inputs, initializers);
             else
                 logger().verbose("Skipping node '" + name(i) + "': an input comes from a node that failed");
             for (const auto& tensor : node_inputs)
@@ -447,6 +472,8 @@ private:
     LintReport report_;
     std::vector<std::string> names_;
     std::set<int> checker_failed_nodes_;
+    std::set<int> malformed_nodes_;  // main-graph nodes that find_node_problems() named
+    bool malformed_model_ = false;   // any node problem, a local function's included
     std::optional<std::string> model_checker_error_;
 };
 

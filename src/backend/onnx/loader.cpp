@@ -4,7 +4,9 @@
 #include "backend/onnx/domain.h"
 #include "backend/onnx/external_data.h"
 #include "backend/onnx/protobuf.h"
+#include "backend/onnx/unchecked_load.h"
 #include "polygraphy/backend/onnx/functions.h"
+#include "polygraphy/backend/onnx/node_check.h"
 
 #include <atomic>
 #include <climits>
@@ -43,7 +45,7 @@ std::string in_quotes(const std::string& text) {
     return "'" + text + "'";
 }
 
-OnnxModel parse_model(std::string_view bytes, const std::string& what) {
+OnnxModel parse_model(std::string_view bytes, const std::string& what, bool check = true) {
     const std::string prefix = what + " is not a valid ONNX model: ";
     if (bytes.empty()) throw FormatError(prefix + "it is empty");
     if (bytes.size() > kProtobufLimit) {
@@ -59,6 +61,7 @@ OnnxModel parse_model(std::string_view bytes, const std::string& what) {
         throw FormatError(prefix + "protobuf parsing failed (corrupt or truncated file?)");
     }
     if (!model->has_graph()) throw FormatError(prefix + "it has no graph");
+    if (check) check_nodes(*model);  // before any pass reads a node by position
     return model;
 }
 
@@ -142,8 +145,10 @@ OnnxModel OnnxFromBytes::operator()() const {
     return onnx_from_bytes(bytes_());
 }
 
-OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> external_data_dir,
-                         bool ignore_external_data) {
+namespace {
+
+OnnxModel load_model_file(const std::string& path, const std::optional<std::string>& external_data_dir,
+                          bool ignore_external_data, bool check) {
     logger().info("Loading model: " + path);
     std::error_code error;
     if (!fs::exists(path, error)) throw PolygraphyException("Model file does not exist: " + in_quotes(path));
@@ -153,11 +158,23 @@ OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> ext
     OnnxModel model;
     {
         MappedFile file(path);
-        model = parse_model(file.view(), in_quotes(path));
+        model = parse_model(file.view(), in_quotes(path), check);
     }
     remove_checked_marks(*model);  // only the checks below may mark a reference as checked
     if (!ignore_external_data) check_external_data(*model, external_data_folder(path, external_data_dir));
     return model;
+}
+
+}  // namespace
+
+OnnxModel onnx_from_path(const std::string& path, std::optional<std::string> external_data_dir,
+                         bool ignore_external_data) {
+    return load_model_file(path, external_data_dir, ignore_external_data, true);
+}
+
+OnnxModel onnx_from_path_unchecked(const std::string& path, const std::optional<std::string>& external_data_dir,
+                                   bool ignore_external_data) {
+    return load_model_file(path, external_data_dir, ignore_external_data, false);
 }
 
 OnnxModel OnnxFromPath::operator()() const {

@@ -12,6 +12,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "polygraphy/backend/onnx/evaluator.h"
+#include "polygraphy/backend/onnx/node_check.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -183,6 +184,7 @@ onnx::ModelProto copy_for_inference(const onnx::ModelProto& model) {
 
 ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime, const GraphEvaluator* evaluator) {
     const GraphEvaluator& runtime = evaluator ? *evaluator : default_graph_evaluator();
+    check_nodes(model);  // libonnx's inference functions crash on malformed nodes
     if (force_runtime) {
         logger().verbose("Forcing shape inference with " + runtime.name());
     } else if (onnx_inference_applies(model)) {
@@ -207,7 +209,7 @@ ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime, c
 TensorMetadata infer_output_metadata(const onnx::ModelProto& model, const OrderedMap<Shape>& input_shapes) {
     TensorMetadata outputs;
     for (const auto& output : model.graph().output()) outputs.add(output.name(), std::nullopt, std::nullopt);
-    if (!onnx_inference_applies(model)) return outputs;
+    if (!onnx_inference_applies(model) || !find_node_problems(model).empty()) return outputs;
     onnx::ModelProto copy = copy_for_inference(model);
     onnx::GraphProto& graph = *copy.mutable_graph();
     for (auto& input : *graph.mutable_input())

@@ -2,6 +2,7 @@
 #include "polygraphy/backend/onnx/structure.h"
 #include "backend/onnx/structure_unlogged.h"
 
+#include "polygraphy/backend/onnx/node_check.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 
 #include "backend/onnx/protobuf.h"
@@ -205,6 +206,7 @@ OnnxModel load_filtered(const std::string& path, bool keep_references, std::size
     if (!model->ParseFromString(filtered))
         throw FormatError(what + " is not a valid ONNX model: protobuf parsing failed (corrupt or truncated file?)");
     if (!model->has_graph()) throw FormatError(what + " is not a valid ONNX model: it has no graph");
+    check_nodes(*model);
     return model;
 }
 

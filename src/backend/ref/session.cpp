@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "polygraphy/backend/onnx/functions.h"
+#include "polygraphy/backend/onnx/node_check.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/backend/ref/runner.h"
@@ -250,6 +251,7 @@ private:
 
 void Session::Impl::prepare(const onnx::ModelProto& model, const SessionOptions& options,
                             const TensorMap& given_constants) {
+    check_nodes(model);  // the passes and kernel factories below read nodes by position
     if (options.num_threads < 0)
         throw PolygraphyException(
             fmt::format("Invalid number of threads: {} (expected 0 for all cores, or more)", options.num_threads));

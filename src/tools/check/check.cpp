@@ -1,5 +1,7 @@
 #include "tools/check/check.h"
 
+#include "backend/onnx/unchecked_load.h"
+
 #include "polygraphy/backend/onnx/lint.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/comparator/data_loader.h"
@@ -50,7 +52,10 @@ int CheckLintTool::run_impl(const ParsedArgs& args) {
         logger().warning("--providers is ignored: the test inference of `check lint` runs on the built-in runtime");
     OnnxModel model;
     try {
-        model = arg_group<OnnxLoadArgs>().onnx_loader()();
+        // Without the node check: lint reports malformed nodes as findings and lints the rest around them.
+        const ModelJob job = arg_group<OnnxLoadArgs>().model_job();
+        model = onnx_from_path_unchecked(job.path, job.external_data_dir, job.ignore_external_data);
+        for (const ModelStep& step : job.steps) apply_model_step(model, step);
     } catch (const FormatError& error) {
         LintReport report;
         report.add(LintLevel::kException, kLintSourceLoader, error.what());

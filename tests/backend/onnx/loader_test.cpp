@@ -11,6 +11,7 @@
 #include "build_paths.h"
 #include "model_builder.h"
 #include "polygraphy/backend/onnx/graph.h"
+#include "polygraphy/backend/onnx/node_check.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -270,8 +271,21 @@ TEST_F(OnnxLoaderTest, ScanFindsExternalInitializers) {
 TEST_F(OnnxLoaderTest, ScanFindsExternalTensorsInsideSubgraphAttributes) {
     TempDir dir;
     ModelBuilder builder = weighted_model();
-    onnx::GraphProto* body = builder.proto().mutable_graph()->add_node()->add_attribute()->mutable_g();
-    onnx::TensorProto* tensor = body->add_node()->add_attribute()->mutable_t();
+    // If(c) with a Constant in each branch: well-formed nodes, as the node check at load wants them.
+    onnx::NodeProto& branch = builder.node("If", {"x"}, {"z"}, "if");
+    onnx::TensorProto* tensor = nullptr;
+    for (const char* name : {"then_branch", "else_branch"}) {
+        onnx::AttributeProto& attribute = *branch.add_attribute();
+        attribute.set_name(name);
+        attribute.set_type(onnx::AttributeProto::GRAPH);
+        onnx::NodeProto& constant = *attribute.mutable_g()->add_node();
+        constant.set_op_type("Constant");
+        constant.add_output(std::string(name) + "_value");
+        onnx::AttributeProto& value = *constant.add_attribute();
+        value.set_name("value");
+        value.set_type(onnx::AttributeProto::TENSOR);
+        if (!tensor) tensor = value.mutable_t();
+    }
     tensor->set_data_type(onnx::TensorProto::FLOAT);
     builder.save(dir.file("flag_only.onnx"));
     EXPECT_FALSE(onnx_file_may_use_external_data(dir.file("flag_only.onnx")));
@@ -616,6 +630,12 @@ TEST_F(OnnxLoaderTest, LoadsPolygraphyModels) {
         OnnxModel model;
         try {
             model = onnx_from_path(entry.path().string(), std::nullopt, missing_data);
+        } catch (const MalformedNodeError& error) {
+            // Polygraphy's lint example: a MatMul with one input, refused at load (`check lint` reports it).
+            EXPECT_EQ(name, "cli_check_01_linting_an_onnx_model_bad_graph.onnx") << error.what();
+            EXPECT_THAT(error.what(), HasSubstr("Malformed node 'MatMul_2' (MatMul, ai.onnx opset 11): it has 1 "
+                                                "input, but MatMul takes exactly 2"));
+            continue;
         } catch (const PolygraphyException& error) {
             ADD_FAILURE() << error.what();
             continue;

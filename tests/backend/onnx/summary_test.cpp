@@ -299,6 +299,10 @@ TEST_F(StructureLoad, TypedDataFieldsAndSubgraphTensorsAreDropped) {
     attr->set_name("then_branch");
     attr->set_type(onnx::AttributeProto::GRAPH);
     *attr->mutable_g() = branch;
+    auto* otherwise = node.add_attribute();  // If needs both branches (the node check at load)
+    otherwise->set_name("else_branch");
+    otherwise->set_type(onnx::AttributeProto::GRAPH);
+    otherwise->mutable_g()->set_name("else");
     const std::string path = dir_.file("typed.onnx");
     builder.save(path);
     const OnnxModel structure = onnx_structure_from_path(path);

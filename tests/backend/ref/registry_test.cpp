@@ -261,7 +261,8 @@ TEST(KernelContextTest, UninitializedOutputs) {
 TEST(KernelContextTest, FactoriesFailOnBadAttributesAtPreparation) {
     // LeakyRelu's alpha is a float: an int attribute is reported before anything runs.
     EXPECT_THROW_MESSAGE(OpTester("LeakyRelu").input(f32({1}, {1})).attr("alpha", int64_t{1}).run(), ModelError,
-                         "Node 'node' (LeakyRelu): attribute 'alpha' must be of type float, but it is of type int");
+                         "Malformed node 'node' (LeakyRelu, ai.onnx opset 17): attribute 'alpha' is INT, but LeakyRelu "
+                         "takes FLOAT");
 }
 
 }  // namespace

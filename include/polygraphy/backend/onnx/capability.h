@@ -52,7 +52,8 @@ struct CapabilityReport {
 
 /// Best-effort type and shape inference with libonnx, in place (value_info is added), so that the
 /// nodes cut out of the model have typed inputs (ONNX-Runtime needs them) and the saved subgraphs
-/// carry what is known. Never throws: what cannot be inferred stays unknown (logged at verbose).
+/// carry what is known. What cannot be inferred stays unknown (logged at verbose); throws only
+/// MalformedNodeError (node_check.h), for a model whose nodes do not fit their operators.
 void infer_value_info(onnx::ModelProto& model);
 
 /// Asks `checker` about every top-level node of `model` and partitions the graph.

@@ -39,7 +39,8 @@ struct SubgraphTensor {
 /// Throws PolygraphyException when a name is not a tensor of the graph (with a did-you-mean hint),
 /// ModelError when the inputs do not cut the graph (a needed node reads a graph input that is not in
 /// `inputs`: the message names the node and the tensor), and PolygraphyException when an input's
-/// dtype is "auto" and cannot be found even with shape inference.
+/// dtype is "auto" and cannot be found even with shape inference. MalformedNodeError (node_check.h)
+/// for nodes that do not fit their operators.
 OnnxModel extract_subgraph(const onnx::ModelProto& model, const std::vector<SubgraphTensor>& inputs,
                            const std::vector<SubgraphTensor>& outputs);
 
@@ -111,6 +112,7 @@ struct FoldConstantsStats {
 /// stay; then removes what became unused (cleanup without touching
 /// graph inputs). Random ops and nodes with subgraphs are never folded. Initializers whose data is
 /// external and not loaded count as non-constant.
+/// MalformedNodeError (node_check.h) for nodes that do not fit their operators.
 FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOptions& options = {});
 
 /// Which shape inference infer_shapes used.
@@ -126,8 +128,9 @@ enum class ShapeInferenceMethod {
 /// with generated inputs of the declared static shapes
 /// (dims that differ between two runs with different input values are left dynamic). Never throws
 /// because an IR version or opset is unknown to libonnx: when nothing applies it logs a warning and
-/// returns kNone. Existing value_info entries for tensors that are inferred are replaced.
-/// `force_runtime` skips libonnx (Polygraphy's --force-fallback-shape-inference).
+/// returns kNone. Throws MalformedNodeError (node_check.h) for nodes that do not fit their operators,
+/// which libonnx's inference functions cannot take. Existing value_info entries for tensors that are inferred are
+/// replaced. `force_runtime` skips libonnx (Polygraphy's --force-fallback-shape-inference).
 ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime = false,
                                   const GraphEvaluator* evaluator = nullptr);
 
@@ -140,7 +143,8 @@ void override_input_shapes(onnx::ModelProto& model, const OrderedMap<DynShape>& 
 /// `input_shapes` (inputs not listed keep their declared shapes): libonnx's shape inference on a
 /// copy without the large weights, so the model is neither changed nor run. Outputs it cannot
 /// infer, and all of them where libonnx does not know the model's IR version or opset, have no
-/// shape (never the runtime fallback, which would run the whole graph). Never throws for what
+/// shape (never the runtime fallback, which would run the whole graph), and so have all of them when
+/// a node does not fit its operator (node_check.h). Never throws for what
 /// inference cannot do.
 TensorMetadata infer_output_metadata(const onnx::ModelProto& model, const OrderedMap<Shape>& input_shapes);
 

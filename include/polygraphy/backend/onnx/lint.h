@@ -82,16 +82,19 @@ struct LintOptions {
 /// Lints `model` and keeps going after each problem:
 /// 1. unnamed nodes are called `polygraphy_unnamed_node_<index>` (uniquified) in the report;
 /// 2. duplicate node names (exception, one entry per name);
-/// 3. libonnx's checker, node by node and on the whole model, when it knows the model's IR version
+/// 3. the structural node check (find_node_problems(), node_check.h): one exception per problem,
+///    on its node (or the node whose subgraph holds it); such nodes are never run, and the test
+///    inference goes node by node around them;
+/// 4. libonnx's checker, node by node and on the whole model, when it knows the model's IR version
 ///    and opset (onnx 1.12: IR <= 8, opset <= 17); otherwise a warning entry says it was not run;
-/// 4. graph analysis: tensors produced twice or shadowing an input/initializer, duplicate inputs
+/// 5. graph analysis: tensors produced twice or shadowing an input/initializer, duplicate inputs
 ///    and initializers, node inputs and graph outputs nothing produces, nodes out of topological
 ///    order, and (when the checker did not run) missing opset imports and unknown operators;
-/// 5. a test inference on the evaluator: the whole model first; when that fails, node by
+/// 6. a test inference on the evaluator: the whole model first; when that fails, node by
 ///    node in graph order on the outputs of the nodes before, so that every independent failure is
 ///    reported with its node (nodes downstream of a failure are skipped). Operators the runtime
 ///    lacks are warnings (custom domains) or noted as unchecked; the node then counts as passing;
-/// 6. inputs and nodes that do not affect the outputs, and unused initializers (warnings).
+/// 7. inputs and nodes that do not affect the outputs, and unused initializers (warnings).
 /// An empty graph gives one warning ("ONNX model has no nodes").
 LintReport lint_onnx(const onnx::ModelProto& model, const LintOptions& options = {});
 

@@ -68,7 +68,8 @@ struct RunStats {
 
 /// A prepared graph: topologically ordered nodes with their kernels, initializers as tensors, and
 /// the point after which each intermediate buffer is released. Preparing checks the whole model
-/// first: cycles, node inputs that nothing produces, and every unsupported operator (reported by
+/// first: nodes that do not fit their operators (MalformedNodeError, node_check.h), cycles, node
+/// inputs that nothing produces, and every unsupported operator (reported by
 /// node name, op type, domain and opset) before anything runs. Constant nodes are evaluated while
 /// preparing. The session copies what it needs: `model` may be destroyed afterwards.
 class Session {

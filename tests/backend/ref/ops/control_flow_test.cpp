@@ -85,7 +85,9 @@ TEST(IfTest, RejectsAMissingBranch) {
             try {
                 Session session(*builder.build());
             } catch (const ModelError& error) {
-                EXPECT_STREQ(error.what(), "Node 'if' (If): graph attribute 'else_branch' is missing");
+                EXPECT_STREQ(error.what(),
+                             "Malformed node 'if' (If, ai.onnx opset 17): it lacks the required attribute "
+                             "'else_branch' of If");
                 throw;
             }
         },

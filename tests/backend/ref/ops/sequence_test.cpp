@@ -127,7 +127,9 @@ TEST(SequenceTest, ConcatFromSequenceNeedsAnAxisAndAValidNewAxis) {
         Session session(*builder.build());
         FAIL() << "expected a ModelError";
     } catch (const ModelError& error) {
-        EXPECT_STREQ(error.what(), "Node 'concat' (ConcatFromSequence): attribute 'axis' is required");
+        EXPECT_STREQ(error.what(),
+                     "Malformed node 'concat' (ConcatFromSequence, ai.onnx opset 17): it lacks the required "
+                     "attribute 'axis' of ConcatFromSequence");
     }
     set_attr(*builder.proto().mutable_graph()->mutable_node(1), "axis", int64_t{0});
     set_attr(*builder.proto().mutable_graph()->mutable_node(1), "new_axis", int64_t{2});

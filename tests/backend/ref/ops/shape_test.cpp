@@ -56,7 +56,8 @@ TEST(ShapeOps, SqueezeAndUnsqueeze) {
     EXPECT_THROW_MESSAGE(OpTester("Unsqueeze", 13).input(v).constant(i64({1}, {5})).run(), ModelError,
                          "axis 5 is out of range for a tensor of rank 2");
     EXPECT_THROW_MESSAGE(OpTester("Unsqueeze", 11).input(v).run(), ModelError,
-                         "attribute 'axes' is required before opset 13");
+                         "Malformed node 'node' (Unsqueeze, ai.onnx opset 11): it lacks the required attribute "
+                         "'axes' of Unsqueeze");
 }
 
 TEST(ShapeOps, ShapeAndSize) {
@@ -90,7 +91,10 @@ TEST(ShapeOps, DepthToSpaceAndSpaceToDepth) {
         OpTester("DepthToSpace").input(iota(DataType::kFloat32, {1, 3, 1, 1})).attr("blocksize", 2).run(), ModelError,
         "channels (3) must be a multiple of blocksize^2 (4)");
     EXPECT_THROW_MESSAGE(OpTester("SpaceToDepth").input(iota(DataType::kFloat32, {1, 1, 2, 2})).run(), ModelError,
-                         "attribute 'blocksize' must be >= 1, got 0");
+                         "it lacks the required attribute 'blocksize' of SpaceToDepth");
+    EXPECT_THROW_MESSAGE(
+        OpTester("SpaceToDepth").input(iota(DataType::kFloat32, {1, 1, 2, 2})).attr("blocksize", int64_t{0}).run(),
+        ModelError, "attribute 'blocksize' must be >= 1, got 0");
 }
 
 }  // namespace

@@ -1,0 +1,380 @@
+// The structural node check: every node's input and output counts, required names and attributes
+// against its operator's signature, before anything reads a node by position. libonnx 1.12's shape
+// inference functions crash on nodes that miss inputs, outputs or graph attributes (issue 33), and
+// so would every pass that reads node.input(0).
+#include "polygraphy/backend/onnx/node_check.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <onnx/defs/schema.h>
+
+#include "backend/onnx/domain.h"
+
+namespace polygraphy {
+namespace {
+
+using Table = std::map<std::tuple<std::string, std::string, int>, OperatorSignature>;
+
+OperatorSignature fixed(int inputs_min, int inputs_max, int outputs_min = 1, int outputs_max = 1,
+                        std::vector<std::string> required = {}) {
+    return OperatorSignature{inputs_min, inputs_max, outputs_min, outputs_max, std::move(required), {}};
+}
+
+// The standard operators that were added, or whose inputs or outputs changed, after opset 17 (the
+// last libonnx 1.12 knows): their signatures as the ONNX specification states them. Operators that
+// changed only in types or attributes' meaning keep libonnx's schema.
+Table standard_signatures_after_libonnx() {
+    Table table;
+    const auto add = [&](const std::string& domain, const std::string& op_type, int since, OperatorSignature sig) {
+        table[{domain, op_type, since}] = std::move(sig);
+    };
+    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) add("", op, 18, fixed(2, 2));
+    add("", "BitwiseNot", 18, fixed(1, 1));
+    add("", "CenterCropPad", 18, fixed(2, 2));
+    add("", "Col2Im", 18, fixed(3, 3));
+    add("", "GroupNormalization", 18, fixed(3, 3, 1, 1, {"num_groups"}));
+    add("", "Mish", 18, fixed(1, 1));
+    add("", "OptionalHasElement", 18, fixed(0, 1));  // its input became optional
+    add("", "Pad", 18, fixed(2, 4));                 // data, pads, constant_value, axes
+    for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                           "ReduceMin", "ReduceProd", "ReduceSumSquare"})
+        add("", op, 18, fixed(1, 2));  // axes became an input
+    add("", "DeformConv", 19, fixed(3, 5));
+    add("", "AffineGrid", 20, fixed(2, 2));
+    add("", "DFT", 20, fixed(1, 3));  // axis became an input
+    add("", "Gelu", 20, fixed(1, 1));
+    add("", "ImageDecoder", 20, fixed(1, 1));
+    add("", "RegexFullMatch", 20, fixed(1, 1));
+    add("", "StringConcat", 20, fixed(2, 2));
+    add("", "StringSplit", 20, fixed(1, 1, 2, 2));
+    add("", "RMSNormalization", 23, fixed(2, 2));
+    add("", "RotaryEmbedding", 23, fixed(3, 4));
+    add("", "Attention", 23, fixed(3, 6, 1, 4));
+    add("ai.onnx.ml", "TreeEnsemble", 5, fixed(1, 1));
+    return table;
+}
+
+struct SignatureTable {
+    std::mutex mutex;
+    Table table = standard_signatures_after_libonnx();
+};
+
+SignatureTable& signature_table() {
+    static SignatureTable instance;
+    return instance;
+}
+
+// The declared signature with the highest since-version not above `opset`.
+std::optional<std::pair<int, OperatorSignature>> declared_signature(const std::string& domain,
+                                                                    const std::string& op_type, int64_t opset) {
+    SignatureTable& table = signature_table();
+    std::lock_guard<std::mutex> lock(table.mutex);
+    std::optional<std::pair<int, OperatorSignature>> best;
+    for (auto it = table.table.lower_bound({domain, op_type, 0});
+         it != table.table.end() && std::get<0>(it->first) == domain && std::get<1>(it->first) == op_type; ++it) {
+        const int since = std::get<2>(it->first);
+        if (since <= opset) best = std::make_pair(since, it->second);
+    }
+    return best;
+}
+
+// What a node is checked against: libonnx's schema, or a declared signature.
+struct Signature {
+    int min_inputs = 0, max_inputs = 0, min_outputs = 0, max_outputs = 0;
+    const onnx::OpSchema* schema = nullptr;       // null for a declared signature
+    const OperatorSignature* declared = nullptr;  // null for a schema
+};
+
+std::string count_range(int low, int high) {
+    if (low == high) return fmt::format("exactly {}", low);
+    if (high >= OperatorSignature::kUnbounded || high == std::numeric_limits<int>::max())
+        return fmt::format("at least {}", low);
+    return fmt::format("{} to {}", low, high);
+}
+
+std::string plural(int count, const char* noun) {
+    if (count == 0) return fmt::format("no {}s", noun);
+    return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
+const char* attribute_type_name(int type) {
+    switch (type) {
+        case onnx::AttributeProto::FLOAT:
+            return "FLOAT";
+        case onnx::AttributeProto::INT:
+            return "INT";
+        case onnx::AttributeProto::STRING:
+            return "STRING";
+        case onnx::AttributeProto::TENSOR:
+            return "TENSOR";
+        case onnx::AttributeProto::GRAPH:
+            return "GRAPH";
+        case onnx::AttributeProto::SPARSE_TENSOR:
+            return "SPARSE_TENSOR";
+        case onnx::AttributeProto::TYPE_PROTO:
+            return "TYPE_PROTO";
+        case onnx::AttributeProto::FLOATS:
+            return "FLOATS";
+        case onnx::AttributeProto::INTS:
+            return "INTS";
+        case onnx::AttributeProto::STRINGS:
+            return "STRINGS";
+        case onnx::AttributeProto::TENSORS:
+            return "TENSORS";
+        case onnx::AttributeProto::GRAPHS:
+            return "GRAPHS";
+        case onnx::AttributeProto::SPARSE_TENSORS:
+            return "SPARSE_TENSORS";
+        case onnx::AttributeProto::TYPE_PROTOS:
+            return "TYPE_PROTOS";
+        default:
+            return "UNDEFINED";
+    }
+}
+
+using OpsetImports = std::unordered_map<std::string, int64_t>;
+
+class NodeChecker {
+public:
+    explicit NodeChecker(const onnx::ModelProto& model) : model_(model) {
+        const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+        for (const auto& [domain, range] : ranges) libonnx_max_[domain] = range.second;
+        for (const auto& function : model.functions())
+            functions_.emplace(function.domain() + "\n" + function.name(), &function);
+    }
+
+    std::vector<NodeProblem> run() {
+        OpsetImports imports;
+        for (const auto& import : model_.opset_import())
+            imports[std::string(canonical_domain(import.domain()))] = import.version();
+        check_graph(model_.graph(), imports, "");
+        top_level_ = -1;
+        for (const auto& function : model_.functions()) {
+            OpsetImports own = imports;
+            for (const auto& import : function.opset_import())
+                own[std::string(canonical_domain(import.domain()))] = import.version();
+            check_nodes(function.node(), own, "function " + function.name());
+        }
+        return std::move(problems_);
+    }
+
+private:
+    void check_graph(const onnx::GraphProto& graph, const OpsetImports& imports, const std::string& where) {
+        // Models built in code can nest without the parser's limit; the check must not exhaust the stack.
+        if (depth_ >= kMaxSubgraphDepth) {
+            problems_.push_back(NodeProblem{
+                where, "", "", "", 0, fmt::format("subgraphs are nested deeper than {} levels", kMaxSubgraphDepth),
+                top_level_, top_level_ < 0 ? std::string() : top_level_name_});
+            return;
+        }
+        ++depth_;
+        check_nodes(graph.node(), imports, where);
+        --depth_;
+    }
+
+    void check_nodes(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, const OpsetImports& imports,
+                     const std::string& where) {
+        for (int i = 0; i < nodes.size(); ++i) {
+            const onnx::NodeProto& node = nodes.Get(i);
+            const std::string name = node.name().empty() ? fmt::format("{}_{}", node.op_type(), i) : node.name();
+            if (where.empty()) {
+                top_level_ = i;
+                top_level_name_ = name;
+            }
+            check_node(node, name, imports, where);
+            for (const auto& attribute : node.attribute()) {
+                const std::string inner = (where.empty() ? "" : where + "/") + name + "/" + attribute.name();
+                if (attribute.has_g()) check_graph(attribute.g(), imports, inner);
+                for (const auto& subgraph : attribute.graphs()) check_graph(subgraph, imports, inner);
+            }
+        }
+    }
+
+    void report(const onnx::NodeProto& node, const std::string& name, int64_t opset, const std::string& where,
+                std::string what) {
+        problems_.push_back(NodeProblem{where, name, node.op_type(), display_domain(node.domain()), opset,
+                                        std::move(what), top_level_, top_level_ < 0 ? std::string() : top_level_name_});
+    }
+
+    void check_node(const onnx::NodeProto& node, const std::string& name, const OpsetImports& imports,
+                    const std::string& where) {
+        const std::string domain(canonical_domain(node.domain()));
+        const auto imported = imports.find(domain);
+        const int64_t opset = imported != imports.end() ? imported->second : kOpsetOfUnimportedDomain;
+        const auto problem = [&](std::string what) { report(node, name, opset, where, std::move(what)); };
+
+        if (node.op_type().empty()) {
+            problem("it has no operator type");
+            return;
+        }
+        if (auto function = functions_.find(node.domain() + "\n" + node.op_type()); function != functions_.end()) {
+            check_function_call(node, *function->second, problem);
+            return;
+        }
+
+        std::optional<std::pair<int, OperatorSignature>> declared = declared_signature(domain, node.op_type(), opset);
+        const onnx::OpSchema* schema = nullptr;
+        if (libonnx_max_.count(domain) && opset <= std::numeric_limits<int>::max())
+            schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), domain);
+        Signature signature;
+        if (declared && (!schema || declared->first > schema->since_version())) {
+            signature = Signature{declared->second.min_inputs,
+                                  declared->second.max_inputs,
+                                  declared->second.min_outputs,
+                                  declared->second.max_outputs,
+                                  nullptr,
+                                  &declared->second};
+        } else if (schema) {
+            signature = Signature{
+                schema->min_input(), schema->max_input(), schema->min_output(), schema->max_output(), schema, nullptr};
+        } else {
+            return;  // no signature known: a custom operator, or one this opset lacks (the runtime says so)
+        }
+
+        const int inputs = node.input_size(), outputs = node.output_size();
+        const std::string& op = node.op_type();
+        // Schemas whose outputs are all optional (GRU, LSTM) allow none, but such a node computes
+        // nothing, and passes take a node's first output as what it computes.
+        signature.min_outputs = std::max(signature.min_outputs, 1);
+        if (inputs < signature.min_inputs || inputs > signature.max_inputs) {
+            problem(fmt::format("it has {}, but {} takes {}", plural(inputs, "input"), op,
+                                count_range(signature.min_inputs, signature.max_inputs)));
+        }
+        if (outputs < signature.min_outputs || outputs > signature.max_outputs) {
+            problem(fmt::format("it has {}, but {} gives {}", plural(outputs, "output"), op,
+                                count_range(signature.min_outputs, signature.max_outputs)));
+        }
+
+        for (int i = 0; i < std::min(inputs, signature.max_inputs); ++i)
+            if (node.input(i).empty() && !may_be_absent(signature, i, true))
+                problem(fmt::format("input {} of {} is required, but its name is empty", i, op));
+        for (int i = 0; i < std::min(outputs, signature.max_outputs); ++i)
+            if (node.output(i).empty() && !may_be_absent(signature, i, false))
+                problem(fmt::format("output {} of {} is required, but its name is empty", i, op));
+
+        check_attributes(node, signature, problem);
+    }
+
+    // Whether input (or output) `index` is optional, so that an empty name marks it absent.
+    static bool may_be_absent(const Signature& signature, int index, bool input) {
+        if (signature.declared) {
+            if (!input) return index >= signature.declared->min_outputs;
+            if (index >= signature.declared->min_inputs) return true;
+            const auto& optional = signature.declared->optional_inputs;
+            return std::find(optional.begin(), optional.end(), index) != optional.end();
+        }
+        const auto& formal = input ? signature.schema->inputs() : signature.schema->outputs();
+        if (formal.empty()) return false;
+        const auto& parameter = formal[std::min<std::size_t>(static_cast<std::size_t>(index), formal.size() - 1)];
+        return parameter.GetOption() == onnx::OpSchema::Optional;
+    }
+
+    template <typename Problem>
+    static void check_attributes(const onnx::NodeProto& node, const Signature& signature, const Problem& problem) {
+        std::unordered_map<std::string, const onnx::AttributeProto*> present;
+        for (const auto& attribute : node.attribute()) {
+            if (attribute.name().empty()) {
+                problem("it has an attribute without a name");
+                continue;
+            }
+            present.emplace(attribute.name(), &attribute);
+            const bool referenced = !attribute.ref_attr_name().empty();  // a function body's attribute reference
+            if (!referenced && attribute.type() == onnx::AttributeProto::GRAPH && !attribute.has_g())
+                problem(fmt::format("attribute '{}' is a GRAPH, but holds no graph", attribute.name()));
+        }
+        const auto lacks = [&](const std::string& name) {
+            problem(fmt::format("it lacks the required attribute '{}' of {}", name, node.op_type()));
+        };
+        if (signature.declared) {
+            for (const auto& name : signature.declared->required_attributes)
+                if (!present.count(name)) lacks(name);
+            return;
+        }
+        for (const auto& [name, declared] : signature.schema->attributes()) {
+            auto found = present.find(name);
+            if (found == present.end()) {
+                if (declared.required) lacks(name);
+                continue;
+            }
+            const onnx::AttributeProto& attribute = *found->second;
+            if (attribute.type() == onnx::AttributeProto::UNDEFINED) {
+                if (declared.type == onnx::AttributeProto::GRAPH && !attribute.has_g())
+                    problem(
+                        fmt::format("attribute '{}' of {} must hold a graph, but holds none", name, node.op_type()));
+                continue;
+            }
+            if (attribute.type() != declared.type)
+                problem(fmt::format("attribute '{}' is {}, but {} takes {}", name,
+                                    attribute_type_name(attribute.type()), node.op_type(),
+                                    attribute_type_name(declared.type)));
+        }
+    }
+
+    template <typename Problem>
+    static void check_function_call(const onnx::NodeProto& node, const onnx::FunctionProto& function,
+                                    const Problem& problem) {
+        if (node.input_size() > function.input_size())
+            problem(fmt::format("it has {}, but the local function {} declares {}", plural(node.input_size(), "input"),
+                                function.name(), plural(function.input_size(), "input")));
+        if (node.output_size() > function.output_size())
+            problem(fmt::format("it has {}, but the local function {} declares {}",
+                                plural(node.output_size(), "output"), function.name(),
+                                plural(function.output_size(), "output")));
+        if (node.output_size() == 0) problem("it has no outputs");
+    }
+
+    const onnx::ModelProto& model_;
+    std::unordered_map<std::string, int> libonnx_max_;
+    std::unordered_map<std::string, const onnx::FunctionProto*> functions_;
+    std::vector<NodeProblem> problems_;
+    static constexpr int kMaxSubgraphDepth = 64;
+    int depth_ = 0;               // graphs entered
+    int top_level_ = -1;          // the main graph's node being checked
+    std::string top_level_name_;  // its name
+};
+
+std::string first_problem_and_count(const std::vector<NodeProblem>& problems) {
+    if (problems.empty()) return "MalformedNodeError without problems";
+    std::string text = problems.front().message();
+    if (problems.size() > 1)
+        text += fmt::format(" (and {} more problem{}; `polygraphy check lint` lists them all)", problems.size() - 1,
+                            problems.size() == 2 ? "" : "s");
+    return text;
+}
+
+}  // namespace
+
+std::string NodeProblem::message() const {
+    if (node.empty()) return "Malformed model: " + what + (graph.empty() ? "" : " (in '" + graph + "')");
+    std::string text = fmt::format("Malformed node '{}' ({}, {} opset {})", node, op_type, domain, opset);
+    if (!graph.empty()) text += graph.rfind("function ", 0) == 0 ? " in " + graph : " in the subgraph '" + graph + "'";
+    return text + ": " + what;
+}
+
+MalformedNodeError::MalformedNodeError(std::vector<NodeProblem> problems)
+    : ModelError(first_problem_and_count(problems)), problems_(std::move(problems)) {}
+
+std::vector<NodeProblem> find_node_problems(const onnx::ModelProto& model) {
+    return NodeChecker(model).run();
+}
+
+void check_nodes(const onnx::ModelProto& model) {
+    std::vector<NodeProblem> problems = find_node_problems(model);
+    if (!problems.empty()) throw MalformedNodeError(std::move(problems));
+}
+
+void declare_operator_signature(const std::string& domain, const std::string& op_type, int since_version,
+                                OperatorSignature signature) {
+    SignatureTable& table = signature_table();
+    std::lock_guard<std::mutex> lock(table.mutex);
+    table.table[{std::string(canonical_domain(domain)), op_type, since_version}] = std::move(signature);
+}
+
+}  // namespace polygraphy
