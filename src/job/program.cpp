@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "common/aggregate_fields.h"
 #include "job/job_internal.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/job/saved_data.h"
@@ -9,6 +10,13 @@
 
 namespace polygraphy {
 namespace {
+
+// "a, b, c": the designated initializers of an options struct.
+std::string join_fields(const std::vector<std::string>& fields) {
+    std::string text;
+    for (const auto& field : fields) text += (text.empty() ? "" : ", ") + field;
+    return text;
+}
 
 using job_detail::ModelUse;
 using job_detail::Overloaded;
@@ -78,17 +86,27 @@ std::string print_model_loader(Script& script, const ModelJob& model) {
 }
 
 std::string print_session_options(const ref::SessionOptions& options) {
+    static_assert(aggregate_field_count<ref::SessionOptions>() == 5,
+                  "print_session_options(ref::SessionOptions) prints every field: print the new one");
     const ref::SessionOptions defaults;
-    std::string fields;
-    if (options.num_threads != defaults.num_threads) fields = ".num_threads = " + std::to_string(options.num_threads);
+    std::vector<std::string> fields;
+    if (options.num_threads != defaults.num_threads)
+        fields.push_back(".num_threads = " + std::to_string(options.num_threads));
     if (options.fuse_activations != defaults.fuse_activations)
-        fields += std::string(fields.empty() ? "" : ", ") + ".fuse_activations = false";
-    if (options.profile != defaults.profile) fields += std::string(fields.empty() ? "" : ", ") + ".profile = true";
-    return fields.empty() ? "" : ", ref::SessionOptions{" + fields + "}";
+        fields.push_back(std::string(".fuse_activations = ") + (options.fuse_activations ? "true" : "false"));
+    if (options.profile != defaults.profile)
+        fields.push_back(std::string(".profile = ") + (options.profile ? "true" : "false"));
+    if (options.plan_buffers != defaults.plan_buffers)
+        fields.push_back(std::string(".plan_buffers = ") + (options.plan_buffers ? "true" : "false"));
+    if (options.max_channel_block != defaults.max_channel_block)
+        fields.push_back(".max_channel_block = " + std::to_string(options.max_channel_block));
+    return fields.empty() ? "" : ", ref::SessionOptions{" + join_fields(fields) + "}";
 }
 
 // Only settings that differ from the defaults are written, as designated initializers.
 std::string print_session_options(const onnxrt::SessionOptions& options) {
+    static_assert(aggregate_field_count<onnxrt::SessionOptions>() == 5,
+                  "print_session_options(onnxrt::SessionOptions) prints every field: print the new one");
     static const char* kLevels[] = {"kDisableAll", "kBasic", "kExtended", "kAll"};
     static const char* kModes[] = {"kSequential", "kParallel"};
     const onnxrt::SessionOptions defaults;
@@ -105,10 +123,7 @@ std::string print_session_options(const onnxrt::SessionOptions& options) {
     if (options.execution_mode != defaults.execution_mode)
         fields.push_back(std::string(".execution_mode = onnxrt::ExecutionMode::") +
                          kModes[static_cast<int>(options.execution_mode)]);
-    if (fields.empty()) return "";
-    std::string text = ", onnxrt::SessionOptions{";
-    for (std::size_t i = 0; i < fields.size(); ++i) text += (i ? ", " : "") + fields[i];
-    return text + "}";
+    return fields.empty() ? "" : ", onnxrt::SessionOptions{" + join_fields(fields) + "}";
 }
 
 // The expression of one runner, as build_runner() makes it.
@@ -184,6 +199,8 @@ void print_data_loader(Script& script, const DataLoaderJob& data) {
         script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
         return;
     }
+    static_assert(aggregate_field_count<DataLoader::Options>() == 6,
+                  "the data loader's printer prints every field of DataLoader::Options: print the new one");
     const DataLoader::Options defaults;
     const DataLoader::Options& options = data.generator;
     std::string setup = "DataLoader::Options data_loader_options;\n";
@@ -232,6 +249,8 @@ std::string print_compare_func(const CompareJob& compare, std::string& code) {
         return std::string("compare_func::indices(index_tolerance") + (compare.fail_fast ? ", true" : "") + ")";
     }
     static const char* kStats[] = {"kElemwise", "kMax", "kMean", "kMedian", "kQuantile"};
+    static_assert(aggregate_field_count<SimpleCompareOptions>() == 12,
+                  "print_compare_func prints every field of SimpleCompareOptions: print the new one");
     const SimpleCompareOptions& options = compare.simple;
     code += "SimpleCompareOptions compare_options;\n";
     if (!options.check_shapes) code += "compare_options.check_shapes = false;\n";

@@ -192,6 +192,21 @@ TEST_F(RunJobTest, TheProgramPrintsEveryStepAndSharesTheModel) {
     EXPECT_THAT(job_program(job), Not(HasSubstr("load_once")));
 }
 
+TEST_F(RunJobTest, EverySessionOptionOfTheBuiltInRuntimeIsPrinted) {
+    RunJob job;
+    job.model = ModelJob{model_};
+    ref::SessionOptions options;
+    options.num_threads = 3;
+    options.fuse_activations = false;
+    options.profile = true;
+    options.plan_buffers = false;
+    options.max_channel_block = 8;
+    job.runners = {RefRunnerStep{options}};
+    EXPECT_THAT(job_program(job),
+                HasSubstr("ref::SessionOptions{.num_threads = 3, .fuse_activations = false, .profile = true, "
+                          ".plan_buffers = false, .max_channel_block = 8}"));
+}
+
 TEST_F(RunJobTest, ExtensionRunnersArePrintedByTheirOwnCode) {
     CustomRunnerStep custom;
     custom.build = [](const OnnxLoader&) -> std::unique_ptr<BaseRunner> { return nullptr; };
