@@ -44,9 +44,10 @@
 
 /// Version of the extension interface (ExtensionRegistrar and the headers it exposes).
 #define POLYGRAPHY_EXTENSION_ABI_VERSION \
-    4  // 3: ArgGroup::add_to_job, RunnerArgGroup::runner_step (RunJob), Tool without the parser header;
+    5  // 3: ArgGroup::add_to_job, RunnerArgGroup::runner_step (RunJob), Tool without the parser header;
        // OutputCompareResult, SimpleCompareOptions and CompareJob grew (HTML reports);
-       // 4: Logger::log/log_once take the caller's source location, Logger members added
+       // 4: Logger::log/log_once take the caller's source location, Logger members added;
+       // 5: stats::array_to_string/PrintOptions became numpy::array_str/PrintOptions (common/numpy_print.h)
 
 /// Marks the entry points as exported even when a module builds with -fvisibility=hidden.
 #define POLYGRAPHY_EXTENSION_EXPORT __attribute__((visibility("default")))

@@ -9,6 +9,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/python_repr.h"
+#include "polygraphy/common/numpy_print.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy {
@@ -340,7 +341,7 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
             logger().log_once(Severity::kInfo,
                               "Note: Use -vv or set logging verbosity to EXTRA_VERBOSE to display locations of NaNs");
             if (logger().enabled(Severity::kExtraVerbose))
-                logger().extra_verbose("Note: NaNs at:\n" + stats::array_to_string(mask_tensor(nans)));
+                logger().extra_verbose("Note: NaNs at:\n" + numpy::array_str(mask_tensor(nans)));
             valid = false;
         }
         if (check_inf && any_non_finite) {
@@ -349,12 +350,12 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
                               "Note: Use -vv or set logging verbosity to EXTRA_VERBOSE to display non-finite values");
             if (logger().enabled(Severity::kExtraVerbose)) {
                 logger().extra_verbose("Note: non-finite values at:\n" +
-                                       stats::array_to_string(mask_tensor(non_finite)));
+                                       numpy::array_str(mask_tensor(non_finite)));
                 std::vector<double> values;
                 for (int64_t i = 0; i < output.numel(); ++i)
                     if (non_finite[static_cast<std::size_t>(i)]) values.push_back(output.value_as_double(i));
                 const Tensor bad = Tensor::from_doubles(output.dtype(), {static_cast<int64_t>(values.size())}, values);
-                logger().extra_verbose("Note: non-finite values:\n" + stats::array_to_string(bad));
+                logger().extra_verbose("Note: non-finite values:\n" + numpy::array_str(bad));
             }
             valid = false;
         }

@@ -21,6 +21,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/python_repr.h"
+#include "polygraphy/common/numpy_print.h"
 #include "polygraphy/comparator/comparator.h"
 #include "polygraphy/comparator/data_loader.h"
 #include "polygraphy/comparator/stats.h"
@@ -629,12 +630,12 @@ private:
                     flat /= out0.shape()[static_cast<std::size_t>(axis)];
                 }
             }
-            logger().super_verbose("Mismatched indices:\n" + stats::array_to_string(where));
+            logger().super_verbose("Mismatched indices:\n" + numpy::array_str(where));
         }
         logger().extra_verbose(pad35(runner0) + " | Mismatched values:\n" +
-                               stats::array_to_string(gather(out0, indices)));
+                               numpy::array_str(gather(out0, indices)));
         logger().extra_verbose(pad35(runner1) + " | Mismatched values:\n" +
-                               stats::array_to_string(gather(out1, indices)));
+                               numpy::array_str(gather(out1, indices)));
     }
 
     void check_outputs_match(const Tensor& out0, const std::string& name0, const Tensor& out1, const std::string& name1,
@@ -642,9 +643,9 @@ private:
                              OutputCompareResult& result) const {
         if (logger().enabled(Severity::kSuperVerbose)) {
             logger().super_verbose(pad35(runner0) + " | Output: " + name0 + " (" + describe(out0) + "):\n" +
-                                   indent_block(stats::array_to_string(out0)));
+                                   indent_block(numpy::array_str(out0)));
             logger().super_verbose(pad35(runner1) + " | Output: " + name1 + " (" + describe(out1) + "):\n" +
-                                   indent_block(stats::array_to_string(out1)));
+                                   indent_block(numpy::array_str(out1)));
         }
 
         // The quantile is only checked for the "quantile" statistic; an invalid one is an error there only.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/numpy_print.h"
 
 namespace polygraphy {
 namespace {
@@ -23,9 +24,9 @@ std::string stats_str(const Tensor& tensor) {
     return "<Error while computing statistics>";
 }
 
-std::string values_str(const Tensor& tensor, const stats::PrintOptions& print) {
+std::string values_str(const Tensor& tensor, const numpy::PrintOptions& print) {
     try {
-        return stats::array_to_string(tensor, print);
+        return numpy::array_str(tensor, print);
     } catch (const std::exception& error) {
         return std::string("<error: ") + error.what() + ">";
     }

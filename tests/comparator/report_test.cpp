@@ -8,6 +8,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/common/python_repr.h"
+#include "polygraphy/common/numpy_print.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy::stats {
@@ -87,7 +88,7 @@ TEST(ArrayToString, MatchesNumpyStr) {
     };
     for (const PrintCase& c : cases) {
         const Tensor tensor = Tensor::from_doubles(dtype_of(c.dtype), c.shape, c.values);
-        EXPECT_EQ(array_to_string(tensor), c.expected) << c.dtype << " " << shape_to_string(c.shape);
+        EXPECT_EQ(numpy::array_str(tensor), c.expected) << c.dtype << " " << shape_to_string(c.shape);
     }
 }
 
@@ -96,7 +97,7 @@ TEST(ArrayToString, WrapsAtSeventyFiveColumns) {
     for (int i = 0; i < 30; ++i) values.push_back(static_cast<float>(i) * 1.37f);
     const Tensor tensor = Tensor::from_bytes(DataType::kFloat32, {30}, values.data(), values.size() * sizeof(float));
     // np.arange(30, dtype=np.float32) * np.float32(1.37)
-    EXPECT_EQ(array_to_string(tensor),
+    EXPECT_EQ(numpy::array_str(tensor),
               "[ 0.    1.37  2.74  4.11  5.48  6.85  8.22  9.59 10.96 12.33 13.7  15.07\n"
               " 16.44 17.81 19.18 20.55 21.92 23.29 24.66 26.03 27.4  28.77 30.14 31.51\n"
               " 32.88 34.25 35.62 36.99 38.36 39.73]");
@@ -106,14 +107,14 @@ TEST(ArrayToString, SummarizesAboveAThousandElements) {
     std::vector<double> values;
     for (int i = 0; i < 2000; ++i) values.push_back(i);
     // np.arange(2000)
-    EXPECT_EQ(array_to_string(Tensor::from_doubles(DataType::kInt64, {2000}, values)),
+    EXPECT_EQ(numpy::array_str(Tensor::from_doubles(DataType::kInt64, {2000}, values)),
               "[   0    1    2 ... 1997 1998 1999]");
 
     std::vector<float> sevenths;
     for (int i = 0; i < 2000; ++i) sevenths.push_back(static_cast<float>(i) / 7.0f);
     const Tensor matrix = Tensor::from_bytes(DataType::kFloat32, {40, 50}, sevenths.data(), sevenths.size() * 4);
     // (np.arange(2000, dtype=np.float32) / np.float32(7)).reshape(40, 50): the format comes from the shown elements.
-    EXPECT_EQ(array_to_string(matrix),
+    EXPECT_EQ(numpy::array_str(matrix),
               "[[0.0000000e+00 1.4285715e-01 2.8571430e-01 ... 6.7142859e+00\n"
               "  6.8571429e+00 7.0000000e+00]\n"
               " [7.1428571e+00 7.2857141e+00 7.4285712e+00 ... 1.3857142e+01\n"
@@ -131,7 +132,7 @@ TEST(ArrayToString, SummarizesAboveAThousandElements) {
     std::vector<double> flags;
     for (int i = 0; i < 1001; ++i) flags.push_back(i % 2 == 0);
     // np.arange(1001) % 2 == 0
-    EXPECT_EQ(array_to_string(Tensor::from_doubles(DataType::kBool, {1001}, flags)),
+    EXPECT_EQ(numpy::array_str(Tensor::from_doubles(DataType::kBool, {1001}, flags)),
               "[ True False  True ...  True False  True]");
 }
 
@@ -140,12 +141,12 @@ TEST(ArrayToString, NestsHigherRanks) {
     for (int i = 0; i < 24; ++i) values.push_back(i);
     // np.arange(24).reshape(2, 3, 4)
     EXPECT_EQ(
-        array_to_string(Tensor::from_doubles(DataType::kInt64, {2, 3, 4}, values)),
+        numpy::array_str(Tensor::from_doubles(DataType::kInt64, {2, 3, 4}, values)),
         "[[[ 0  1  2  3]\n  [ 4  5  6  7]\n  [ 8  9 10 11]]\n\n [[12 13 14 15]\n  [16 17 18 19]\n  [20 21 22 23]]]");
 
     std::vector<double> big;
     for (int i = 0; i < 3000; ++i) big.push_back(i);
-    const std::string text = array_to_string(Tensor::from_doubles(DataType::kInt64, {10, 15, 20}, big));
+    const std::string text = numpy::array_str(Tensor::from_doubles(DataType::kInt64, {10, 15, 20}, big));
     // np.arange(3000).reshape(10, 15, 20): summarized along every axis.
     EXPECT_EQ(text.rfind("[[[   0    1    2 ...   17   18   19]\n  [  20   21   22 ...   37   38   39]\n"
                          "  [  40   41   42 ...   57   58   59]\n  ...\n",
@@ -159,7 +160,7 @@ TEST(ArrayToString, NestsHigherRanks) {
 TEST(ArrayToString, RefusesComplexWithAClearError) {
     const Tensor tensor(DataType::kComplex64, {2});
     try {
-        (void)array_to_string(tensor);
+        (void)numpy::array_str(tensor);
         FAIL() << "expected UnsupportedError";
     } catch (const UnsupportedError& error) {
         EXPECT_STREQ(error.what(), "Cannot print a tensor of type complex64");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "polygraphy/common/run_results.h"
+#include "polygraphy/common/numpy_print.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy {
@@ -13,7 +14,7 @@ struct DataSummaryOptions {
     bool all_iterations = false;  ///< `--all`: every iteration, each under `-- Iteration: N`; else the first
     bool show_values = false;     ///< `--show-values`: the arrays as numpy prints them
     bool histogram = false;       ///< `--histogram`
-    stats::PrintOptions print;    ///< `--num-items`, `--line-width`
+    numpy::PrintOptions print;    ///< `--num-items`, `--line-width`
 };
 
 /// `==== Run Results (N runners) ====`, then per runner `---- <name> (K iterations) ----` (names

@@ -63,19 +63,6 @@ std::string format_stats(const ArrayStats& stats, const Shape& shape);
 /// verbose), and "None" for an empty tensor, exactly as Polygraphy logs them.
 std::string histogram_string(const Tensor& tensor, std::optional<std::pair<double, double>> range = std::nullopt);
 
-/// numpy `str(array)`: precision 8, `maxprec` float mode, 1000-element summarization threshold with
-/// 3 edge items, line width 75. 0-d arrays print like numpy scalars (`2.5`, `True`).
-std::string array_to_string(const Tensor& tensor);
-
-/// The numpy print options `inspect data` sets (np.set_printoptions(edgeitems=, linewidth=)).
-/// Values of 2^29 or more mean "no limit" (numpy's sys.maxsize); negative ones count as 0 (edge_items) or 1.
-struct PrintOptions {
-    int64_t edge_items = 3;   ///< items shown at each end of a dimension when summarizing (> 1000 elements)
-    int64_t line_width = 75;  ///< characters per line
-};
-/// array_to_string() with other print options.
-std::string array_to_string(const Tensor& tensor, const PrintOptions& options);
-
 /// Python `format(value, '.<precision>g')` (never `-nan`).
 std::string format_g(double value, int precision);
 /// Python `str(tuple_of_int)` of the index `flat` unravelled in `shape`: `(0, 1)`, `(3,)`, `()`.

@@ -12,7 +12,7 @@
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/python_repr.h"
-#include "polygraphy/comparator/stats.h"
+#include "polygraphy/common/numpy_print.h"
 
 namespace polygraphy {
 namespace {
@@ -99,7 +99,7 @@ std::string values_str(const onnx::TensorProto& tensor, const OnnxSummaryOptions
         Tensor values = options.decode ? options.decode(tensor) : tensor_from_proto(tensor);
         // Floats numpy lacks (bfloat16, float8) print at their exact float32 values, as onnx's to_array gives them.
         if (dtype_is_floating(values.dtype()) && !dtype_to_npy_descr(values.dtype())) values = values.cast(DataType::kFloat32);
-        return stats::array_to_string(values);
+        return numpy::array_str(values);
     } catch (const std::exception& error) {
         logger().log_once(Severity::kError, std::string("Failed to load weights.\nNote: Error was: ") + error.what());
     }
