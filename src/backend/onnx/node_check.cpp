@@ -104,46 +104,18 @@ std::string plural(int count, const char* noun) {
     return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }
 
-const char* attribute_type_name(int type) {
-    switch (type) {
-        case onnx::AttributeProto::FLOAT:
-            return "FLOAT";
-        case onnx::AttributeProto::INT:
-            return "INT";
-        case onnx::AttributeProto::STRING:
-            return "STRING";
-        case onnx::AttributeProto::TENSOR:
-            return "TENSOR";
-        case onnx::AttributeProto::GRAPH:
-            return "GRAPH";
-        case onnx::AttributeProto::SPARSE_TENSOR:
-            return "SPARSE_TENSOR";
-        case onnx::AttributeProto::TYPE_PROTO:
-            return "TYPE_PROTO";
-        case onnx::AttributeProto::FLOATS:
-            return "FLOATS";
-        case onnx::AttributeProto::INTS:
-            return "INTS";
-        case onnx::AttributeProto::STRINGS:
-            return "STRINGS";
-        case onnx::AttributeProto::TENSORS:
-            return "TENSORS";
-        case onnx::AttributeProto::GRAPHS:
-            return "GRAPHS";
-        case onnx::AttributeProto::SPARSE_TENSORS:
-            return "SPARSE_TENSORS";
-        case onnx::AttributeProto::TYPE_PROTOS:
-            return "TYPE_PROTOS";
-        default:
-            return "UNDEFINED";
-    }
+// protobuf's name of the enum value: "FLOAT", "GRAPH", ...
+std::string attribute_type_name(int type) {
+    return onnx::AttributeProto::AttributeType_IsValid(type)
+               ? onnx::AttributeProto::AttributeType_Name(static_cast<onnx::AttributeProto::AttributeType>(type))
+               : std::string("UNDEFINED");
 }
 
 using OpsetImports = std::unordered_map<std::string, int64_t>;
 
-class NodeChecker {
+class SignatureChecker {
 public:
-    explicit NodeChecker(const onnx::ModelProto& model) : model_(model) {
+    explicit SignatureChecker(const onnx::ModelProto& model) : model_(model) {
         const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
         for (const auto& [domain, range] : ranges) libonnx_max_[domain] = range.second;
         for (const auto& function : model.functions())
@@ -362,7 +334,7 @@ MalformedNodeError::MalformedNodeError(std::vector<NodeProblem> problems)
     : ModelError(first_problem_and_count(problems)), problems_(std::move(problems)) {}
 
 std::vector<NodeProblem> find_node_problems(const onnx::ModelProto& model) {
-    return NodeChecker(model).run();
+    return SignatureChecker(model).run();
 }
 
 void check_nodes(const onnx::ModelProto& model) {
