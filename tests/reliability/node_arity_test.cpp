@@ -408,6 +408,33 @@ TEST(NodeArity, ValidNodesPassIncludingOptionalInputsAndNewerOpsets) {
     EXPECT_EQ(declared[1].what, "it lacks the required attribute 'alpha' of MyOp");
 }
 
+// Fuzzing finding F6 (RELIABILITY.md): nodes that fit their operators but read tensors nothing
+// defined before them. libonnx 1.12's inference dereferenced the missing input type and crashed
+// (SIGSEGV in ShapeInferenceImplBase::process); it is now never given such a graph.
+TEST(NodeArity, InputsNotDefinedBeforeTheirNodeNeverReachLibonnx) {
+    for (const bool out_of_order : {false, true}) {
+        SCOPED_TRACE(out_of_order ? "out of order" : "dangling");
+        ModelBuilder builder(17);
+        if (out_of_order) {
+            builder.input("x", DataType::kFloat32, Shape{1, 2, 3, 3});
+            builder.node("Shape", {"pooled"}, {"s"}, "Shape_node");
+            builder.node("GlobalAveragePool", {"x"}, {"pooled"}, "pool");
+        } else {
+            builder.node("Shape", {"r"}, {"s"}, "Shape_node");
+            builder.node("GlobalAveragePool", {"x"}, {"pooled"}, "pool");
+        }
+        builder.output("s", DataType::kInt64, Shape{4});
+        EXPECT_TRUE(find_node_problems(builder.proto()).empty());
+        EXPECT_NO_THROW((void)infer_output_metadata(builder.proto(), {}));
+        onnx::ModelProto copy = builder.proto();
+        EXPECT_NO_THROW((void)infer_shapes(copy));
+        onnx::ModelProto capability_copy = builder.proto();
+        EXPECT_NO_THROW(infer_value_info(capability_copy));
+        onnx::ModelProto fp16_copy = builder.proto();
+        EXPECT_NO_THROW((void)convert_to_fp16(fp16_copy));
+    }
+}
+
 TEST(NodeArity, DeepNestingIsReportedWithoutExhaustingTheStack) {
     ModelBuilder builder(17);
     builder.input("c", DataType::kBool, Shape{});

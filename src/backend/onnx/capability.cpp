@@ -8,6 +8,7 @@
 #include <map>
 
 #include "backend/onnx/domain.h"
+#include "backend/onnx/graph_internal.h"
 #include "backend/onnx/messages.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnx/node_check.h"
@@ -84,6 +85,10 @@ NodeChecker evaluator_node_checker(const GraphEvaluator& evaluator) {
 
 void infer_value_info(onnx::ModelProto& model) {
     check_nodes(model);  // libonnx's inference functions crash on malformed nodes
+    if (!libonnx_inference_is_safe(model)) {
+        logger().verbose("Shape inference skipped: a node reads a tensor that is not defined before it");
+        return;
+    }
     try {
         onnx::shape_inference::InferShapes(model);
     } catch (const std::exception& error) {

@@ -70,6 +70,12 @@ void tensor_proto_to_fp16(onnx::TensorProto& proto) {
 }  // namespace
 
 Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
+    // The Casts written below take `to` as an int, which Cast does from opset 6 (before, a string).
+    if (const auto opset = imported_opset(model, ""); opset && *opset < 6)
+        throw UnsupportedError(
+            "Converting to float16 needs ai.onnx opset 6 or later (for Cast), but the model "
+            "imports opset " +
+            std::to_string(*opset));
     infer_shapes(model);
     onnx::GraphProto& graph = *model.mutable_graph();
     const auto types = known_types(graph);

@@ -44,4 +44,12 @@ std::optional<Shape> static_shape(const MetadataEntry& entry);
 /// initializers when libonnx's inference applies (it reads only their types), whole otherwise.
 onnx::ModelProto copy_for_inference(const onnx::ModelProto& model);
 
+/// Whether libonnx's shape inference may be given `model`: its nodes fit their operators
+/// (node_check.h) and every node input, in graph order, names a tensor already defined (a graph
+/// input, an initializer, an earlier node's output, or a name of an enclosing graph defined before
+/// the node holding the subgraph), every declared tensor type has its element type, and no graph
+/// input is also a graph output. libonnx 1.12's inference dereferences the type of an input it has
+/// not seen (a dangling or out-of-order input), or one it merged with an incomplete type, and crashes.
+bool libonnx_inference_is_safe(const onnx::ModelProto& model);
+
 }  // namespace polygraphy

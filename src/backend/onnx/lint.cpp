@@ -49,6 +49,7 @@ public:
     LintReport run() {
         if (graph_.node_size() == 0) {
             report_.add(LintLevel::kWarning, kLintSourceLoader, "ONNX model has no nodes");
+            check_node_structure();  // local functions may still hold malformed nodes
             return std::move(report_);
         }
         name_nodes();

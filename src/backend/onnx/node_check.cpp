@@ -195,6 +195,10 @@ private:
         const onnx::OpSchema* schema = nullptr;
         if (libonnx_max_.count(domain) && opset <= std::numeric_limits<int>::max())
             schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), domain);
+        // An ONNX operator used below its first opset (or at an invalid opset such as 0) has no schema
+        // there, but the passes still see its op type: check it against its newest signature.
+        if (!schema && !declared && libonnx_max_.count(domain))
+            schema = onnx::OpSchemaRegistry::Schema(node.op_type(), std::numeric_limits<int>::max(), domain);
         Signature signature;
         if (declared && (!schema || declared->first > schema->since_version())) {
             signature = Signature{declared->second.min_inputs,

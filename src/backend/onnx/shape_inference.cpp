@@ -5,6 +5,8 @@
 #include "backend/onnx/graph_internal.h"
 
 #include <algorithm>
+#include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -182,11 +184,61 @@ onnx::ModelProto copy_for_inference(const onnx::ModelProto& model) {
     return copy;
 }
 
+namespace {
+
+// A declared tensor type without its element type: libonnx 1.12 dereferences it while merging.
+bool lacks_element_type(const onnx::ValueInfoProto& info) {
+    return info.type().has_tensor_type() && info.type().tensor_type().elem_type() == onnx::TensorProto::UNDEFINED;
+}
+
+// `initializers_define`: before IR version 4 an initializer is only a graph input's value, so libonnx
+// knows no type for one that is not also a graph input.
+bool inputs_defined_in_order(const onnx::GraphProto& graph, std::unordered_set<std::string> known, int depth,
+                             bool initializers_define) {
+    if (depth > 64) return false;
+    std::unordered_set<std::string> graph_inputs;
+    for (const auto& input : graph.input()) {
+        if (lacks_element_type(input)) return false;
+        graph_inputs.insert(input.name());
+    }
+    for (const auto& output : graph.output())
+        if (lacks_element_type(output) || graph_inputs.count(output.name())) return false;  // an input as output too
+    for (const auto& info : graph.value_info())
+        if (lacks_element_type(info)) return false;
+    for (const auto& input : graph.input()) known.insert(input.name());
+    if (initializers_define)
+        for (const auto& initializer : graph.initializer()) known.insert(initializer.name());
+    for (const auto& node : graph.node()) {
+        for (const auto& input : node.input())
+            if (!input.empty() && !known.count(input)) return false;
+        for (const auto& attribute : node.attribute()) {
+            if (attribute.has_g() && !inputs_defined_in_order(attribute.g(), known, depth + 1, initializers_define))
+                return false;
+            for (const auto& subgraph : attribute.graphs())
+                if (!inputs_defined_in_order(subgraph, known, depth + 1, initializers_define)) return false;
+        }
+        for (const auto& output : node.output()) known.insert(output);
+    }
+    return true;
+}
+
+}  // namespace
+
+bool libonnx_inference_is_safe(const onnx::ModelProto& model) {
+    // Also: declared types with their element types, and no graph input that is an output too.
+    return find_node_problems(model).empty() && inputs_defined_in_order(model.graph(), {}, 0, model.ir_version() >= 4);
+}
+
 ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime, const GraphEvaluator* evaluator) {
     const GraphEvaluator& runtime = evaluator ? *evaluator : default_graph_evaluator();
     check_nodes(model);  // libonnx's inference functions crash on malformed nodes
     if (force_runtime) {
         logger().verbose("Forcing shape inference with " + runtime.name());
+    } else if (!libonnx_inference_is_safe(model)) {
+        logger().verbose(
+            "ONNX shape inference cannot take a graph whose nodes read tensors not defined before "
+            "them; using " +
+            runtime.name());
     } else if (onnx_inference_applies(model)) {
         try {
             onnx::ShapeInferenceOptions options(false, 0, true);
@@ -209,7 +261,7 @@ ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime, c
 TensorMetadata infer_output_metadata(const onnx::ModelProto& model, const OrderedMap<Shape>& input_shapes) {
     TensorMetadata outputs;
     for (const auto& output : model.graph().output()) outputs.add(output.name(), std::nullopt, std::nullopt);
-    if (!onnx_inference_applies(model) || !find_node_problems(model).empty()) return outputs;
+    if (!onnx_inference_applies(model) || !libonnx_inference_is_safe(model)) return outputs;
     onnx::ModelProto copy = copy_for_inference(model);
     onnx::GraphProto& graph = *copy.mutable_graph();
     for (auto& input : *graph.mutable_input())
