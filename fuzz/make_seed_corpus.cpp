@@ -11,6 +11,8 @@
 //                 external-data, segment and weightless tensors
 //   onnx_model    models built with tests/support/model_builder.h: dynamic shapes, initializers
 //                 that are also inputs, Constant and If nodes, value_info, several opset imports
+//   onnx_structure the same, plus Scan and Loop bodies, Split/Concat/Shape/GlobalAveragePool,
+//                 Conv/Reshape/Gather/LayerNormalization, a local function, Slice with an omitted input
 //   cli_value_spec argument values of --input-shapes, --atol/--rtol, --val-range, --pool-limit...
 //   cli_args      command lines of every tool, one token per line, the tool's name first
 // scripts/fuzz_smoke.sh adds the example models and, when ../shared is there, Polygraphy's files.
@@ -318,6 +320,151 @@ void write_models(const fs::path& dir) {
     }
 }
 
+// The structure-aware target's seeds: write_models' models plus one per kind of structure that
+// its mutator changes (bodies of Scan, Loop and If; variadic Split and Concat; Shape; the pooling
+// and normalization nodes of issue 33; a local function), all valid at opset 17.
+void write_structure_models(const fs::path& dir) {
+    write_models(dir);
+    auto body_graph = [](onnx::NodeProto& node, const std::string& attribute_name) -> onnx::GraphProto& {
+        auto* attribute = node.add_attribute();
+        attribute->set_name(attribute_name);
+        attribute->set_type(onnx::AttributeProto::GRAPH);
+        return *attribute->mutable_g();
+    };
+    auto declare = [](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* values, const std::string& name,
+                      int elem_type) {
+        auto* value = values->Add();
+        value->set_name(name);
+        value->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+    };
+    auto add_node = [](onnx::GraphProto& graph, const std::string& op, std::vector<std::string> inputs,
+                       std::vector<std::string> outputs) {
+        auto* node = graph.add_node();
+        node->set_op_type(op);
+        for (const auto& name : inputs) node->add_input(name);
+        for (const auto& name : outputs) node->add_output(name);
+    };
+    {  // Scan: a running sum over the rows of x
+        ModelBuilder builder(17, "scan_sum");
+        builder.input("init", DataType::kFloat32, Shape{2});
+        builder.input("x", DataType::kFloat32, Shape{3, 2});
+        auto& scan = builder.node("Scan", {"init", "x"}, {"final", "rows"}, "scan");
+        set_attr(scan, "num_scan_inputs", int64_t{1});
+        auto& body = body_graph(scan, "body");
+        body.set_name("scan_body");
+        declare(body.mutable_input(), "state", onnx::TensorProto::FLOAT);
+        declare(body.mutable_input(), "row", onnx::TensorProto::FLOAT);
+        add_node(body, "Add", {"state", "row"}, {"next"});
+        add_node(body, "Identity", {"next"}, {"row_out"});
+        declare(body.mutable_output(), "next", onnx::TensorProto::FLOAT);
+        declare(body.mutable_output(), "row_out", onnx::TensorProto::FLOAT);
+        builder.output("final", DataType::kFloat32, Shape{2});
+        builder.output("rows", DataType::kFloat32, Shape{3, 2});
+        builder.save((dir / "scan_sum.onnx").string());
+    }
+    {  // Loop: three iterations of Relu(v + x), reading x from the outer scope, with a scan output
+        ModelBuilder builder(17, "loop_relu");
+        builder.input("v", DataType::kFloat32, Shape{2});
+        builder.input("x", DataType::kFloat32, Shape{2});
+        builder.initializer("trips", Tensor::from_doubles(DataType::kInt64, {}, {3}));
+        builder.initializer("keep_going", Tensor::from_doubles(DataType::kBool, {}, {1}));
+        auto& loop = builder.node("Loop", {"trips", "keep_going", "v"}, {"v_final", "v_each"}, "loop");
+        auto& body = body_graph(loop, "body");
+        body.set_name("loop_body");
+        declare(body.mutable_input(), "i", onnx::TensorProto::INT64);
+        declare(body.mutable_input(), "cond_in", onnx::TensorProto::BOOL);
+        declare(body.mutable_input(), "v_in", onnx::TensorProto::FLOAT);
+        add_node(body, "Identity", {"cond_in"}, {"cond_out"});
+        add_node(body, "Add", {"v_in", "x"}, {"sum"});
+        add_node(body, "Relu", {"sum"}, {"v_out"});
+        add_node(body, "Identity", {"v_out"}, {"v_scan"});
+        declare(body.mutable_output(), "cond_out", onnx::TensorProto::BOOL);
+        declare(body.mutable_output(), "v_out", onnx::TensorProto::FLOAT);
+        declare(body.mutable_output(), "v_scan", onnx::TensorProto::FLOAT);
+        builder.output("v_final", DataType::kFloat32, Shape{2});
+        builder.output("v_each", DataType::kFloat32, Shape{3, 2});
+        builder.save((dir / "loop_relu.onnx").string());
+    }
+    {  // Split into three, Concat back, Shape of the result, GlobalAveragePool of the input
+        ModelBuilder builder(17, "split_shape_pool");
+        builder.input("x", DataType::kFloat32, Shape{1, 6, 2, 2});
+        builder.initializer("parts", Tensor::from_doubles(DataType::kInt64, {3}, {1, 2, 3}));
+        auto& split = builder.node("Split", {"x", "parts"}, {"a", "b", "c"}, "split");
+        set_attr(split, "axis", int64_t{1});
+        auto& concat = builder.node("Concat", {"c", "a", "b"}, {"joined"}, "concat");
+        set_attr(concat, "axis", int64_t{1});
+        builder.node("Shape", {"joined"}, {"shape"}, "shape");
+        builder.node("GlobalAveragePool", {"joined"}, {"pooled"}, "pool");
+        builder.node("GlobalMaxPool", {"x"}, {"max_pooled"}, "max_pool");
+        builder.output("shape", DataType::kInt64, Shape{4});
+        builder.output("pooled", DataType::kFloat32, Shape{1, 6, 1, 1});
+        builder.output("max_pooled", DataType::kFloat32, Shape{1, 6, 1, 1});
+        builder.save((dir / "split_shape_pool.onnx").string());
+    }
+    {  // Conv -> Relu -> Reshape -> Gather -> LayerNormalization, with ReduceMean and Cast
+        ModelBuilder builder(17, "conv_reshape_norm");
+        builder.input("x", DataType::kFloat32, Shape{1, 2, 4, 4});
+        builder.initializer("w", random_tensor({4, 2, 3, 3}, 3));
+        builder.initializer("flat", Tensor::from_doubles(DataType::kInt64, {2}, {4, 16}));
+        builder.initializer("rows", Tensor::from_doubles(DataType::kInt64, {2}, {0, 3}));
+        builder.initializer("scale", random_tensor({16}, 4));
+        auto& conv = builder.node("Conv", {"x", "w"}, {"conv"}, "conv");
+        set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+        builder.node("Relu", {"conv"}, {"relu"}, "relu");
+        builder.node("Reshape", {"relu", "flat"}, {"flat_out"}, "reshape");
+        auto& gather = builder.node("Gather", {"flat_out", "rows"}, {"picked"}, "gather");
+        set_attr(gather, "axis", int64_t{0});
+        auto& norm = builder.node("LayerNormalization", {"picked", "scale"}, {"normed"}, "norm");
+        set_attr(norm, "axis", int64_t{-1});
+        auto& mean = builder.node("ReduceMean", {"normed"}, {"mean"}, "mean");
+        set_attr(mean, "axes", std::vector<int64_t>{1});
+        auto& cast = builder.node("Cast", {"mean"}, {"out"}, "cast");
+        set_attr(cast, "to", int64_t{onnx::TensorProto::FLOAT16});
+        builder.output("out", DataType::kFloat16, Shape{2, 1});
+        builder.save((dir / "conv_reshape_norm.onnx").string());
+    }
+    {  // a local function (custom domain) called from the main graph, next to MatMul and Gemm
+        ModelBuilder builder(17, "function_call");
+        builder.opset_import("custom", 1);
+        builder.input("a", DataType::kFloat32, Shape{2, 3});
+        builder.input("b", DataType::kFloat32, Shape{3, 2});
+        builder.node("MatMul", {"a", "b"}, {"ab"}, "matmul");
+        builder.node("Gemm", {"a", "b"}, {"gemm"}, "gemm");
+        builder.node("AddRelu", {"ab", "gemm"}, {"out"}, "call", "custom");
+        auto* function = builder.proto().add_functions();
+        function->set_name("AddRelu");
+        function->set_domain("custom");
+        function->add_input("p");
+        function->add_input("q");
+        function->add_output("r");
+        auto* opset = function->add_opset_import();
+        opset->set_domain("");
+        opset->set_version(17);
+        auto* add = function->add_node();
+        add->set_op_type("Add");
+        add->add_input("p");
+        add->add_input("q");
+        add->add_output("s");
+        auto* relu = function->add_node();
+        relu->set_op_type("Relu");
+        relu->add_input("s");
+        relu->add_output("r");
+        builder.output("out", DataType::kFloat32, Shape{2, 2});
+        builder.save((dir / "function_call.onnx").string());
+    }
+    {  // Slice with all its optional inputs, one of them omitted (an empty name), and Softmax
+        ModelBuilder builder(17, "slice_optional");
+        builder.input("x", DataType::kFloat32, Shape{4, 4});
+        builder.initializer("starts", Tensor::from_doubles(DataType::kInt64, {1}, {1}));
+        builder.initializer("ends", Tensor::from_doubles(DataType::kInt64, {1}, {3}));
+        builder.initializer("steps", Tensor::from_doubles(DataType::kInt64, {1}, {1}));
+        builder.node("Slice", {"x", "starts", "ends", "", "steps"}, {"sliced"}, "slice");
+        builder.node("Softmax", {"sliced"}, {"out"}, "softmax");
+        builder.output("out", DataType::kFloat32, Shape{2, 4});
+        builder.save((dir / "slice_optional.onnx").string());
+    }
+}
+
 // Argument values as users type them (one per line), for the CLI value spec parsers.
 void write_cli_value_specs(const fs::path& dir) {
     const std::vector<std::string> specs = {
@@ -383,6 +530,7 @@ int main(int argc, char** argv) {
             {"npz", write_npz},
             {"tensor_proto", write_tensor_protos},
             {"onnx_model", write_models},
+            {"onnx_structure", write_structure_models},
             {"cli_value_spec", write_cli_value_specs},
             {"cli_args", write_cli_args}};
         for (const auto& [name, writer] : targets) {

@@ -30,9 +30,11 @@ for target in "${targets[@]}"; do
   echo "[I] Fuzzing $target: up to $runs executions or $seconds s (log: $log)"
   start=$(date +%s)
   rc=0
+  regression=()
+  [[ -d fuzz/corpus/$target ]] && regression=("fuzz/corpus/$target")  # committed findings (read only)
   "$build/fuzz/${target}_fuzzer" -runs="$runs" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
-    "$build/corpus/$target" "$build/seeds/$target" >"$log" 2>&1 || rc=$?
+    "$build/corpus/$target" "$build/seeds/$target" "${regression[@]}" >"$log" 2>&1 || rc=$?
   if [[ $rc == 0 ]]; then
     status="no finding"
   elif [[ $rc == 72 ]]; then  # libFuzzer's exit code when SIGINT/SIGTERM stops it

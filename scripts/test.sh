@@ -5,5 +5,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 ctest --test-dir build -j"$(nproc)" --output-on-failure
-# Every fuzz target for a few seconds under ASan/UBSan (issue 9); the long run is scripts/fuzz_long.sh.
-FUZZ_SECONDS="${FUZZ_SECONDS:-8}" scripts/fuzz_smoke.sh
+# Every fuzz target under ASan/UBSan, a fixed number of executions from a fixed seed over the
+# committed regression corpus (issue 33: CI's result depends on the code alone); the long random
+# campaign is scripts/fuzz_long.sh.
+scripts/fuzz_smoke.sh

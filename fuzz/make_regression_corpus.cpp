@@ -1,0 +1,57 @@
+// Writes the regression inputs of fuzz/corpus/<target>/ that are built in code (RELIABILITY.md, F5):
+// ONNX models whose nodes miss inputs, outputs or attributes, each beside a valid Identity path, at
+// opset 17. The files are committed (findings from fuzzing are kept there as they were found); run
+// this only to regenerate these:  build-fuzz/fuzz/make_regression_corpus fuzz/corpus
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+
+namespace {
+
+using polygraphy::DataType;
+using polygraphy::Shape;
+using polygraphy::testing::ModelBuilder;
+
+ModelBuilder with_valid_path() {
+    ModelBuilder builder(17);
+    builder.input("ok_in", DataType::kFloat32, Shape{2, 2});
+    builder.node("Identity", {"ok_in"}, {"ok"}, "ok_node");
+    builder.output("ok", DataType::kFloat32, Shape{2, 2});
+    builder.input("x", DataType::kFloat32, Shape{1, 3, 4, 4});
+    return builder;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: make_regression_corpus CORPUS_DIR\n");
+        return 2;
+    }
+    struct Case {
+        std::string name, op_type;
+        std::vector<std::string> inputs, outputs;
+    };
+    const std::vector<Case> cases = {
+        {"global_average_pool_no_input", "GlobalAveragePool", {}, {"y"}},
+        {"global_average_pool_no_output", "GlobalAveragePool", {"x"}, {}},
+        {"scan_without_body", "Scan", {"x"}, {"y"}},
+        {"shape_empty_input", "Shape", {""}, {"y"}},
+        {"shape_second_output", "Shape", {"x"}, {"y", "z"}},
+        {"split_no_outputs", "Split", {"x"}, {}},
+    };
+    for (const char* target : {"onnx_model", "onnx_structure"}) {
+        const std::filesystem::path folder = std::filesystem::path(argv[1]) / target;
+        std::filesystem::create_directories(folder);
+        for (const Case& c : cases) {
+            ModelBuilder builder = with_valid_path();
+            onnx::NodeProto& node = builder.node(c.op_type, c.inputs, c.outputs, "bad");
+            if (c.op_type == "Scan") polygraphy::testing::set_attr(node, "num_scan_inputs", int64_t{1});
+            builder.save((folder / (c.name + ".onnx")).string());
+        }
+    }
+    return 0;
+}
