@@ -24,6 +24,33 @@ ModelBuilder with_valid_path() {
     return builder;
 }
 
+// Well-formed nodes whose input types libonnx 1.12's inference functions assume without testing
+// (F12, F15): each crashed libonnx's shape inference under infer_output_metadata.
+void write_libonnx_typing_cases(const std::filesystem::path& folder) {
+    {
+        ModelBuilder builder = with_valid_path();
+        builder.node("Gelu", {"x"}, {"g"}, "gelu");  // no libonnx schema at opset 17: g stays untyped
+        builder.node("Shape", {"g"}, {"s"}, "shape");
+        builder.output("s", DataType::kInt64, Shape{4});
+        builder.save((folder / "shape_of_tensor_without_schema_type.onnx").string());
+    }
+    {
+        ModelBuilder builder = with_valid_path();
+        builder.node("ConstantOfShape", {"x"}, {"c"}, "constant");  // a float shape: inference fails
+        builder.node("Shape", {"c"}, {"s"}, "shape");
+        builder.output("s", DataType::kInt64, Shape{4});
+        builder.save((folder / "shape_of_tensor_whose_inference_failed.onnx").string());
+    }
+    {
+        ModelBuilder builder = with_valid_path();
+        builder.input("flat", DataType::kFloat32, Shape{4, 4});
+        builder.initializer("w", polygraphy::Tensor(DataType::kFloat32, Shape{2, 2, 3, 3}));
+        builder.node("Conv", {"flat", "w"}, {"y"}, "conv");
+        builder.output("y", DataType::kFloat32, Shape{4, 4}, false);
+        builder.save((folder / "conv_data_rank_below_weight_rank.onnx").string());
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -53,5 +80,6 @@ int main(int argc, char** argv) {
             builder.save((folder / (c.name + ".onnx")).string());
         }
     }
+    write_libonnx_typing_cases(std::filesystem::path(argv[1]) / "onnx_structure");
     return 0;
 }

@@ -372,6 +372,32 @@ TEST(NodeArity, SubgraphsAndLocalFunctionsAreCheckedToo) {
     EXPECT_EQ(function_problems[1].graph, "function Twice");
     EXPECT_EQ(function_problems[1].node, "Relu_0");
     EXPECT_EQ(function_problems[1].top_level_index, -1);
+
+    // A call that leaves out an input its function's body requires: malformed where it is called,
+    // found at load rather than by the pass that inlines it.
+    ModelBuilder omitting(17);
+    omitting.opset_import("local", 1);
+    omitting.input("x", DataType::kFloat32, Shape{2});
+    omitting.node("Pass", {"x"}, {"y"}, "full_call", "local");
+    omitting.node("Pass", {}, {"z"}, "empty_call", "local");
+    omitting.output("y", DataType::kFloat32, Shape{2});
+    omitting.output("z", DataType::kFloat32, Shape{2});
+    onnx::FunctionProto& pass = *omitting.proto().add_functions();
+    pass.set_name("Pass");
+    pass.set_domain("local");
+    pass.add_input("a");
+    pass.add_output("b");
+    *pass.add_opset_import() = omitting.proto().opset_import(0);
+    onnx::NodeProto& relu = *pass.add_node();
+    relu.set_op_type("Relu");
+    relu.add_input("a");
+    relu.add_output("b");
+    const std::vector<NodeProblem> omitted = find_node_problems(omitting.proto());
+    ASSERT_EQ(omitted.size(), 1u);
+    EXPECT_EQ(omitted[0].node, "empty_call");
+    EXPECT_EQ(omitted[0].what,
+              "it leaves out inputs of the local function Pass, so its node 'Relu_0' is malformed: input 0 of Relu is "
+              "required, but its name is empty");
 }
 
 TEST(NodeArity, ValidNodesPassIncludingOptionalInputsAndNewerOpsets) {
@@ -442,11 +468,12 @@ TEST(NodeArity, DeepNestingIsReportedWithoutExhaustingTheStack) {
     current.set_op_type("Identity");
     current.add_input("c");
     current.add_output("y");
+    const std::string condition = "c", output = "y";  // (literals here trip GCC 12's -Wstringop-overflow)
     for (int depth = 0; depth < 5000; ++depth) {
         onnx::NodeProto parent;
         parent.set_op_type("If");
-        parent.add_input("c");
-        parent.add_output("y");
+        parent.add_input(condition);
+        parent.add_output(output);
         onnx::AttributeProto& branch = *parent.add_attribute();
         branch.set_name("then_branch");
         branch.set_type(onnx::AttributeProto::GRAPH);

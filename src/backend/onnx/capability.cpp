@@ -1,8 +1,6 @@
 #include "polygraphy/backend/onnx/capability.h"
 #include "polygraphy/backend/onnx/functions.h"
 
-#include <onnx/shape_inference/implementation.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -90,7 +88,7 @@ void infer_value_info(onnx::ModelProto& model) {
         return;
     }
     try {
-        onnx::shape_inference::InferShapes(model);
+        run_libonnx_inference(model, /*data_propagation=*/false);
     } catch (const std::exception& error) {
         logger().verbose(std::string("Shape inference stopped early: ") + error.what());
     }

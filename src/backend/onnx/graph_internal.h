@@ -52,4 +52,11 @@ onnx::ModelProto copy_for_inference(const onnx::ModelProto& model);
 /// not seen (a dangling or out-of-order input), or one it merged with an incomplete type, and crashes.
 bool libonnx_inference_is_safe(const onnx::ModelProto& model);
 
+// ---- libonnx (libonnx_inference.cpp) ------------------------------------------------------------
+
+/// libonnx's shape inference (no type checks, node errors recorded, not thrown), with no
+/// operator's inference run on a required input that has no type: such a node is left uninferred.
+/// Give it only models that pass libonnx_inference_is_safe.
+void run_libonnx_inference(onnx::ModelProto& model, bool data_propagation);
+
 }  // namespace polygraphy

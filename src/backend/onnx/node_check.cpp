@@ -11,6 +11,7 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <onnx/defs/schema.h>
@@ -187,7 +188,7 @@ private:
             return;
         }
         if (auto function = functions_.find(node.domain() + "\n" + node.op_type()); function != functions_.end()) {
-            check_function_call(node, *function->second, problem);
+            check_function_call(node, *function->second, imports, problem);
             return;
         }
 
@@ -294,8 +295,8 @@ private:
     }
 
     template <typename Problem>
-    static void check_function_call(const onnx::NodeProto& node, const onnx::FunctionProto& function,
-                                    const Problem& problem) {
+    void check_function_call(const onnx::NodeProto& node, const onnx::FunctionProto& function,
+                             const OpsetImports& imports, const Problem& problem) {
         if (node.input_size() > function.input_size())
             problem(fmt::format("it has {}, but the local function {} declares {}", plural(node.input_size(), "input"),
                                 function.name(), plural(function.input_size(), "input")));
@@ -304,6 +305,52 @@ private:
                                 plural(node.output_size(), "output"), function.name(),
                                 plural(function.output_size(), "output")));
         if (node.output_size() == 0) problem("it has no outputs");
+        check_omitted_function_inputs(node, function, imports, problem);
+    }
+
+    // A call may leave out inputs (fewer, or empty names); inlining binds those to "", so a body
+    // node that requires one is malformed in this call. Checked here, at load, rather than by the
+    // pass that inlines.
+    template <typename Problem>
+    void check_omitted_function_inputs(const onnx::NodeProto& call, const onnx::FunctionProto& function,
+                                       const OpsetImports& imports, const Problem& problem) {
+        std::unordered_set<std::string> omitted;
+        for (int i = 0; i < function.input_size(); ++i)
+            if (i >= call.input_size() || call.input(i).empty()) omitted.insert(function.input(i));
+        if (omitted.empty() || depth_ >= kMaxSubgraphDepth) return;  // depth: a function that calls itself
+        OpsetImports own = imports;
+        for (const auto& import : function.opset_import())
+            own[std::string(canonical_domain(import.domain()))] = import.version();
+        ++depth_;
+        for (int i = 0; i < function.node_size(); ++i) {
+            const onnx::NodeProto& body = function.node(i);
+            if (std::none_of(body.input().begin(), body.input().end(),
+                             [&](const std::string& input) { return omitted.contains(input); }))
+                continue;
+            onnx::NodeProto bound = body;
+            for (auto& input : *bound.mutable_input())
+                if (omitted.contains(input)) input.clear();
+            const std::string name = body.name().empty() ? fmt::format("{}_{}", body.op_type(), i) : body.name();
+            // Only what binding adds: the body's own problems are reported with the function.
+            const std::vector<std::string> as_written = problems_of(body, name, own, function);
+            for (const std::string& what : problems_of(bound, name, own, function))
+                if (std::find(as_written.begin(), as_written.end(), what) == as_written.end())
+                    problem(
+                        fmt::format("it leaves out inputs of the local function {}, so its node '{}' is "
+                                    "malformed: {}",
+                                    function.name(), name, what));
+        }
+        --depth_;
+    }
+
+    std::vector<std::string> problems_of(const onnx::NodeProto& node, const std::string& name,
+                                         const OpsetImports& imports, const onnx::FunctionProto& function) {
+        const auto before = static_cast<std::ptrdiff_t>(problems_.size());
+        check_node(node, name, imports, "function " + function.name());
+        std::vector<std::string> found;
+        for (auto it = problems_.begin() + before; it != problems_.end(); ++it) found.push_back(it->what);
+        problems_.erase(problems_.begin() + before, problems_.end());
+        return found;
     }
 
     const onnx::ModelProto& model_;

@@ -10,8 +10,6 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
-#include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "polygraphy/backend/onnx/evaluator.h"
 #include "polygraphy/backend/onnx/node_check.h"
@@ -241,8 +239,7 @@ ShapeInferenceMethod infer_shapes(onnx::ModelProto& model, bool force_runtime, c
             runtime.name());
     } else if (onnx_inference_applies(model)) {
         try {
-            onnx::ShapeInferenceOptions options(false, 0, true);
-            onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+            run_libonnx_inference(model, /*data_propagation=*/true);
             logger().verbose("Inferred shapes with ONNX shape inference");
             return ShapeInferenceMethod::kOnnx;
         } catch (const std::exception& error) {
@@ -272,8 +269,7 @@ TensorMetadata infer_output_metadata(const onnx::ModelProto& model, const Ordere
     for (auto& output : *graph.mutable_output())
         set_value_info_type(output, metadata_from_value_info(output).dtype, std::nullopt);
     try {
-        onnx::ShapeInferenceOptions options(false, 0, true);
-        onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+        run_libonnx_inference(copy, /*data_propagation=*/true);
     } catch (const std::exception& error) {
         logger().verbose(fmt::format("ONNX shape inference failed ({}); output sizes are unknown", error.what()));
         return outputs;

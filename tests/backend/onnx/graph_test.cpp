@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/capability.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
@@ -349,6 +350,41 @@ TEST(InferShapesTest, RuntimeInferenceNeedsStaticInputs) {
     OnnxModel model = builder.build();
     EXPECT_EQ(infer_shapes(*model), ShapeInferenceMethod::kNone);
     EXPECT_EQ(model->graph().value_info_size(), 0);
+}
+
+// libonnx 1.12 leaves a tensor untyped when it has no schema for its producer (Gelu at opset 17) or
+// when the producer's inference fails (ConstantOfShape fed a float), and Shape's inference function
+// then dereferences the null type (SIGSEGV; fuzzing finding F12). Its Conv inference indexes the
+// weight's kernel by the data's rank (F15). Each pass must come back, with the types libonnx could
+// infer elsewhere still there.
+TEST(InferShapesTest, OperatorsReadingTensorsLibonnxCannotTypeDoNotCrashIt) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{2, 3});
+    builder.node("Relu", {"x"}, {"r"}, "relu");
+    builder.node("Gelu", {"r"}, {"g"}, "gelu");
+    builder.node("Shape", {"g"}, {"s"}, "shape_of_gelu");
+    builder.node("ConstantOfShape", {"r"}, {"c"}, "constant_of_float_shape");
+    builder.node("Shape", {"c"}, {"t"}, "shape_of_constant");
+    builder.initializer("w", Tensor(DataType::kFloat32, Shape{2, 2, 3, 3}));
+    builder.node("Conv", {"x", "w"}, {"conv"}, "conv_of_rank_2_data");
+    builder.output("conv", DataType::kFloat32, Shape{}, false);
+    builder.output("s", DataType::kInt64, Shape{}, false);
+    builder.output("t", DataType::kInt64, Shape{}, false);
+    builder.output("r", DataType::kFloat32, Shape{}, false);
+    OnnxModel model = builder.build();
+
+    TensorMetadata outputs = infer_output_metadata(*model, {});
+    ASSERT_EQ(outputs.size(), 4u);
+    ASSERT_TRUE(outputs.find("r")->shape);
+    EXPECT_EQ(dyn_shape_to_string(*outputs.find("r")->shape), "(2, 3)");
+    EXPECT_FALSE(outputs.find("s")->shape);  // nothing to infer it from
+
+    onnx::ModelProto inferred = *model;
+    infer_value_info(inferred);
+    EXPECT_EQ(find_value_info(inferred.graph(), "g"), nullptr);
+
+    EXPECT_EQ(infer_shapes(*model), ShapeInferenceMethod::kOnnx);
+    EXPECT_EQ(dyn_shape_to_string(*metadata_from_value_info(model->graph().output(3)).shape), "(2, 3)");
 }
 
 TEST(InferShapesTest, OverrideInputShapesReinfers) {
