@@ -10,7 +10,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 #include "model_builder.h"
 #include "polygraphy/backend/ref/kernel.h"

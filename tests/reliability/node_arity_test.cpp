@@ -400,6 +400,43 @@ TEST(NodeArity, SubgraphsAndLocalFunctionsAreCheckedToo) {
               "required, but its name is empty");
 }
 
+// Fuzzing found the check of left-out inputs following calls of calls once per path (a function
+// calling itself, or each function calling the next twice, took hours). Each function and set of
+// left-out inputs is now checked once.
+TEST(NodeArity, CallsOfCallsThatLeaveOutInputsAreCheckedOnceEach) {
+    ModelBuilder builder(17);
+    builder.opset_import("local", 1);
+    builder.node("F0", {}, {"y"}, "call", "local");
+    builder.output("y", DataType::kFloat32, Shape{2});
+    constexpr int kDepth = 40;
+    // (Literals in this loop trip GCC 12's -Wstringop-overflow.)
+    const std::string domain = "local", input = "a", output = "b", relu_type = "Relu", prefix = "F";
+    const std::vector<std::string> call_outputs = {"c1", "c2"};
+    for (int level = 0; level < kDepth; ++level) {
+        onnx::FunctionProto& function = *builder.proto().add_functions();
+        function.set_name(prefix + std::to_string(level));
+        function.set_domain(domain);
+        function.add_input(input);
+        function.add_output(output);
+        *function.add_opset_import() = builder.proto().opset_import(0);
+        const std::string next = prefix + std::to_string((level + 1) % kDepth);  // the last calls the first
+        for (const std::string& call_output : call_outputs) {
+            onnx::NodeProto& call = *function.add_node();
+            call.set_op_type(next);
+            call.set_domain(domain);
+            call.add_output(call_output);
+        }
+        onnx::NodeProto& relu = *function.add_node();
+        relu.set_op_type(relu_type);
+        relu.add_input(input);
+        relu.add_output(output);
+    }
+    const std::vector<NodeProblem> problems = find_node_problems(builder.proto());
+    ASSERT_FALSE(problems.empty());
+    EXPECT_EQ(problems[0].node, "call");
+    EXPECT_THAT(problems[0].what, HasSubstr("leaves out inputs of the local function F0, so its node 'Relu_2'"));
+}
+
 TEST(NodeArity, ValidNodesPassIncludingOptionalInputsAndNewerOpsets) {
     // Optional inputs left empty in the middle, optional outputs omitted.
     ModelBuilder builder(17);

@@ -82,6 +82,44 @@ TEST(Layering, NoIncludePointsUpTheLayers) {
     EXPECT_TRUE(wrong.empty()) << "includes against the layer order (README, \"Tools, the `run` job\"):\n" << listing;
 }
 
+// Inside the built-in runtime: the compute helpers (backend/ref/compute/: GEMM, blocked and
+// depthwise convolution, oneDNN glue, broadcasting) sit below the operator families (ops/) that
+// call them, and include none of them.
+std::vector<Arrow> compute_includes_of_operator_families(const fs::path& compute) {
+    const std::regex include(R"(^\s*#\s*include\s*"(backend/ref/ops/[^"]+)\")");
+    std::vector<Arrow> wrong;
+    for (const auto& entry : fs::recursive_directory_iterator(compute)) {
+        if (!entry.is_regular_file()) continue;
+        std::ifstream file(entry.path());
+        std::string text;
+        for (int number = 1; std::getline(file, text); ++number) {
+            std::smatch match;
+            if (std::regex_search(text, match, include))
+                wrong.push_back({entry.path().filename().string(), number, match[1].str()});
+        }
+    }
+    return wrong;
+}
+
+TEST(Layering, ComputeHelpersIncludeNoOperatorFamily) {
+    const fs::path compute = fs::path(POLYGRAPHY_SOURCE_DIR) / "src" / "backend" / "ref" / "compute";
+    ASSERT_TRUE(fs::is_directory(compute));
+    std::string listing;
+    for (const Arrow& arrow : compute_includes_of_operator_families(compute))
+        listing += "src/backend/ref/compute/" + arrow.file + ":" + std::to_string(arrow.line) + " includes \"" +
+                   arrow.target + "\"\n";
+    EXPECT_TRUE(listing.empty()) << listing;
+
+    const fs::path scratch = fs::temp_directory_path() / ("polygraphy-compute-" + std::to_string(::getpid()));
+    fs::create_directories(scratch);
+    std::ofstream(scratch / "gemm.cpp") << "#include \"backend/ref/compute/dnnl_util.h\"\n"
+                                        << "#include \"backend/ref/ops/families.h\"\n";
+    const std::vector<Arrow> found = compute_includes_of_operator_families(scratch);
+    fs::remove_all(scratch);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].line, 2);
+}
+
 TEST(Layering, TheCheckSeesABackEdge) {
     // A back-edge written into a scratch tree is found, with its file and line.
     const fs::path root = fs::temp_directory_path() / ("polygraphy-layering-" + std::to_string(::getpid()));

@@ -314,33 +314,47 @@ private:
     template <typename Problem>
     void check_omitted_function_inputs(const onnx::NodeProto& call, const onnx::FunctionProto& function,
                                        const OpsetImports& imports, const Problem& problem) {
-        std::unordered_set<std::string> omitted;
+        std::vector<int> omitted;
         for (int i = 0; i < function.input_size(); ++i)
-            if (i >= call.input_size() || call.input(i).empty()) omitted.insert(function.input(i));
-        if (omitted.empty() || depth_ >= kMaxSubgraphDepth) return;  // depth: a function that calls itself
+            if (i >= call.input_size() || call.input(i).empty()) omitted.push_back(i);
+        if (omitted.empty()) return;
+        for (const std::string& what : problems_from_omitting(function, omitted, imports)) problem(what);
+    }
+
+    // What binding the inputs `omitted` (positions) of `function` to "" breaks in its body, each
+    // as one line. Computed once per function and set of positions: calls of calls would otherwise
+    // be followed once per path, and a function may (wrongly) call itself.
+    std::vector<std::string> problems_from_omitting(const onnx::FunctionProto& function,
+                                                    const std::vector<int>& omitted, const OpsetImports& imports) {
+        std::string key = function.domain() + "\n" + function.name();
+        for (int i : omitted) key += "\n" + std::to_string(i);
+        if (auto known = omission_results_.find(key); known != omission_results_.end()) return known->second;
+        omission_results_[key] = {};  // while it is computed: a call of itself adds nothing
+        std::unordered_set<std::string> names;
+        for (int i : omitted) names.insert(function.input(i));
         OpsetImports own = imports;
         for (const auto& import : function.opset_import())
             own[std::string(canonical_domain(import.domain()))] = import.version();
-        ++depth_;
+        std::vector<std::string> found;
         for (int i = 0; i < function.node_size(); ++i) {
             const onnx::NodeProto& body = function.node(i);
             if (std::none_of(body.input().begin(), body.input().end(),
-                             [&](const std::string& input) { return omitted.contains(input); }))
+                             [&](const std::string& input) { return names.contains(input); }))
                 continue;
             onnx::NodeProto bound = body;
             for (auto& input : *bound.mutable_input())
-                if (omitted.contains(input)) input.clear();
+                if (names.contains(input)) input.clear();
             const std::string name = body.name().empty() ? fmt::format("{}_{}", body.op_type(), i) : body.name();
             // Only what binding adds: the body's own problems are reported with the function.
             const std::vector<std::string> as_written = problems_of(body, name, own, function);
             for (const std::string& what : problems_of(bound, name, own, function))
                 if (std::find(as_written.begin(), as_written.end(), what) == as_written.end())
-                    problem(
-                        fmt::format("it leaves out inputs of the local function {}, so its node '{}' is "
-                                    "malformed: {}",
+                    found.push_back(
+                        fmt::format("it leaves out inputs of the local function {}, so its node '{}' is malformed: {}",
                                     function.name(), name, what));
         }
-        --depth_;
+        omission_results_[key] = found;
+        return found;
     }
 
     std::vector<std::string> problems_of(const onnx::NodeProto& node, const std::string& name,
@@ -356,6 +370,7 @@ private:
     const onnx::ModelProto& model_;
     std::unordered_map<std::string, int> libonnx_max_;
     std::unordered_map<std::string, const onnx::FunctionProto*> functions_;
+    std::unordered_map<std::string, std::vector<std::string>> omission_results_;  // problems_from_omitting
     std::vector<NodeProblem> problems_;
     static constexpr int kMaxSubgraphDepth = 64;
     int depth_ = 0;               // graphs entered

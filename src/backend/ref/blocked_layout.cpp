@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "backend/onnx/domain.h"
+#include "backend/ref/fused_attributes.h"
 #include "backend/ref/graph_constants.h"
-#include "backend/ref/ops/families.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy::ref {

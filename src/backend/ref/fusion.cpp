@@ -10,8 +10,8 @@
 #include <unordered_set>
 
 #include "backend/onnx/domain.h"
+#include "backend/ref/fused_attributes.h"
 #include "backend/ref/graph_constants.h"
-#include "backend/ref/ops/families.h"
 
 namespace polygraphy::ref {
 

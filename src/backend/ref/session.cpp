@@ -3,9 +3,9 @@
 
 #include "backend/onnx/domain.h"
 #include "backend/ref/blocked_layout.h"
+#include "backend/ref/fused_attributes.h"
 #include "backend/ref/fusion.h"
 #include "backend/ref/thread_budget.h"
-#include "backend/ref/ops/families.h"
 #include "common/toposort.h"
 
 #include <algorithm>

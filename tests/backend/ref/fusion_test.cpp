@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "backend/ref/blocked_layout.h"
-#include "backend/ref/ops/blocked_conv.h"
-#include "backend/ref/ops/families.h"
+#include "backend/ref/compute/blocked_conv.h"
+#include "backend/ref/fused_attributes.h"
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"

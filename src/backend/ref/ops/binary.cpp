@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/ops/broadcast.h"
+#include "backend/ref/compute/broadcast.h"
 #include "backend/ref/ops/elementwise.h"
 #include "backend/ref/ops/families.h"
 

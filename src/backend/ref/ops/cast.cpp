@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "backend/ref/compute/small_types.h"
 #include "backend/ref/ops/elementwise.h"
 #include "backend/ref/ops/families.h"
-#include "backend/ref/ops/small_types.h"
 
 namespace polygraphy::ref {
 namespace {

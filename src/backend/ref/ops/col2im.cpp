@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/ref/compute/window_util.h"
 #include "backend/ref/ops/families.h"
-#include "backend/ref/ops/window_util.h"
 
 namespace polygraphy::ref {
 namespace {

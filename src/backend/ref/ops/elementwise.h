@@ -25,9 +25,9 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/ops/broadcast.h"
-#include "backend/ref/ops/dnnl_util.h"
-#include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/compute/broadcast.h"
+#include "backend/ref/compute/dnnl_util.h"
+#include "backend/ref/compute/kernel_util.h"
 
 namespace polygraphy::ref {
 

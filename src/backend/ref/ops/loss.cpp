@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/ref/compute/kernel_util.h"
 #include "backend/ref/ops/families.h"
-#include "backend/ref/ops/kernel_util.h"
 
 namespace polygraphy::ref {
 namespace {

@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
+#include "backend/ref/compute/packed_gemm.h"
 #include "backend/ref/ops/families.h"
-#include "backend/ref/ops/packed_gemm.h"
 
 namespace polygraphy::ref {
 namespace {

@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/ops/broadcast.h"
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/broadcast.h"
+#include "backend/ref/compute/dnnl_util.h"
+#include "backend/ref/compute/kernel_util.h"
 #include "backend/ref/ops/families.h"
-#include "backend/ref/ops/kernel_util.h"
 
 namespace polygraphy::ref {
 namespace {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
+#include "backend/ref/compute/vector_math.h"
+#include "backend/ref/compute/window_util.h"
 #include "backend/ref/ops/families.h"
-#include "backend/ref/ops/vector_math.h"
-#include "backend/ref/ops/window_util.h"
 
 namespace polygraphy::ref {
 namespace {

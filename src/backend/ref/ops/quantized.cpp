@@ -11,11 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "backend/ref/compute/kernel_util.h"
+#include "backend/ref/compute/small_types.h"
+#include "backend/ref/compute/window_util.h"
 #include "backend/ref/ops/elementwise.h"
 #include "backend/ref/ops/families.h"
-#include "backend/ref/ops/kernel_util.h"
-#include "backend/ref/ops/small_types.h"
-#include "backend/ref/ops/window_util.h"
 
 namespace polygraphy::ref {
 namespace {

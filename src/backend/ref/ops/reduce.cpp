@@ -12,7 +12,7 @@
 
 #include <omp.h>
 
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/ops/families.h"
 
 namespace polygraphy::ref {

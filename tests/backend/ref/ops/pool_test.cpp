@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/ref/ops/families.h"
+#include "backend/ref/fused_attributes.h"
 #include "op_test_util.h"
 
 namespace polygraphy::testing {

@@ -1,6 +1,6 @@
-// The runtime's own GEMM for constant weights (src/backend/ref/ops/packed_gemm.h), against a
+// The runtime's own GEMM for constant weights (src/backend/ref/compute/packed_gemm.h), against a
 // double-precision loop, and through the MatMul and Gemm kernels against their unfused forms.
-#include "backend/ref/ops/packed_gemm.h"
+#include "backend/ref/compute/packed_gemm.h"
 
 #include <cmath>
 #include <cstring>
@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/ref/ops/families.h"
-#include "op_test_util.h"
+#include "../ops/op_test_util.h"
+#include "backend/ref/fused_attributes.h"
 
 namespace polygraphy::testing {
 namespace {

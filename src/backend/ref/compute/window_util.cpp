@@ -1,4 +1,4 @@
-#include "backend/ref/ops/window_util.h"
+#include "backend/ref/compute/window_util.h"
 
 #include <algorithm>
 
@@ -44,8 +44,10 @@ WindowAttrs parse_window_attrs(const NodeInfo& node, bool kernel_shape_required,
     attrs.kernel_shape = node.attr_ints("kernel_shape");
     if (kernel_shape_required && attrs.kernel_shape.empty()) node.fail("attribute 'kernel_shape' is required");
     attrs.strides = node.attr_ints("strides");
-    if (has_dilations) attrs.dilations = node.attr_ints("dilations");
-    else if (node.has_attr("dilations")) node.fail("attribute 'dilations' is not supported before this opset");
+    if (has_dilations)
+        attrs.dilations = node.attr_ints("dilations");
+    else if (node.has_attr("dilations"))
+        node.fail("attribute 'dilations' is not supported before this opset");
     attrs.pads = node.attr_ints("pads");
     if (has_ceil_mode) {
         const int64_t ceil_mode = node.attr_int("ceil_mode", 0);
@@ -118,8 +120,8 @@ Geometry resolve_geometry(const NodeInfo& node, const WindowAttrs& attrs, const 
         }
         const int64_t span = in + geometry.pad_begin[d] + geometry.pad_end[d] - extent;
         if (span < 0) {
-            node.fail("input spatial dim " + std::to_string(d) + " (size " + std::to_string(in) +
-                      ", padded to " + std::to_string(in + geometry.pad_begin[d] + geometry.pad_end[d]) +
+            node.fail("input spatial dim " + std::to_string(d) + " (size " + std::to_string(in) + ", padded to " +
+                      std::to_string(in + geometry.pad_begin[d] + geometry.pad_end[d]) +
                       ") is smaller than the window (" + std::to_string(extent) + ")");
         }
         int64_t out = (attrs.ceil_mode ? ceil_div(span, stride) : span / stride) + 1;

@@ -1,4 +1,4 @@
-#include "backend/ref/ops/vector_math.h"
+#include "backend/ref/compute/vector_math.h"
 
 #include <algorithm>
 

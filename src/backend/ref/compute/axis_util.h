@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/compute/kernel_util.h"
 
 namespace polygraphy::ref {
 

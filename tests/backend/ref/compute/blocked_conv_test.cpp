@@ -1,4 +1,4 @@
-// The runtime's own channel-blocked convolution (src/backend/ref/ops/blocked_conv.h), called directly
+// The runtime's own channel-blocked convolution (src/backend/ref/compute/blocked_conv.h), called directly
 // on every shape class it handles, against a direct definition of Conv in double. The Conv kernel
 // uses it only where blocked_conv::measured_faster() says; fusion_test.cpp runs it inside a graph.
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/ref/ops/blocked_conv.h"
+#include "backend/ref/compute/blocked_conv.h"
 #include "model_builder.h"
 
 namespace polygraphy::ref {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/compute/kernel_util.h"
 #include "polygraphy/backend/ref/kernel.h"
 
 namespace polygraphy::ref {

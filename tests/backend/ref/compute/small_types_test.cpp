@@ -1,6 +1,6 @@
-// Casts and quantization to float8 and int4/uint4 (src/backend/ref/ops/small_types.h).
-#include "backend/ref/ops/small_types.h"
-#include "op_test_util.h"
+// Casts and quantization to float8 and int4/uint4 (src/backend/ref/compute/small_types.h).
+#include "backend/ref/compute/small_types.h"
+#include "../ops/op_test_util.h"
 
 namespace polygraphy::testing {
 namespace {

@@ -5,7 +5,7 @@
 // left and right edges are the same for every row); the corners of the border rows go one by one.
 // A band of output rows is computed one input channel block at a time (partial sums kept in Y), so
 // that block's weights stay in L1 while every tile of the band uses them.
-#include "backend/ref/ops/blocked_conv.h"
+#include "backend/ref/compute/blocked_conv.h"
 
 #include <immintrin.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
 
 namespace polygraphy::ref::blocked_conv {
 namespace {

@@ -1,4 +1,4 @@
-// The vectorized SiLU of src/backend/ref/ops/vector_math.h: every element, the tail after the last
+// The vectorized SiLU of src/backend/ref/compute/vector_math.h: every element, the tail after the last
 // whole vector included, within a few ulps of x / (1 + exp(-x)) in double; special values as
 // x * Sigmoid(x) gives them (NaN and -inf give NaN, +inf stays).
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/ref/ops/vector_math.h"
+#include "backend/ref/compute/vector_math.h"
 
 namespace polygraphy::ref {
 namespace {

@@ -1,4 +1,4 @@
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
 
 #include <cmath>
 #include <limits>
@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/ops/families.h"
-#include "backend/ref/ops/vector_math.h"
+#include "backend/ref/compute/vector_math.h"
+#include "backend/ref/fused_attributes.h"
 #include "common/aligned_memory.h"
 #include "polygraphy/common/exception.h"
 
@@ -23,15 +23,21 @@ const dnnl::engine& cpu_engine() {
     return engine;
 }
 
-int resolve_threads(int requested) { return requested > 0 ? requested : std::max(omp_get_max_threads(), 1); }
+int resolve_threads(int requested) {
+    return requested > 0 ? requested : std::max(omp_get_max_threads(), 1);
+}
 
 ThreadScope::ThreadScope(int num_threads) : previous_(omp_get_max_threads()) {
     omp_set_num_threads(resolve_threads(num_threads));
 }
 
-ThreadScope::~ThreadScope() { omp_set_num_threads(previous_); }
+ThreadScope::~ThreadScope() {
+    omp_set_num_threads(previous_);
+}
 
-dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }
+dnnl::memory::dims to_dims(const Shape& shape) {
+    return dnnl::memory::dims(shape.begin(), shape.end());
+}
 
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
     dnnl::memory::dims strides(dims.size(), 1);
@@ -64,8 +70,7 @@ Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block,
 
 bool private_flag(const NodeInfo& node, std::string_view name) {
     const int64_t value = node.attr_int(name, 0);
-    if (value != 0 && value != 1)
-        node.fail(fmt::format("attribute '{}' must be 0 or 1, but it is {}", name, value));
+    if (value != 0 && value != 1) node.fail(fmt::format("attribute '{}' must be 0 or 1, but it is {}", name, value));
     return value == 1;
 }
 
@@ -137,8 +142,8 @@ void parallel_chunks(int64_t count, int threads, const std::function<void(int64_
 
 void fail_dtype(const NodeInfo& node, const std::string& what, DataType dtype, const std::string& allowed) {
     throw UnsupportedError("Node '" + node.name() + "' (" + node.op_type() + "): " + what +
-                           " has unsupported data type " + std::string(dtype_name(dtype)) + "\nNote: supported: " +
-                           allowed);
+                           " has unsupported data type " + std::string(dtype_name(dtype)) +
+                           "\nNote: supported: " + allowed);
 }
 
 void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const char* what) {
@@ -164,32 +169,56 @@ FusedActivation::FusedActivation(const NodeInfo& node) {
                   "'\nNote: allowed values are Relu, Gelu, Silu, Clip");
     }
     switch (kind_) {
-        case Kind::kRelu: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_relu); break;
-        case Kind::kClip: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_clip, min_, max_); break;
-        case Kind::kGelu: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_gelu_erf); break;
-        case Kind::kSilu: eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_swish, 1.0f); break;
-        case Kind::kNone: break;
+        case Kind::kRelu:
+            eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_relu);
+            break;
+        case Kind::kClip:
+            eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_clip, min_, max_);
+            break;
+        case Kind::kGelu:
+            eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_gelu_erf);
+            break;
+        case Kind::kSilu:
+            eltwise_ = std::make_shared<Eltwise>(dnnl::algorithm::eltwise_swish, 1.0f);
+            break;
+        case Kind::kNone:
+            break;
     }
 }
 
 void FusedActivation::append_to(dnnl::post_ops& ops) const {
     switch (kind_) {
-        case Kind::kRelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f); break;
-        case Kind::kClip: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, min_, max_); break;
-        case Kind::kGelu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f); break;
-        case Kind::kSilu: ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f); break;
-        case Kind::kNone: break;
+        case Kind::kRelu:
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+            break;
+        case Kind::kClip:
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, min_, max_);
+            break;
+        case Kind::kGelu:
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+            break;
+        case Kind::kSilu:
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+            break;
+        case Kind::kNone:
+            break;
     }
 }
 
 double FusedActivation::apply(double x) const {
     switch (kind_) {
         // NaN -> 0 and -> the lower bound, like the oneDNN post-ops (documented with kFusedActivationAttr).
-        case Kind::kRelu: return x > 0.0 ? x : 0.0;
-        case Kind::kClip: return std::isnan(x) ? static_cast<double>(min_) : std::min(std::max(x, static_cast<double>(min_)), static_cast<double>(max_));
-        case Kind::kGelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
-        case Kind::kSilu: return x / (1.0 + std::exp(-x));
-        case Kind::kNone: break;
+        case Kind::kRelu:
+            return x > 0.0 ? x : 0.0;
+        case Kind::kClip:
+            return std::isnan(x) ? static_cast<double>(min_)
+                                 : std::min(std::max(x, static_cast<double>(min_)), static_cast<double>(max_));
+        case Kind::kGelu:
+            return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+        case Kind::kSilu:
+            return x / (1.0 + std::exp(-x));
+        case Kind::kNone:
+            break;
     }
     return x;
 }

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/ops/kernel_util.h"
+#include "backend/ref/compute/kernel_util.h"
 
 namespace polygraphy::ref::window {
 
@@ -57,14 +57,18 @@ Geometry resolve_geometry(const NodeInfo& node, const WindowAttrs& attrs, const 
                           const std::vector<int64_t>& kernel);
 
 /// Python-style floor division (b > 0).
-inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+inline int64_t floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
 /// Ceil division (b > 0).
-inline int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+inline int64_t ceil_div(int64_t a, int64_t b) {
+    return -floor_div(-a, b);
+}
 
 /// Attribute `name` with `count` values, or `count` times `fallback` when absent; fails for another
 /// count or a value that is not positive (`positive`) or negative.
 inline std::vector<int64_t> ints_or(const NodeInfo& node, std::string_view name, std::size_t count, int64_t fallback,
-                             bool positive) {
+                                    bool positive) {
     std::vector<int64_t> values = node.attr_ints(name);
     if (values.empty()) return std::vector<int64_t>(count, fallback);
     if (values.size() != count)

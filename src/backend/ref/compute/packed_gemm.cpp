@@ -1,4 +1,4 @@
-#include "backend/ref/ops/packed_gemm.h"
+#include "backend/ref/compute/packed_gemm.h"
 
 #include <immintrin.h>
 #include <omp.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
 #include "common/aligned_memory.h"
 #include "polygraphy/common/exception.h"
 

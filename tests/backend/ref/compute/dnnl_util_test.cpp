@@ -1,4 +1,4 @@
-#include "backend/ref/ops/dnnl_util.h"
+#include "backend/ref/compute/dnnl_util.h"
 
 #include <cmath>
 #include <limits>
@@ -11,12 +11,13 @@ namespace {
 
 std::vector<float> sweep(int64_t count, float lo, float hi) {
     std::vector<float> values;
-    for (int64_t i = 0; i < count; ++i) values.push_back(lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(count - 1));
+    for (int64_t i = 0; i < count; ++i)
+        values.push_back(lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(count - 1));
     return values;
 }
 
-void expect_matches(const std::vector<float>& actual, const std::vector<float>& x, double (*reference)(double), double rtol,
-                    double atol) {
+void expect_matches(const std::vector<float>& actual, const std::vector<float>& x, double (*reference)(double),
+                    double rtol, double atol) {
     ASSERT_EQ(actual.size(), x.size());
     int failures = 0;
     for (std::size_t i = 0; i < x.size() && failures < 5; ++i) {
@@ -32,25 +33,30 @@ TEST(EltwiseTest, MatchesLibmWithinFloatPrecision) {
     const std::vector<float> x = sweep(100003, -30.0f, 30.0f);  // odd count: exercises the vector tail
     std::vector<float> y(x.size());
     ASSERT_TRUE(Eltwise(dnnl::algorithm::eltwise_logistic).run(x.data(), y.data(), static_cast<int64_t>(x.size()), 2));
-    expect_matches(y, x, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 2e-6, 1e-30);
+    expect_matches(
+        y, x, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 2e-6, 1e-30);
     ASSERT_TRUE(Eltwise(dnnl::algorithm::eltwise_tanh).run(x.data(), y.data(), static_cast<int64_t>(x.size()), 1));
-    expect_matches(y, x, [](double v) { return std::tanh(v); }, 2e-6, 1e-7);
+    expect_matches(
+        y, x, [](double v) { return std::tanh(v); }, 2e-6, 1e-7);
     ASSERT_TRUE(Eltwise(dnnl::algorithm::eltwise_gelu_erf).run(x.data(), y.data(), static_cast<int64_t>(x.size()), 2));
     // oneDNN's erf is accurate to ~1e-7 absolute: relative error grows where gelu(x) is tiny (x < -4).
-    expect_matches(y, x, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }, 2e-6, 3e-7);
+    expect_matches(
+        y, x, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }, 2e-6, 3e-7);
     const std::vector<float> e = sweep(1001, -80.0f, 80.0f);
     std::vector<float> ey(e.size());
     ASSERT_TRUE(Eltwise(dnnl::algorithm::eltwise_exp).run(e.data(), ey.data(), static_cast<int64_t>(e.size()), 2));
-    expect_matches(ey, e, [](double v) { return std::exp(v); }, 2e-6, 1e-37);
+    expect_matches(
+        ey, e, [](double v) { return std::exp(v); }, 2e-6, 1e-37);
 }
 
 TEST(EltwiseTest, InPlaceReusesThePrimitive) {
     const Eltwise logistic(dnnl::algorithm::eltwise_logistic);
     std::vector<float> v = {0.0f, std::numeric_limits<float>::quiet_NaN(), 1.0f};
-    for (int round = 0; round < 2; ++round) ASSERT_TRUE(logistic.run(v.data(), v.data(), static_cast<int64_t>(v.size()), 1));
+    for (int round = 0; round < 2; ++round)
+        ASSERT_TRUE(logistic.run(v.data(), v.data(), static_cast<int64_t>(v.size()), 1));
     EXPECT_NEAR(v[0], 1.0 / (1.0 + std::exp(-0.5)), 1e-6);  // logistic(logistic(0)) = logistic(0.5)
-    EXPECT_TRUE(std::isnan(v[1]));                            // NaN stays NaN
-    EXPECT_TRUE(logistic.run(nullptr, nullptr, 0, 1));        // nothing to do
+    EXPECT_TRUE(std::isnan(v[1]));                          // NaN stays NaN
+    EXPECT_TRUE(logistic.run(nullptr, nullptr, 0, 1));      // nothing to do
 }
 
 TEST(EltwiseTest, ReluMapsNaNToZero) {
