@@ -14,6 +14,7 @@ packages=(
   file  # CPack's Debian generator runs dpkg-shlibdeps on the files `file` says are ELF (scripts/build_deb.sh)
   libonnx-testdata
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz smoke run (libFuzzer + sanitizers) in CI
+  clang-format  # the test command checks that changed lines follow .clang-format (scripts/format_check.sh)
   zlib1g-dev  # PNG images in the comparator's SVG figures
   chromium    # the test that opens the HTML report in a real (headless) browser
   pybind11-dev python3-dev python3-numpy  # the Python bindings (python/) for /usr/bin/python3, their tests, and the tests that numpy.load our .npz files

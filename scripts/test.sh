@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+scripts/format_check.sh  # the C++ lines changed since the parent commit follow .clang-format
 scripts/build.sh
 ctest --test-dir build -j"$(nproc)" --output-on-failure
 # Every fuzz target under ASan/UBSan, a fixed number of executions from a fixed seed over the

@@ -26,16 +26,16 @@ int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
 /// The OpenMP settings the `polygraphy` command gives itself before libgomp starts (it sets them
 /// and starts itself again), for the built-in runtime's kernels:
-/// - OMP_WAIT_POLICY=passive: with libgomp's default spinning, a 2-thread run on a machine whose
-///   cores are busy elsewhere was 10-80x slower (BENCHMARKS.md);
+/// - OMP_WAIT_POLICY=passive: libgomp's default spinning makes a multi-thread run on a machine
+///   whose cores are busy elsewhere many times slower;
 /// - GOMP_SPINCOUNT=300000, a spin of a few milliseconds at most before sleeping: waking sleeping
-///   threads for each of an inference's ~100 parallel regions made mobilenet_v2 on 2 idle cores 19
-///   ms instead of 11, and a spin of 10000 still lost 10-40% against this one (BENCHMARKS.md). It
-///   is left out only when argv gives --ref-threads N (the last one counts) above `idle_cores()`,
-///   the cores other processes leave idle as the command starts (asked only for N of 2 or more): the default thread
-///   count (0) gets 1 thread on a busy machine, so the spin costs nothing there, but a count the user gives is kept,
-///   and on a busy machine the spin made runs 1.4-2x slower. On idle cores, sleeping instead made
-///   `--ref-threads 2` 2-3x slower (efficientnet_b0 34 ms against 12).
+///   threads for each of an inference's parallel regions costs more on idle cores, and shorter
+///   spins still lose time. It is left out only when argv gives --ref-threads N (the last one
+///   counts) above `idle_cores()`, the cores other processes leave idle as the command starts
+///   (asked only for N of 2 or more): the default thread count (0) gets 1 thread on a busy machine,
+///   so the spin costs nothing there, but a count the user gives is kept, and on a busy machine the
+///   spin makes runs slower.
+/// The figures are in BENCHMARKS.md ("Thread defaults").
 /// Nothing when `getenv("OMP_WAIT_POLICY")` names a policy; no spin count when GOMP_SPINCOUNT is set.
 std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vector<std::string>& argv,
                                                                  const std::function<const char*(const char*)>& getenv,

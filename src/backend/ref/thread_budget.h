@@ -1,7 +1,7 @@
 // How many threads the built-in runtime's default (--ref-threads 0) uses for one run: the cores that
 // other processes leave idle. OpenMP's fork-join regions wait for every thread, so a worker that
-// the scheduler leaves off a busy core stalls each of the ~100 regions of an inference: with both
-// cores busy, mobilenet_v2 took 42 ms on 2 threads and 26 ms on 1 (BENCHMARKS.md).
+// the scheduler leaves off a busy core stalls each of the regions of an inference (BENCHMARKS.md,
+// "Thread defaults").
 #pragma once
 
 #include <optional>

@@ -23,7 +23,7 @@ constexpr int64_t kParallelThreshold = 1 << 15;
 
 /// body(i) for i in [0, count): split statically between `threads` OpenMP threads when `parallel`,
 /// else a plain loop on this thread. Not an OpenMP `if` clause: a region whose clause is false still
-/// costs libgomp a team and a futex call, about 0.6 us for every small node.
+/// costs libgomp a team and a futex call, which small nodes feel.
 template <typename Body>
 void for_each_index(int64_t count, bool parallel, int threads, Body&& body) {
     if (parallel && threads > 1) {
@@ -206,7 +206,7 @@ template <typename TA, typename TB, typename R, typename Fn>
 void broadcast_binary(const Shape& out, const Shape& sa, const Shape& sb, const TA* a, const TB* b, R* y, Fn&& fn,
                       int threads) {
     // One full operand and rows of the other repeated over it, the rows too short for the general
-    // loop's per-row work to pay (it made a blocked squeeze-excite Mul 3x slower than ONNX Runtime's).
+    // loop's per-row work to pay (it left a blocked squeeze-excite Mul far behind ONNX Runtime's).
     // Rows of one element (a value per row of the full operand, RMSNorm's scale) are not: the general
     // loop runs each full row against the one value, where this one would divide per element.
     constexpr int64_t kShortRow = 64;

@@ -87,7 +87,7 @@ POLYGRAPHY_VECTOR_CLONES void add_residual_and_store(const float* acc, const flo
 
 /// y[m] = activation(sum over c of w[m, c] * x[c] + bias[m] + residual[m]) for m in [first, last):
 /// a 1x1 convolution of one pixel (a squeeze-excite block's, after its GlobalAveragePool), where a
-/// oneDNN primitive's call cost more than its arithmetic (21 us against 3-8). Rows of W go four at a
+/// oneDNN primitive's call costs more than its arithmetic (BENCHMARKS.md). Rows of W go four at a
 /// time, sharing each load of x; a sum runs over c in eight lanes added in a fixed order, so it does
 /// not depend on how the outputs are split between threads (compiled for AVX-512/AVX2 too).
 POLYGRAPHY_VECTOR_CLONES void pixel_pointwise(const float* w, const float* x, int64_t channels, const float* bias,

@@ -79,7 +79,7 @@ std::shared_ptr<const DnnlConvPlan> make_dnnl_plan(const NodeInfo& node, const C
                            std::all_of(g.pad_begin.begin(), g.pad_begin.end(), [](int64_t v) { return v == 0; }) &&
                            std::all_of(g.pad_end.begin(), g.pad_end.end(), [](int64_t v) { return v == 0; });
     const bool gemm = pointwise && !blocked_input && !blocked_output;
-    // Between blocks of 8 and 16 oneDNN has only its reference loop (1000x slower), so the narrow
+    // Between blocks of 8 and 16 oneDNN has only its reference loop, so the narrow
     // side is left to the primitive (the wide block, channels padded) and reordered.
     const bool mixed = blocked_input && blocked_output && input_block != output_block;
     const bool take_src = gemm || (blocked_input && !(mixed && input_block < output_block));

@@ -517,7 +517,7 @@ void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, con
         std::copy(bias, bias + b.n(), padded_bias.begin());
         bias = padded_bias.data();
     }
-    // Below about 2M multiply-adds (~50 us) per thread, another thread costs more than it saves; a
+    // Below about 2M multiply-adds per thread, another thread costs more than it saves; a
     // product of few rows is bound by reading the weights, which a second thread still speeds up
     // from 1 MiB on.
     const int64_t work = std::max(m * b.n() * b.k(), (b.n() * b.k()) << 3);

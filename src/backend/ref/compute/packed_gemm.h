@@ -1,8 +1,8 @@
 // The built-in runtime's own float32 GEMM for products whose right-hand matrix is a constant (the
 // weights of Linear and Gemm layers). The weights are packed once into 16-column panels; an AVX2/FMA
 // micro-kernel computes 6x16 tiles of the result in registers. oneDNN 2.6's AVX2 GEMM packs the
-// weights again on every call and ran the transformers' products 12-20% slower than ONNX Runtime's
-// MLAS, which packs them once as this does (BENCHMARKS.md, issue 16). Where the CPU has AVX-512,
+// weights again on every call, which left the transformers' products behind ONNX Runtime's MLAS,
+// which packs them once as this does (BENCHMARKS.md, issue 16). Where the CPU has AVX-512,
 // 12x32 tiles run in its 32 registers, with the same sums in the same order.
 #pragma once
 

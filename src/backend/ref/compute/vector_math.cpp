@@ -8,7 +8,7 @@ namespace {
 
 /// silu_in_place() on vectors of kLanes floats: loads and stores through the vector type
 /// (aligned(4) allows any address): a memcpy into a vector went through the stack in two halves and
-/// stalled on store forwarding, 5x slower.
+/// stalled on store forwarding.
 template <int kLanes>
 __attribute__((always_inline)) inline void silu_lanes_in_place(float* y, int64_t n) {
     using V = typename Lanes<kLanes>::Float;

@@ -79,9 +79,9 @@ std::shared_ptr<const DnnlMatmulPlan> make_matmul_plan(const dnnl::memory::desc&
     plan->weights_plain = weights_plain;
     plan->dst = dst;
     plan->bias = bias;
-    // Packed constant weights are stored transposed (N x K, "ba"): oneDNN's GEMM ran the encoder's
-    // 128x768 by 768x3072 product 1.6-2.1x faster that way than on the K x N layout that
-    // format_tag::any picks, and no slower on the square and narrow ones (BENCHMARKS.md).
+    // Packed constant weights are stored transposed (N x K, "ba"): oneDNN's GEMM runs the encoder's
+    // wide products faster that way than on the K x N layout that format_tag::any picks, and no
+    // slower on the square and narrow ones (BENCHMARKS.md).
     const bool matrix = weights_plain.dims().size() == 2;
     const dnnl::memory::desc weights_desc =
         weights_any ? dnnl::memory::desc(weights_plain.dims(), dnnl::memory::data_type::f32,
@@ -140,8 +140,8 @@ dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims, const dnnl::memo
 /// columns: each thread runs a 1-thread oneDNN product on its own slice of the weights, its columns of
 /// Y (rows x N, row-major) strided in place; alpha, a sum into Y (`accumulate`), a bias row and the
 /// activation as make_matmul_plan applies them. oneDNN's own threading of a 128- or 197-row product
-/// lets every thread pack the weights it reads again; split by columns, the transformers' products ran
-/// 1.78-2.03x faster than on 1 thread where oneDNN's 2 threads gave 1.59-1.92x (BENCHMARKS.md).
+/// lets every thread pack the weights it reads again; split by columns, each thread packs only its
+/// own slice, and the transformers' products scale better (BENCHMARKS.md).
 /// Returns false (nothing written) for products too small to split, or when oneDNN refuses a slice.
 bool multiply_by_column_slices(const onednn::PrimitiveCache<DnnlMatmulPlan>& cache, int64_t rows, int64_t k, int64_t n,
                                const float* a, const float* weights, float* y, const float* bias, float alpha,

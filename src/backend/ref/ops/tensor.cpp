@@ -27,8 +27,8 @@ public:
 /// y = x read through `strides` (the input stride of each output dim), for a permutation that moves
 /// the input's contiguous dim (`contiguous`, stride 1) away from the output's last dim: copied in
 /// square tiles of those two dims, so that reads and writes both stay within a few cache lines per
-/// tile, where a row-by-row copy reads a new cache line for every element (vit_b_16's key transposes,
-/// perm (1, 2, 0), went from 0.23 to 0.14-0.19 ms per node at 1 thread).
+/// tile, where a row-by-row copy reads a new cache line for every element (vit_b_16's key
+/// transposes, perm (1, 2, 0), are the case that showed it; BENCHMARKS.md).
 template <typename T>
 void tiled_transpose(const T* x, const Shape& out, const std::vector<int64_t>& strides, std::size_t contiguous, T* y,
                      int threads) {
