@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 
@@ -289,7 +291,8 @@ void ArchiveWriter::finish() {
 // ---- reading the zip ----------------------------------------------------------------------------
 
 // Copy-on-write: tensors are handed out as views, and writing to one must not crash.
-Archive::Archive(const std::string& path) : path_(path), file_(std::make_shared<MappedFile>(path, true)) {
+Archive::Archive(const std::string& path)
+    : path_(path), file_(std::make_shared<MappedFile>(path, true)), inflated_(std::make_unique<Inflated>()) {
     const auto* base = reinterpret_cast<const unsigned char*>(file_->data());
     const uint64_t size = file_->size();
     auto fail = [&](const std::string& problem) -> void { throw FormatError(fmt::format("{}: {}", path, problem)); };
@@ -360,39 +363,105 @@ Archive::Archive(const std::string& path) : path_(path), file_(std::make_shared<
             field += 4 + length;
         }
         if (flags & kEncryptedFlag) fail_member("is encrypted; .npz members must be plain");
-        if (method != 0) {
-            const std::string kind = method == 8    ? "deflate"
-                                     : method == 12 ? "bzip2"
-                                     : method == 14 ? "lzma"
-                                                    : fmt::format("method {}", method);
+        constexpr uint64_t kStored = 0, kDeflated = 8;
+        if (method != kStored && method != kDeflated) {
+            const std::string kind = method == 12 ? "bzip2" : method == 14 ? "lzma" : fmt::format("method {}", method);
             fail_member(
-                fmt::format("is compressed ({}); only stored members are read, as written by "
-                            "numpy.savez (not numpy.savez_compressed)",
+                fmt::format("is compressed with {}; .npz members are stored (numpy.savez) or deflated "
+                            "(numpy.savez_compressed)",
                             kind));
         }
-        if (compressed != uncompressed)
+        if (method == kStored && compressed != uncompressed)
             fail_member(fmt::format("is stored but declares {} bytes compressed and {} uncompressed", compressed,
                                     uncompressed));
+        // Deflate expands at most about 1032 to 1: a larger declared size is corrupt, and would
+        // otherwise be allocated before the data said otherwise.
+        if (method == kDeflated && uncompressed / 1032 > compressed + 1)
+            fail_member(fmt::format("declares {} bytes inflated from {} deflated ones, more than deflate can give",
+                                    uncompressed, compressed));
         if (!fits(local, kLocalHeaderSize) || get(base + local, 4) != kLocalSignature)
             fail_member(fmt::format("has no local header at offset {}", local));
         const uint64_t data = local + kLocalHeaderSize + get(base + local + 26, 2) + get(base + local + 28, 2);
-        if (!fits(data, uncompressed))
+        if (!fits(data, compressed))
             fail_member(fmt::format("is truncated: its {} bytes at offset {} run past the end of the file ({} bytes)",
-                                    uncompressed, data, size));
+                                    compressed, data, size));
         if (!names.insert(name).second) fail_member("appears twice");
-        members_.push_back({std::move(name), data, uncompressed});
+        members_.push_back({std::move(name), data, uncompressed, compressed, method == kDeflated});
         at += entry_size;
     }
 }
 
+// Deflated members, inflated on first use and kept while the Archive lives (tensors share them).
+struct Archive::Inflated {
+    std::mutex mutex;
+    // By where and how large: two directory entries may name one local header with other sizes.
+    std::map<std::tuple<uint64_t, uint64_t, uint64_t>, std::shared_ptr<const std::string>> by_extent;
+};
+
+Archive::~Archive() = default;
+
+namespace {
+
+std::string inflate_member(const std::string& path, const Member& member, const unsigned char* data) {
+    auto fail = [&](const std::string& problem) -> void {
+        throw FormatError(fmt::format("{}: member '{}' {}", path, member.name, problem));
+    };
+    std::string out(member.size, '\0');
+    z_stream stream{};
+    if (inflateInit2(&stream, -MAX_WBITS) != Z_OK) fail("cannot be inflated (zlib could not start)");
+    stream.next_in = const_cast<unsigned char*>(data);
+    stream.next_out = reinterpret_cast<unsigned char*>(out.data());
+    // zlib counts in 32 bits: the buffers are handed over in chunks.
+    constexpr uint64_t kChunk = uint64_t{1} << 30;
+    uint64_t in_left = member.stored_size, out_left = member.size;
+    int status = Z_OK;
+    while (status == Z_OK) {
+        if (stream.avail_in == 0 && in_left > 0) {
+            stream.avail_in = static_cast<uInt>(std::min(kChunk, in_left));
+            in_left -= stream.avail_in;
+        }
+        if (stream.avail_out == 0 && out_left > 0) {
+            stream.avail_out = static_cast<uInt>(std::min(kChunk, out_left));
+            out_left -= stream.avail_out;
+        }
+        status = inflate(&stream, Z_NO_FLUSH);  // Z_BUF_ERROR: no room left or no input left
+    }
+    const bool no_room = stream.avail_out == 0 && out_left == 0;
+    const uint64_t produced = stream.total_out;
+    inflateEnd(&stream);
+    if (status == Z_BUF_ERROR && no_room)
+        fail(fmt::format("is corrupt: it inflates to more than the {} bytes it declares", member.size));
+    if (status != Z_STREAM_END) fail("is corrupt: its deflated data is invalid or cut short");
+    if (produced != member.size)
+        fail(fmt::format("is corrupt: it inflates to {} bytes, not the {} it declares", produced, member.size));
+    return out;
+}
+
+}  // namespace
+
+std::pair<std::string_view, std::shared_ptr<const void>> Archive::contents(const Member& member) const {
+    const char* mapped = file_->data() + member.data_offset;
+    if (!member.deflated) return {std::string_view(mapped, member.size), std::shared_ptr<const void>(file_, mapped)};
+    std::shared_ptr<const std::string> text;
+    {
+        std::lock_guard<std::mutex> lock(inflated_->mutex);
+        auto& slot = inflated_->by_extent[{member.data_offset, member.stored_size, member.size}];
+        if (!slot)
+            slot = std::make_shared<const std::string>(
+                inflate_member(path_, member, reinterpret_cast<const unsigned char*>(mapped)));
+        text = slot;
+    }
+    return {std::string_view(*text), std::shared_ptr<const void>(text, text->data())};
+}
+
 std::string_view Archive::bytes(const Member& member) const {
-    return std::string_view(file_->data() + member.data_offset, member.size);
+    return contents(member).first;
 }
 
 Tensor Archive::tensor(const Member& member) const {
+    const auto [data, owner] = contents(member);
     try {
-        return npy::load_view(file_->data() + member.data_offset, member.size,
-                              std::shared_ptr<const void>(file_, file_->data()));
+        return npy::load_view(data.data(), data.size(), owner);
     } catch (const FormatError& error) {
         throw FormatError(fmt::format("{}: member '{}': {}", path_, member.name, error.what()));
     }

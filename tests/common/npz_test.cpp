@@ -287,13 +287,31 @@ np.savez(sys.argv[2], **arrays)
     }
 }
 
-TEST_F(Npz, CompressedMembersAreRefusedNamingThem) {
-    const auto made =
-        python("import sys, numpy as np; np.savez_compressed(sys.argv[1], x=np.arange(4))", {dir_.file("c.npz")});
+TEST_F(Npz, CompressedMembersAreInflated) {
+    // numpy.savez_compressed deflates every member; a deflated member cannot be mapped, so it is
+    // inflated into memory (once) and its tensor views that copy.
+    const auto made = python(R"(
+import sys, numpy as np
+np.savez_compressed(sys.argv[1], x=np.arange(4), y=np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3),
+                    zeros=np.zeros(300000, dtype=np.float32))
+)",
+                             {dir_.file("c.npz")});
     SKIP_WITHOUT_NUMPY(made);
     ASSERT_EQ(made.exit_code, 0) << made.output;
-    EXPECT_THAT(testing::error_message<FormatError>([&] { npz::load(dir_.file("c.npz")); }),
-                HasSubstr("member 'x.npy' is compressed (deflate); only stored members are read"));
+    npz::Archive archive(dir_.file("c.npz"));
+    ASSERT_EQ(archive.members().size(), 3u);
+    for (const npz::Member& member : archive.members()) EXPECT_TRUE(member.deflated) << member.name;
+    EXPECT_LT(archive.members()[2].stored_size, archive.members()[2].size / 100);  // the zeros compress
+
+    const auto loaded = npz::load(dir_.file("c.npz"));
+    const InputList& inputs = std::get<InputList>(loaded);
+    ASSERT_EQ(inputs.size(), 1u);
+    EXPECT_TRUE(inputs[0].at("x").equals(Tensor::from_doubles(DataType::kInt64, {4}, {0, 1, 2, 3})));
+    EXPECT_TRUE(
+        inputs[0].at("y").equals(Tensor::from_doubles(DataType::kFloat32, {2, 3}, {-1.0, -0.6, -0.2, 0.2, 0.6, 1.0})));
+    const Tensor& zeros = inputs[0].at("zeros");
+    ASSERT_EQ(zeros.numel(), 300000);
+    EXPECT_EQ(std::count(zeros.data_as<float>(), zeros.data_as<float>() + zeros.numel(), 0.0f), 300000);
 }
 
 // ---- bad archives ----------------------------------------------------------------------------------
@@ -340,11 +358,17 @@ TEST_F(Npz, BadZipsGetOneLineErrors) {
     for (std::size_t field : {20u, 24u}) longer[central + field + 2] = '\x10';
     EXPECT_THAT(error(write_bytes("longer.npz", longer)), HasSubstr("is truncated: its"));
 
-    // Deflated and encrypted members.
+    // Members that claim to be deflated but are not, other compressions, and encrypted members.
     std::string deflated = good;
     deflated[central + 10] = 8;
-    EXPECT_THAT(error(write_bytes("deflated.npz", deflated)),
-                HasSubstr("member 'outputs/r/0/y.npy' is compressed (deflate)"));
+    EXPECT_THAT(error(write_bytes("deflated.npz", deflated)), HasSubstr("member 'outputs/r/0/y.npy' is corrupt"));
+    std::string bomb = deflated;  // an inflated size deflate cannot reach from the stored bytes
+    for (std::size_t byte : {24u, 25u, 26u, 27u}) bomb[central + byte] = '\x7f';
+    EXPECT_THAT(error(write_bytes("bomb.npz", bomb)), HasSubstr("more than deflate can give"));
+    std::string bzip2 = good;
+    bzip2[central + 10] = 12;
+    EXPECT_THAT(error(write_bytes("bzip2.npz", bzip2)),
+                HasSubstr("member 'outputs/r/0/y.npy' is compressed with bzip2; .npz members are stored"));
     std::string encrypted = good;
     encrypted[central + 8] |= 1;
     EXPECT_THAT(error(write_bytes("encrypted.npz", encrypted)), HasSubstr("is encrypted"));

@@ -1,6 +1,6 @@
-// NumPy .npz files: a zip of uncompressed (stored) .npy members, as numpy.savez writes them and
-// numpy.load opens them, used for `--save-outputs x.npz` / `--save-inputs x.npz` and read back by
-// every tool that takes saved data.
+// NumPy .npz files: a zip of .npy members, stored as numpy.savez writes them (deflated ones, as
+// numpy.savez_compressed writes them, are read too) and as numpy.load opens them, used for `--save-outputs x.npz` /
+// `--save-inputs x.npz` and read back by every tool that takes saved data.
 //
 // Two levels:
 //  - ArchiveWriter / Archive: the zip itself. Members are stored (never compressed), with CRC-32
@@ -22,10 +22,11 @@
 //    have none; the zip's order is used then), and when present must list exactly the members.
 //
 // Reading maps the file copy-on-write: tensors view the mapping (no copy) where their layout allows
-// (npy::load_view), and writing to one copies only the pages written, never changing the file; the CRC-32 is written
-// but not verified on reading, which would read every page. Every problem throws FormatError naming the file and a
-// member: not a zip, a truncated or inconsistent central directory, compressed or encrypted members, members outside
-// the file, bad .npy data, members matching no layout, a polygraphy.json that disagrees with the members.
+// (npy::load_view), and writing to one copies only the pages written, never changing the file; a deflated member is
+// inflated into memory once. The CRC-32 is written but not verified on reading, which would read every page. Every
+// problem throws FormatError naming the file and a member: not a zip, a truncated or inconsistent central directory,
+// members compressed other than by deflate or whose deflated data is corrupt, encrypted members, members outside the
+// file, bad .npy data, members matching no layout, a polygraphy.json that disagrees with the members.
 #pragma once
 
 #include <cstddef>
@@ -92,33 +93,46 @@ private:
     uint64_t threshold_;
 };
 
-/// One stored member of an Archive.
+/// One member of an Archive: stored as it is (numpy.savez, this project's writer) or deflated
+/// (numpy.savez_compressed).
 struct Member {
     std::string name;          ///< as stored (UTF-8)
-    uint64_t data_offset = 0;  ///< where its bytes start in the file
-    uint64_t size = 0;         ///< its length
+    uint64_t data_offset = 0;  ///< where its bytes (compressed ones when deflated) start in the file
+    uint64_t size = 0;         ///< its length, uncompressed
+    uint64_t stored_size = 0;  ///< its length in the file (size, unless deflated)
+    bool deflated = false;     ///< compressed with deflate (zip method 8)
 };
 
-/// A zip file mapped (copy-on-write), its central directory read and checked (every member stored,
-/// inside the file, with a valid local header). FormatError naming the file otherwise.
+/// A zip file mapped (copy-on-write), its central directory read and checked (every member stored
+/// or deflated, inside the file, with a valid local header). FormatError naming the file otherwise.
 class Archive {
 public:
     /// Maps and checks `path`.
     explicit Archive(const std::string& path);
+    ~Archive();
+    Archive(const Archive&) = delete;
+    Archive& operator=(const Archive&) = delete;
     /// The members, in central-directory order.
     const std::vector<Member>& members() const { return members_; }
-    /// The member's bytes (a view of the mapping, valid while this Archive or a tensor from it lives).
+    /// The member's bytes: a view of the mapping, or of the member inflated into memory once (a
+    /// deflated member cannot be mapped); valid while this Archive or a tensor from it lives.
+    /// FormatError for deflated data that does not inflate to its declared size.
     std::string_view bytes(const Member& member) const;
-    /// The member as a .npy array viewing the mapping (npy::load_view; keeps the mapping alive).
+    /// The member as a .npy array viewing those bytes (npy::load_view; keeps them alive).
     /// FormatError naming the file and member for bad .npy data.
     Tensor tensor(const Member& member) const;
     /// The file's path.
     const std::string& path() const { return path_; }
 
 private:
+    struct Inflated;
+    // The member's bytes and what keeps them alive.
+    std::pair<std::string_view, std::shared_ptr<const void>> contents(const Member& member) const;
+
     std::string path_;
     std::shared_ptr<MappedFile> file_;
     std::vector<Member> members_;
+    std::unique_ptr<Inflated> inflated_;
 };
 
 /// The member name of a runner's output: "outputs/<runner>/<iteration>/<output>.npy" (file comment).

@@ -41,12 +41,15 @@ inline std::string display_domain(std::string_view domain) {
     return is_default_domain(domain) ? std::string("ai.onnx") : std::string(domain);
 }
 
-/// The opset `model` imports for `domain`; nullopt when it imports none.
+/// The opset `model` imports for `domain`; nullopt when it imports none. A domain imported twice
+/// ("" and "ai.onnx", say) counts at its last import, as everywhere the imports become a map
+/// (the node check, the runtime, lint, function inlining).
 inline std::optional<int64_t> imported_opset(const onnx::ModelProto& model, std::string_view domain) {
     const std::string_view wanted = canonical_domain(domain);
+    std::optional<int64_t> found;
     for (const auto& import : model.opset_import())
-        if (canonical_domain(import.domain()) == wanted) return import.version();
-    return std::nullopt;
+        if (canonical_domain(import.domain()) == wanted) found = import.version();
+    return found;
 }
 
 /// The opset nodes of `domain` are run and checked at: the imported one, else kOpsetOfUnimportedDomain.

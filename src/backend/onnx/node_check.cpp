@@ -327,7 +327,10 @@ private:
     std::vector<std::string> problems_from_omitting(const onnx::FunctionProto& function,
                                                     const std::vector<int>& omitted, const OpsetImports& imports) {
         std::string key = function.domain() + "\n" + function.name();
-        for (int i : omitted) key += "\n" + std::to_string(i);
+        for (int i : omitted) {
+            key += '\n';
+            key += std::to_string(i);
+        }
         if (auto known = omission_results_.find(key); known != omission_results_.end()) return known->second;
         omission_results_[key] = {};  // while it is computed: a call of itself adds nothing
         std::unordered_set<std::string> names;

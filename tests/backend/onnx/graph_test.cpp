@@ -518,6 +518,20 @@ TEST(ExternalDataTest, SavesLargeTensorsOutsideAndLoadsBack) {
 namespace polygraphy {
 namespace {
 
+// Its Casts take an int `to`, which Cast does from opset 6. A model importing the default domain
+// twice ("" at 17, "ai.onnx" at 1: fuzzing) is read at its last import everywhere, so the
+// conversion refuses it rather than writing Casts that the node check then refuses.
+TEST(ConvertToFp16Test, RefusesOpsetsBelow6AtTheLastImportOfTheDomain) {
+    ModelBuilder builder(17);
+    builder.opset_import("ai.onnx", 1);
+    builder.input("x", DataType::kFloat32, Shape{2});
+    builder.node("Relu", {"x"}, {"y"}, "relu");
+    builder.output("y", DataType::kFloat32, Shape{2});
+    OnnxModel model = builder.build();
+    EXPECT_THAT(error_message<UnsupportedError>([&] { convert_to_fp16(*model); }),
+                HasSubstr("needs ai.onnx opset 6 or later (for Cast), but the model imports opset 1"));
+}
+
 TEST(ConvertToFp16Test, BlockedOpsStayInFloat32WithCasts) {
     ModelBuilder builder(17);
     builder.input("x", DataType::kFloat32, Shape{2, 8});
