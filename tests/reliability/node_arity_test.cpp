@@ -396,8 +396,39 @@ TEST(NodeArity, SubgraphsAndLocalFunctionsAreCheckedToo) {
     ASSERT_EQ(omitted.size(), 1u);
     EXPECT_EQ(omitted[0].node, "empty_call");
     EXPECT_EQ(omitted[0].what,
-              "it leaves out inputs of the local function Pass, so its node 'Relu_0' is malformed: input 0 of Relu is "
-              "required, but its name is empty");
+              "it leaves out inputs or attributes of the local function Pass, so its node 'Relu_0' is malformed: "
+              "input 0 of Relu is required, but its name is empty");
+
+    // A call that does not give an attribute the body refers to (onnx 1.12 functions have no
+    // defaults): inlining drops it, and Concat requires its axis (fuzzing).
+    ModelBuilder unbound(17);
+    unbound.opset_import("local", 1);
+    unbound.input("x", DataType::kFloat32, Shape{2});
+    onnx::NodeProto& with_axis = unbound.node("Join", {"x"}, {"y"}, "call_with_axis", "local");
+    testing::set_attr(with_axis, "ax", int64_t{0});
+    unbound.node("Join", {"x"}, {"z"}, "call_without_axis", "local");
+    unbound.output("y", DataType::kFloat32, Shape{4});
+    unbound.output("z", DataType::kFloat32, Shape{4});
+    onnx::FunctionProto& join = *unbound.proto().add_functions();
+    join.set_name("Join");
+    join.set_domain("local");
+    join.add_input("a");
+    join.add_output("b");
+    join.add_attribute("ax");
+    *join.add_opset_import() = unbound.proto().opset_import(0);
+    onnx::NodeProto& concat = *join.add_node();
+    concat.set_op_type("Concat");
+    concat.add_input("a");
+    concat.add_input("a");
+    concat.add_output("b");
+    onnx::AttributeProto& axis = *concat.add_attribute();
+    axis.set_name("axis");
+    axis.set_ref_attr_name("ax");
+    axis.set_type(onnx::AttributeProto::INT);
+    const std::vector<NodeProblem> unbound_problems = find_node_problems(unbound.proto());
+    ASSERT_EQ(unbound_problems.size(), 1u);
+    EXPECT_EQ(unbound_problems[0].node, "call_without_axis");
+    EXPECT_THAT(unbound_problems[0].what, HasSubstr("it lacks the required attribute 'axis' of Concat"));
 }
 
 // Fuzzing found the check of left-out inputs following calls of calls once per path (a function
@@ -434,7 +465,8 @@ TEST(NodeArity, CallsOfCallsThatLeaveOutInputsAreCheckedOnceEach) {
     const std::vector<NodeProblem> problems = find_node_problems(builder.proto());
     ASSERT_FALSE(problems.empty());
     EXPECT_EQ(problems[0].node, "call");
-    EXPECT_THAT(problems[0].what, HasSubstr("leaves out inputs of the local function F0, so its node 'Relu_2'"));
+    EXPECT_THAT(problems[0].what,
+                HasSubstr("leaves out inputs or attributes of the local function F0, so its node 'Relu_2'"));
 }
 
 TEST(NodeArity, ValidNodesPassIncludingOptionalInputsAndNewerOpsets) {

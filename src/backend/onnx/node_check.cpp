@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -308,28 +309,42 @@ private:
         check_omitted_function_inputs(node, function, imports, problem);
     }
 
-    // A call may leave out inputs (fewer, or empty names); inlining binds those to "", so a body
-    // node that requires one is malformed in this call. Checked here, at load, rather than by the
-    // pass that inlines.
+    // A call may leave out inputs (fewer, or empty names), which inlining binds to "", and
+    // attributes its function's body refers to, which inlining drops; a body node
+    // that requires one is malformed in this call. Checked here, at load, rather than by the pass
+    // that inlines.
     template <typename Problem>
     void check_omitted_function_inputs(const onnx::NodeProto& call, const onnx::FunctionProto& function,
                                        const OpsetImports& imports, const Problem& problem) {
         std::vector<int> omitted;
         for (int i = 0; i < function.input_size(); ++i)
             if (i >= call.input_size() || call.input(i).empty()) omitted.push_back(i);
-        if (omitted.empty()) return;
-        for (const std::string& what : problems_from_omitting(function, omitted, imports)) problem(what);
+        std::set<std::string> given;
+        for (const auto& attribute : call.attribute()) given.insert(attribute.name());
+        std::set<std::string> unbound;
+        for (const auto& body : function.node())
+            for (const auto& attribute : body.attribute())
+                if (!attribute.ref_attr_name().empty() && !given.contains(attribute.ref_attr_name()))
+                    unbound.insert(attribute.ref_attr_name());
+        if (omitted.empty() && unbound.empty()) return;
+        for (const std::string& what : problems_from_omitting(function, omitted, unbound, imports)) problem(what);
     }
 
-    // What binding the inputs `omitted` (positions) of `function` to "" breaks in its body, each
-    // as one line. Computed once per function and set of positions: calls of calls would otherwise
-    // be followed once per path, and a function may (wrongly) call itself.
+    // What binding the inputs `omitted` (positions) of `function` to "" and dropping the attributes
+    // that refer to `unbound` breaks in its body, each as one line. Computed once per function and
+    // what is left out: calls of calls would otherwise be followed once per path, and a function may
+    // (wrongly) call itself.
     std::vector<std::string> problems_from_omitting(const onnx::FunctionProto& function,
-                                                    const std::vector<int>& omitted, const OpsetImports& imports) {
+                                                    const std::vector<int>& omitted,
+                                                    const std::set<std::string>& unbound, const OpsetImports& imports) {
         std::string key = function.domain() + "\n" + function.name();
         for (int i : omitted) {
             key += '\n';
             key += std::to_string(i);
+        }
+        for (const std::string& attribute : unbound) {
+            key += "\n@";
+            key += attribute;
         }
         if (auto known = omission_results_.find(key); known != omission_results_.end()) return known->second;
         omission_results_[key] = {};  // while it is computed: a call of itself adds nothing
@@ -341,19 +356,28 @@ private:
         std::vector<std::string> found;
         for (int i = 0; i < function.node_size(); ++i) {
             const onnx::NodeProto& body = function.node(i);
-            if (std::none_of(body.input().begin(), body.input().end(),
-                             [&](const std::string& input) { return names.contains(input); }))
-                continue;
+            const bool reads_omitted = std::any_of(body.input().begin(), body.input().end(),
+                                                   [&](const std::string& input) { return names.contains(input); });
+            const bool refers_unbound =
+                std::any_of(body.attribute().begin(), body.attribute().end(), [&](const onnx::AttributeProto& a) {
+                    return !a.ref_attr_name().empty() && unbound.contains(a.ref_attr_name());
+                });
+            if (!reads_omitted && !refers_unbound) continue;
             onnx::NodeProto bound = body;
             for (auto& input : *bound.mutable_input())
                 if (names.contains(input)) input.clear();
+            auto* attributes = bound.mutable_attribute();
+            for (int k = attributes->size() - 1; k >= 0; --k)
+                if (!attributes->at(k).ref_attr_name().empty() && unbound.contains(attributes->at(k).ref_attr_name()))
+                    attributes->DeleteSubrange(k, 1);
             const std::string name = body.name().empty() ? fmt::format("{}_{}", body.op_type(), i) : body.name();
             // Only what binding adds: the body's own problems are reported with the function.
             const std::vector<std::string> as_written = problems_of(body, name, own, function);
             for (const std::string& what : problems_of(bound, name, own, function))
                 if (std::find(as_written.begin(), as_written.end(), what) == as_written.end())
                     found.push_back(
-                        fmt::format("it leaves out inputs of the local function {}, so its node '{}' is malformed: {}",
+                        fmt::format("it leaves out inputs or attributes of the local function {}, so its node '{}' is "
+                                    "malformed: {}",
                                     function.name(), name, what));
         }
         omission_results_[key] = found;
