@@ -6,6 +6,7 @@
 // that one node, which libonnx records and goes on from, as it does for any other failed node.
 #include "backend/onnx/graph_internal.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <mutex>
 #include <string>
