@@ -66,7 +66,7 @@ using AttributeScope = std::unordered_map<std::string, const onnx::AttributeProt
 
 class Expander {
 public:
-    explicit Expander(const onnx::ModelProto& model) : model_(model) {
+    explicit Expander(const onnx::ModelProto& model) {
         for (const auto& function : model.functions()) {
             functions_.emplace(key_of(function), &function);
             function_domains_.insert(std::string(canonical_domain(function.domain())));
@@ -209,7 +209,6 @@ private:
         replace_nodes(graph);
     }
 
-    const onnx::ModelProto& model_;
     std::map<FunctionKey, const onnx::FunctionProto*> functions_;
     std::set<std::string> function_domains_;
     std::vector<const onnx::FunctionProto*> stack_;  // functions being expanded, outermost first
@@ -224,6 +223,22 @@ bool graph_calls(const Expander& expander, const onnx::GraphProto& graph) {
             if (attribute.has_g() && graph_calls(expander, attribute.g())) return true;
             for (const auto& subgraph : attribute.graphs())
                 if (graph_calls(expander, subgraph)) return true;
+        }
+    }
+    return false;
+}
+
+// Whether a node of `graph` (or of its subgraphs) that is not a function call is in `domain`.
+bool graph_uses_domain(const Expander& expander, const onnx::GraphProto& graph, const std::string& domain) {
+    for (int i = 0; i < graph.node_size(); ++i) {
+        const onnx::NodeProto& node = graph.node(i);
+        if (canonical_domain(node.domain()) == domain &&
+            !expander.callee(node, display_name(node, static_cast<std::size_t>(i))))
+            return true;
+        for (const auto& attribute : node.attribute()) {
+            if (attribute.has_g() && graph_uses_domain(expander, attribute.g(), domain)) return true;
+            for (const auto& subgraph : attribute.graphs())
+                if (graph_uses_domain(expander, subgraph, domain)) return true;
         }
     }
     return false;
@@ -258,6 +273,13 @@ void inline_local_functions(onnx::ModelProto& model) {
             const std::string domain(canonical_domain(import.domain()));
             auto [found, added_domain] = imports.try_emplace(domain, import.version(), who);
             if (added_domain) {
+                // The model's own nodes of that domain run at kOpsetOfUnimportedDomain; importing
+                // the function's version would change what they compute.
+                if (graph_uses_domain(expander, model.graph(), domain))
+                    throw UnsupportedError(fmt::format(
+                        "Cannot inline {}: it imports opset {} of domain '{}', which the model does not import "
+                        "although its graph has nodes of that domain (run at opset {})",
+                        who, import.version(), display_domain(domain), kOpsetOfUnimportedDomain));
                 added.push_back(import);
             } else if (found->second.first != import.version()) {
                 throw UnsupportedError(

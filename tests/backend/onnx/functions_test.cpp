@@ -237,6 +237,30 @@ TEST(LocalFunctions, InliningRefusesConflictingOpsetImportsAndLeavesTheModelUnch
     EXPECT_EQ(model->SerializeAsString(), before);
 }
 
+// Fuzzing F19: inlining would import the body's ai.onnx 13 for the whole model, and the graph's own
+// Relu, run at opset 1 without an import, would change meaning.
+TEST(LocalFunctions, InliningRefusesADomainTheModelLeavesUnimportedButUses) {
+    ModelBuilder builder = model_with_newer_function_opset();
+    builder.proto().clear_opset_import();
+    builder.opset_import("custom", 1);
+    builder.node("Relu", {"x"}, {"r"}, "own_relu");
+    builder.output("r", DataType::kFloat32, Shape{2, 3});
+    OnnxModel model = builder.build();
+    const std::string before = model->SerializeAsString();
+    EXPECT_EQ(error_message<UnsupportedError>([&] { inline_local_functions(*model); }),
+              "Cannot inline local function 'custom.SumRows': it imports opset 13 of domain 'ai.onnx', which the "
+              "model does not import although its graph has nodes of that domain (run at opset 1)");
+    EXPECT_EQ(model->SerializeAsString(), before);
+
+    // Without nodes of its own in that domain, the graph takes the body's import.
+    ModelBuilder calls_only = model_with_newer_function_opset();
+    calls_only.proto().clear_opset_import();
+    calls_only.opset_import("custom", 1);
+    OnnxModel inlined = calls_only.build();
+    inline_local_functions(*inlined);
+    EXPECT_EQ(get_onnx_opset(*inlined, ""), 13);
+}
+
 TEST(LocalFunctions, InliningAddsTheImportsOfTheBodies) {
     ModelBuilder builder = add_relu_model();
     builder.proto().mutable_functions(0)->add_opset_import()->set_domain("com.microsoft");

@@ -40,7 +40,8 @@ std::vector<ExpandedNode> expand_function_calls(const onnx::ModelProto& model, c
 /// Expands every call to a local function of `model` in place (see expand_function_calls()), removes
 /// the functions and adds the opset imports the bodies need to the model's. UnsupportedError when a
 /// function imports another version of a domain than the model (or another function) does: one
-/// model cannot import both. On any error the model is unchanged.
+/// model cannot import both. Also UnsupportedError when a function imports a domain the model does
+/// not import but the model's own nodes use (they run at opset 1). On any error the model is unchanged.
 void inline_local_functions(onnx::ModelProto& model);
 
 }  // namespace polygraphy
