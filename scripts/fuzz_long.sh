@@ -6,6 +6,10 @@
 #   scripts/fuzz_long.sh                     all targets
 #   scripts/fuzz_long.sh run_results npy     some targets
 #   FUZZ_RUNS=1000000 FUZZ_SECONDS=600 scripts/fuzz_long.sh
+#   FUZZ_PROCESSES=2 scripts/fuzz_long.sh onnx_structure   two fuzzing processes, FUZZ_RUNS in all
+#
+# With FUZZ_PROCESSES=N, N independent processes (seeds 1 to N) share the corpus folder, each running
+# FUZZ_RUNS/N executions; the run stops at the first finding of any of them.
 #
 # Logs go to build-fuzz/logs/<target>.log; findings to build-fuzz/artifacts/<target>/. Record the
 # executions per target and every finding (with its regression test) in RELIABILITY.md.
@@ -14,6 +18,7 @@ cd "$(dirname "$0")/.."
 
 runs="${FUZZ_RUNS:-10000000}"
 seconds="${FUZZ_SECONDS:-1800}"
+processes="${FUZZ_PROCESSES:-1}"
 build=build-fuzz
 
 scripts/fuzz_smoke.sh --prepare-only
@@ -32,9 +37,28 @@ for target in "${targets[@]}"; do
   rc=0
   regression=()
   [[ -d fuzz/corpus/$target ]] && regression=("fuzz/corpus/$target")  # committed findings (read only)
-  "$build/fuzz/${target}_fuzzer" -runs="$runs" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
-    "$build/corpus/$target" "$build/seeds/$target" "${regression[@]}" >"$log" 2>&1 || rc=$?
+  rm -f "$build/logs/$target".*.log
+  pids=()
+  for ((i = 1; i <= processes; ++i)); do
+    job_log="$log"
+    [[ $processes != 1 ]] && job_log="$build/logs/$target.$i.log"
+    "$build/fuzz/${target}_fuzzer" -runs="$((runs / processes))" -seed="$i" -max_total_time="$seconds" -timeout=25 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
+      "$build/corpus/$target" "$build/seeds/$target" "${regression[@]}" >"$job_log" 2>&1 &
+    pids+=($!)
+  done
+  # The first process to stop with a finding stops the others (SIGTERM: their exit code is 72).
+  while ((${#pids[@]})); do
+    wait -n "${pids[@]}" && job_rc=0 || job_rc=$?
+    running=()
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && running+=("$pid"); done
+    pids=("${running[@]}")
+    if [[ $job_rc != 0 && $rc == 0 ]]; then
+      rc=$job_rc
+      ((${#pids[@]})) && kill -TERM "${pids[@]}" 2>/dev/null || true
+    fi
+  done
+  if [[ $processes == 1 ]]; then logs=("$log"); else logs=("$build/logs/$target".*.log); fi
   if [[ $rc == 0 ]]; then
     status="no finding"
   elif [[ $rc == 72 ]]; then  # libFuzzer's exit code when SIGINT/SIGTERM stops it
@@ -44,7 +68,7 @@ for target in "${targets[@]}"; do
     status="FINDING (see $build/artifacts/$target/)"
     failed+=("$target")
   fi
-  executions=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+  executions=$(cat "${logs[@]}" | grep -E '^stat::number_of_executed_units' | awk '{sum += $2} END {print sum}')
   echo "    ${executions:-?} executions in $(( $(date +%s) - start )) s: $status"
 done
 
