@@ -3,13 +3,16 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "polygraphy/backend/onnx/slices.h"
+#include "polygraphy/common/npz.h"
 #include "polygraphy/job/run_job.h"
 
 namespace polygraphy::job_detail {
@@ -82,9 +85,31 @@ struct SlicedRun {
 };
 
 /// Receives each runner's result of one slice and iteration (the slice's marked outputs, raw, and
-/// the slice's runtime), before they are compared: where a streamed `--save-outputs` writes them.
+/// the slice's runtime), before they are compared: SavedOutputs::add.
 using SliceOutputSink =
     std::function<void(const std::string& runner_name, std::size_t iteration, const IterationResult& result)>;
+
+/// The one writer of `--save-outputs`, fed by every way a run gets its results (in one process, in
+/// slices, in runner processes). An .npz is written as results arrive, each iteration whole or slice
+/// by slice (an iteration's runtime is then the sum of its slices'), and holds no tensor; JSON nests
+/// every runner's iterations, and results that arrive whole (runner processes) are whole already, so
+/// finish() writes those from the whole results. Without the option it writes nothing.
+class SavedOutputs {
+public:
+    explicit SavedOutputs(const RunJob& job);
+    /// Whether add() may write (an .npz); otherwise finish() writes everything from the whole results.
+    bool streams() const { return streams_; }
+    /// One runner's result of an iteration, or of one slice of it, as it arrives (only when streams()).
+    void add(const std::string& runner, std::size_t iteration, const IterationResult& result);
+    /// Writes what is left: the whole `results` as JSON, or the .npz's index.
+    void finish(const RunResults& results);
+
+private:
+    std::optional<std::string> path_;
+    bool streams_ = false;
+    std::optional<npz::ResultsWriter> streamed_;  // opened by the first add()
+    std::map<std::pair<std::string, std::size_t>, std::optional<double>> runtimes_;
+};
 
 /// Runs `runners` once per slice of `plan` on `model` (the loaded model the runners' loaders return:
 /// it shows each slice in turn (SliceView), and is restored), comparing, post-processing and
@@ -97,13 +122,25 @@ OnnxLoader job_model(const RunJob& job, const ModelUse& use);
 /// The job's runners, all built before any runs, over `model`.
 std::vector<std::unique_ptr<BaseRunner>> build_job_runners(const RunJob& job, const ModelUse& use,
                                                            const OnnxLoader& model);
-/// What run_job() does once the runners' results are in, however they were obtained, and saved by
-/// the caller (`--save-outputs`: an .npz is written while the runners run): append the loaded ones, post-process,
-/// compare (the divergence search loads `model`), validate. `runners_failed` makes the result fail whatever the
-/// comparisons say. After a layer-wise run in slices, `sliced` holds its comparison and validation (and `results` is
-/// empty).
-RunJobResult finish_run_job(const RunJob& job, RunResults results, const OnnxLoader& model, bool runners_failed,
-                            SlicedRun* sliced = nullptr);
+/// How the tail of a run gets its comparison and validation: from the whole results, or as a run in
+/// slices found them slice by slice. The tail calls each at the point of its log lines.
+struct RunVerdicts {
+    /// The loaded results appended, then post-processed (--postprocess): nothing for a run in slices,
+    /// which post-processes each slice.
+    std::function<void(RunResults& results)> complete;
+    std::function<AccuracyResult(const RunResults& results)> compare;
+    std::function<bool(const RunResults& results)> validate;
+};
+/// The verdicts of a run whose results are whole.
+RunVerdicts whole_run_verdicts(const RunJob& job);
+/// The verdicts a run in slices found (`sliced` must outlive them; compare() moves its result out).
+RunVerdicts sliced_run_verdicts(SlicedRun& sliced);
+
+/// What run_job() does once the runners' results are in, however they were obtained, and saved
+/// (SavedOutputs): complete them, compare (the divergence search loads `model`), report, validate,
+/// through `verdicts`. `runners_failed` makes the result fail whatever the comparisons say.
+RunJobResult finish_run_job(const RunJob& job, RunResults results, const RunVerdicts& verdicts, const OnnxLoader& model,
+                            bool runners_failed);
 
 /// The lines Polygraphy's Comparator.postprocess logs around --postprocess (its top-k function is
 /// named top_k_impl); scripts grep them.

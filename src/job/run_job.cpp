@@ -170,78 +170,94 @@ RunJobResult run_job(const RunJob& job) {
     const ModelUse use = job_detail::plan_model_use(job);
     const OnnxLoader model = job_detail::job_model(job, use);
     const std::vector<std::unique_ptr<BaseRunner>> runners = job_detail::build_job_runners(job, use, model);
+    job_detail::SavedOutputs saved(job);
+    const auto save = [&saved](const std::string& runner, std::size_t index, const IterationResult& result) {
+        saved.add(runner, index, result);
+    };
 
     // A layer-wise run whose outputs do not fit the memory budget at once runs, compares and
-    // validates slice by slice.
+    // validates slice by slice (may_run_in_slices: its saved outputs are an .npz, which streams).
     if (const std::optional<job_detail::SlicePlan> plan = job_detail::plan_layerwise_run(job, model)) {
-        // Saved outputs (an .npz: may_run_in_slices refuses JSON) are written slice by slice and freed
-        // with the slice; an iteration's runtime is the sum of its slices'.
-        std::optional<npz::ResultsWriter> streamed;
-        std::map<std::pair<std::string, std::size_t>, double> runtimes;
-        job_detail::SliceOutputSink save_slice;
-        if (job.save_outputs_path) {
-            streamed.emplace(*job.save_outputs_path);
-            save_slice = [&](const std::string& runner, std::size_t index, const IterationResult& result) {
-                for (const auto& [name, tensor] : result.outputs) streamed->add_output(runner, index, name, tensor);
-                double& runtime = runtimes[{runner, index}];
-                runtime += result.runtime.value_or(0.0);
-                streamed->set_iteration_info(runner, index, runtime, result.runner_name);
-            };
-        }
-        job_detail::SlicedRun sliced = job_detail::run_in_slices(job, runners, *model(), *plan, save_slice);
-        if (streamed) {
-            logger().info("Saving inference results to " + *job.save_outputs_path);
-            streamed->finish();
-        }
-        return job_detail::finish_run_job(job, RunResults{}, model, false, &sliced);
+        job_detail::SliceOutputSink sink;
+        if (saved.streams()) sink = save;
+        job_detail::SlicedRun sliced = job_detail::run_in_slices(job, runners, *model(), *plan, sink);
+        saved.finish(RunResults{});
+        return job_detail::finish_run_job(job, RunResults{}, job_detail::sliced_run_verdicts(sliced), model, false);
     }
     // Called without runners too (--load-outputs alone), as Polygraphy's script does: it warns.
     std::vector<BaseRunner*> runner_pointers;
     for (const auto& runner : runners) runner_pointers.push_back(runner.get());
-    // An .npz is written as each iteration of each runner finishes; the writer keeps no tensor (the
-    // comparison that follows still needs them in `results`). JSON nests every runner's iterations,
-    // so it is written once all are in, streamed from `results` without a second copy.
-    std::optional<npz::ResultsWriter> streamed;
     Comparator::IterationCallback save_iteration;
-    if (job.save_outputs_path && npz::is_npz_path(*job.save_outputs_path)) {
-        streamed.emplace(*job.save_outputs_path);
-        save_iteration = [&streamed](const std::string& runner, std::size_t index, const IterationResult& result) {
-            streamed->add_iteration(runner, index, result);
-        };
-    }
+    if (saved.streams()) save_iteration = save;
     RunResults results =
         Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference, save_iteration);
-    if (streamed) {
-        logger().info("Saving inference results to " + *job.save_outputs_path);
-        streamed->finish();
-    } else if (job.save_outputs_path) {
-        results.save(*job.save_outputs_path);
-    }
-    return job_detail::finish_run_job(job, std::move(results), model, false);
+    saved.finish(results);
+    return job_detail::finish_run_job(job, std::move(results), job_detail::whole_run_verdicts(job), model, false);
 }
 
-RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, const OnnxLoader& model,
-                                        bool runners_failed, SlicedRun* sliced) {
+// ---- the tail of a run ---------------------------------------------------------------------------
+
+job_detail::SavedOutputs::SavedOutputs(const RunJob& job)
+    : path_(job.save_outputs_path), streams_(path_ && npz::is_npz_path(*path_)) {}
+
+void job_detail::SavedOutputs::add(const std::string& runner, std::size_t iteration, const IterationResult& result) {
+    if (!streams_) throw InternalError("SavedOutputs::add called for outputs that do not stream");
+    if (!streamed_) streamed_.emplace(*path_);
+    for (const auto& [name, tensor] : result.outputs) streamed_->add_output(runner, iteration, name, tensor);
+    std::optional<double>& runtime = runtimes_[{runner, iteration}];
+    if (result.runtime) runtime = runtime.value_or(0.0) + *result.runtime;
+    streamed_->set_iteration_info(runner, iteration, runtime, result.runner_name);
+}
+
+void job_detail::SavedOutputs::finish(const RunResults& results) {
+    if (!path_) return;
+    if (!streamed_) {  // JSON, or results that arrived whole (runner processes)
+        results.save(*path_);
+        return;
+    }
+    logger().info("Saving inference results to " + *path_);
+    streamed_->finish();
+}
+
+job_detail::RunVerdicts job_detail::whole_run_verdicts(const RunJob& job) {
+    RunVerdicts verdicts;
+    verdicts.complete = [&job](RunResults& results) {
+        for (const auto& path : job.load_outputs_paths) results.extend(load_saved_results(path));
+        // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
+        // post-processed too), before comparing and validating.
+        if (job.postprocess.empty()) return;
+        // The lines Polygraphy's Comparator.postprocess logs, naming its top-k function.
+        logger().start(std::string(kApplyingTopK));
+        Comparator::postprocess(results, postprocess_func::top_k(job.postprocess));
+        logger().finish(std::string(kFinishedPostprocessing));
+    };
+    verdicts.compare = [&job](const RunResults& results) {
+        return Comparator::compare_accuracy(results, build_compare_func(job.compare), job.compare.fail_fast);
+    };
+    verdicts.validate = [](const RunResults& results) { return Comparator::validate(results, true, true); };
+    return verdicts;
+}
+
+job_detail::RunVerdicts job_detail::sliced_run_verdicts(SlicedRun& sliced) {
+    RunVerdicts verdicts;
+    verdicts.complete = [](RunResults&) {};
+    verdicts.compare = [&sliced](const RunResults&) { return std::move(sliced.accuracy); };
+    verdicts.validate = [&sliced](const RunResults&) { return sliced.valid; };
+    return verdicts;
+}
+
+RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, const RunVerdicts& verdicts,
+                                        const OnnxLoader& model, bool runners_failed) {
     RunJobResult outcome;
     outcome.results = std::move(results);
-    for (const auto& path : job.load_outputs_paths) outcome.results.extend(load_saved_results(path));
-    // As Polygraphy: after the caller saved them (saved outputs are the raw ones) and loading (loaded ones are
-    // post-processed too), before comparing and validating.
-    if (!job.postprocess.empty() && !sliced) {
-        // The lines Polygraphy's Comparator.postprocess logs, naming its top-k function.
-        logger().start(std::string(job_detail::kApplyingTopK));
-        Comparator::postprocess(outcome.results, postprocess_func::top_k(job.postprocess));
-        logger().finish(std::string(job_detail::kFinishedPostprocessing));
-    }
+    verdicts.complete(outcome.results);
 
     if (job_compares(job)) {
         AccuracyResult accuracy;
         std::exception_ptr comparison_failure;  // rethrown once the report has said why
         std::string comparison_error;
         try {
-            accuracy = sliced ? std::move(sliced->accuracy)
-                              : Comparator::compare_accuracy(outcome.results, build_compare_func(job.compare),
-                                                             job.compare.fail_fast);
+            accuracy = verdicts.compare(outcome.results);
         } catch (const PolygraphyException& error) {
             if (!job.compare.report_path) throw;
             comparison_failure = std::current_exception();
@@ -276,8 +292,7 @@ RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, c
         }
         outcome.accuracy = std::move(accuracy);
     }
-    if (job.validate)
-        outcome.passed = (sliced ? sliced->valid : Comparator::validate(outcome.results, true, true)) && outcome.passed;
+    if (job.validate) outcome.passed = verdicts.validate(outcome.results) && outcome.passed;
     if (runners_failed) outcome.passed = false;
     return outcome;
 }

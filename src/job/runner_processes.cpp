@@ -127,9 +127,10 @@ RunJobResult run_job_in_processes(const RunJob& job, const RunnerProcessOptions&
         if (!tail.empty()) message += "\nNote: the last lines it printed were:\n" + tail;
         logger().error(message);
     }
-    if (job.save_outputs_path) results.save(*job.save_outputs_path);
+    job_detail::SavedOutputs(job).finish(results);  // the processes' results arrive whole
     const job_detail::ModelUse use = job_detail::plan_model_use(job);
-    return job_detail::finish_run_job(job, std::move(results), job_detail::job_model(job, use), runners_failed);
+    return job_detail::finish_run_job(job, std::move(results), job_detail::whole_run_verdicts(job),
+                                      job_detail::job_model(job, use), runners_failed);
 }
 
 void run_runner_process(const RunJob& job) {
