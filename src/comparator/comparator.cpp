@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "comparator/report_internal.h"
+#include "comparator/comparison_log.h"
 #include "comparator/slice_context.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/common/python_repr.h"
 #include "polygraphy/common/numpy_print.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy {

@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "comparator/comparison_log.h"
 #include "comparator/differences.h"
 #include "comparator/plots.h"
-#include "comparator/report_internal.h"
 #include "comparator/slice_context.h"
 #include "comparator/stats_internal.h"
 #include "polygraphy/common/exception.h"

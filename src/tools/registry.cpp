@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "tools/args/backend/onnxrt_args.h"
+#include "tools/args/backend/onnxrt/runner.h"
 #include "tools/args/backend/ref/runner.h"
 #include "tools/args/backend/unavailable.h"
 #include "tools/check/check.h"

@@ -1,5 +1,5 @@
 // OnnxrtRunnerArgs: parses the ONNX-Runtime session options into the job's OnnxrtRunnerSteps.
-#include "tools/args/backend/onnxrt_args.h"
+#include "tools/args/backend/onnxrt/runner.h"
 
 #include <charconv>
 
@@ -53,7 +53,8 @@ std::vector<OptionSpec> OnnxrtRunnerArgs::options() const {
                     "Threads ONNX-Runtime uses to run independent operators in parallel execution mode. 0 (default) "
                     "lets ONNX-Runtime choose"),
         make_option({"--onnxrt-graph-optimization-level"}, kOptimizationLevel, OptionKind::kValue, "LEVEL",
-                    "ONNX-Runtime graph optimization level. Defaults to 'all'", {"disable", "basic", "extended", "all"}),
+                    "ONNX-Runtime graph optimization level. Defaults to 'all'",
+                    {"disable", "basic", "extended", "all"}),
         make_option({"--onnxrt-execution-mode"}, kExecutionMode, OptionKind::kValue, "MODE",
                     "Whether ONNX-Runtime runs operators one at a time or independent ones in parallel. Defaults to "
                     "'sequential'",

@@ -1,4 +1,4 @@
-// Text of Polygraphy's comparison report: Python number formatting, numpy array printing, histograms.
+// Text of Polygraphy's comparison log: Python number formatting, numpy array printing, histograms.
 #include <omp.h>
 
 #include <algorithm>
@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "comparator/report_internal.h"
+#include "comparator/comparison_log.h"
 #include "comparator/stats_internal.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/common/logger.h"
-#include "polygraphy/common/python_repr.h"
 #include "polygraphy/common/numpy_print.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/comparator/stats.h"
 
 namespace polygraphy::stats {

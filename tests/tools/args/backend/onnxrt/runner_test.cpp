@@ -2,11 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "../../../backend/onnxrt/onnxrt_test_util.h"
+#include "../../../../backend/onnxrt/onnxrt_test_util.h"
 #include "model_builder.h"
 #include "polygraphy/backend/onnxrt/runner.h"
 #include "polygraphy/common/exception.h"
-#include "tools/args/backend/onnxrt_args.h"
+#include "tools/args/backend/onnxrt/runner.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -91,18 +91,30 @@ TEST(OnnxrtRunnerArgs, ParsesEveryOption) {
 
 TEST(OnnxrtRunnerArgs, BadValuesAreUsageErrorsNamingTheOption) {
     OnnxrtRunnerArgs group;
-    EXPECT_EQ(usage_error_of([&] { group.parse(parsed({{"onnxrt_intra_op_threads", {"-1"}}})); }),
+    EXPECT_EQ(usage_error_of([&] {
+                  group.parse(parsed({{"onnxrt_intra_op_threads", {"-1"}}}));
+              }),
               "Invalid value for --onnxrt-intra-op-threads: '-1'.\nNote: expected a whole number >= 0 (0: "
               "ONNX-Runtime's default)");
-    EXPECT_THAT(usage_error_of([&] { group.parse(parsed({{"onnxrt_inter_op_threads", {"2x"}}})); }),
+    EXPECT_THAT(usage_error_of([&] {
+                    group.parse(parsed({{"onnxrt_inter_op_threads", {"2x"}}}));
+                }),
                 StartsWith("Invalid value for --onnxrt-inter-op-threads: '2x'."));
-    EXPECT_THAT(usage_error_of([&] { group.parse(parsed({{"onnxrt_inter_op_threads", {"99999999999"}}})); }),
+    EXPECT_THAT(usage_error_of([&] {
+                    group.parse(parsed({{"onnxrt_inter_op_threads", {"99999999999"}}}));
+                }),
                 StartsWith("Invalid value for --onnxrt-inter-op-threads: '99999999999'."));
-    EXPECT_THAT(usage_error_of([&] { group.parse(parsed({{"onnxrt_graph_optimization_level", {"max"}}})); }),
+    EXPECT_THAT(usage_error_of([&] {
+                    group.parse(parsed({{"onnxrt_graph_optimization_level", {"max"}}}));
+                }),
                 StartsWith("Invalid value for --onnxrt-graph-optimization-level: 'max'."));
-    EXPECT_THAT(usage_error_of([&] { group.parse(parsed({{"onnxrt_execution_mode", {"serial"}}})); }),
+    EXPECT_THAT(usage_error_of([&] {
+                    group.parse(parsed({{"onnxrt_execution_mode", {"serial"}}}));
+                }),
                 StartsWith("Invalid value for --onnxrt-execution-mode: 'serial'."));
-    EXPECT_EQ(usage_error_of([&] { group.parse(parsed({{"providers", {"cpu", ""}}})); }),
+    EXPECT_EQ(usage_error_of([&] {
+                  group.parse(parsed({{"providers", {"cpu", ""}}}));
+              }),
               "--providers: an execution provider name cannot be empty");
 }
 

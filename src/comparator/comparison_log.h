@@ -1,4 +1,5 @@
-// Internal: report pieces shared by the compare function and the comparator.
+// Internal: the text of Polygraphy's comparison log (comparison_log.cpp), shared by the compare
+// function and the comparator. The `--report` file is html_report.cpp's.
 #pragma once
 
 #include <optional>
