@@ -1,4 +1,5 @@
-// ONNX-Runtime session options that need no library: provider matching and option names.
+// The parts of the ONNX-Runtime backend that need no library: provider matching, option names, and
+// the session loader's description (built with or without ONNX Runtime).
 #include <algorithm>
 #include <cctype>
 
@@ -52,6 +53,21 @@ std::optional<ExecutionMode> execution_mode_from_name(const std::string& name) {
     if (key == "sequential") return ExecutionMode::kSequential;
     if (key == "parallel") return ExecutionMode::kParallel;
     return std::nullopt;
+}
+
+SessionFromOnnx::SessionFromOnnx(OnnxLoader model, Loader<std::string> bytes, std::optional<std::string> path,
+                                 SessionOptions options)
+    : model_(std::move(model)), bytes_(std::move(bytes)), path_(std::move(path)), options_(std::move(options)) {}
+
+SessionFromOnnx::SessionFromOnnx(OnnxLoader model, SessionOptions options)
+    : SessionFromOnnx(std::move(model), nullptr, std::nullopt, std::move(options)) {}
+
+SessionFromOnnx SessionFromOnnx::from_bytes(Loader<std::string> model_bytes, SessionOptions options) {
+    return SessionFromOnnx(nullptr, std::move(model_bytes), std::nullopt, std::move(options));
+}
+
+SessionFromOnnx SessionFromOnnx::from_path(std::string model_path, SessionOptions options) {
+    return SessionFromOnnx(nullptr, nullptr, std::move(model_path), std::move(options));
 }
 
 }  // namespace polygraphy::onnxrt

@@ -446,21 +446,6 @@ TensorMap Session::run(const TensorMap& feed, double* run_seconds) const {
     return result;
 }
 
-SessionFromOnnx::SessionFromOnnx(OnnxLoader model, Loader<std::string> bytes, std::optional<std::string> path,
-                                 SessionOptions options)
-    : model_(std::move(model)), bytes_(std::move(bytes)), path_(std::move(path)), options_(std::move(options)) {}
-
-SessionFromOnnx::SessionFromOnnx(OnnxLoader model, SessionOptions options)
-    : SessionFromOnnx(std::move(model), nullptr, std::nullopt, std::move(options)) {}
-
-SessionFromOnnx SessionFromOnnx::from_bytes(Loader<std::string> model_bytes, SessionOptions options) {
-    return SessionFromOnnx(nullptr, std::move(model_bytes), std::nullopt, std::move(options));
-}
-
-SessionFromOnnx SessionFromOnnx::from_path(std::string model_path, SessionOptions options) {
-    return SessionFromOnnx(nullptr, nullptr, std::move(model_path), std::move(options));
-}
-
 std::shared_ptr<Session> SessionFromOnnx::operator()() const {
     load_library();  // a missing library is reported before the model is loaded
     if (path_) return create_session({.path = &*path_}, options_);

@@ -39,17 +39,6 @@ const TensorMetadata& Session::output_metadata() const { not_built(); }
 const std::vector<std::string>& Session::providers() const { not_built(); }
 TensorMap Session::run(const TensorMap&, double*) const { not_built(); }
 
-SessionFromOnnx::SessionFromOnnx(OnnxLoader model, Loader<std::string> bytes, std::optional<std::string> path,
-                                 SessionOptions options)
-    : model_(std::move(model)), bytes_(std::move(bytes)), path_(std::move(path)), options_(std::move(options)) {}
-SessionFromOnnx::SessionFromOnnx(OnnxLoader model, SessionOptions options)
-    : SessionFromOnnx(std::move(model), nullptr, std::nullopt, std::move(options)) {}
-SessionFromOnnx SessionFromOnnx::from_bytes(Loader<std::string> model_bytes, SessionOptions options) {
-    return SessionFromOnnx(nullptr, std::move(model_bytes), std::nullopt, std::move(options));
-}
-SessionFromOnnx SessionFromOnnx::from_path(std::string model_path, SessionOptions options) {
-    return SessionFromOnnx(nullptr, nullptr, std::move(model_path), std::move(options));
-}
 std::shared_ptr<Session> SessionFromOnnx::operator()() const { not_built(); }
 std::shared_ptr<Session> session_from_onnx(const onnx::ModelProto&, const SessionOptions&) { not_built(); }
 std::shared_ptr<Session> session_from_path(const std::string&, const SessionOptions&) { not_built(); }

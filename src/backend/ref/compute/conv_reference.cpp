@@ -44,40 +44,37 @@ struct LoopSizes {
 template <typename T>
 void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
     const Geometry& g = p.geometry;
-    // Plain copies, not a structured binding: clang 14 (the fuzz build) cannot capture bindings.
     const LoopSizes sizes(p);
-    const std::size_t rank = sizes.rank;
-    const int64_t in_size = sizes.in_size, out_size = sizes.out_size, taps_count = sizes.taps_count;
-    const int64_t cg = sizes.cg, mg = sizes.mg;
     const auto taps = kernel_taps(g.kernel);
     onednn::parallel_for(
-        p.batch * p.out_channels, num_threads, out_size * cg * taps_count, [&](int64_t begin, int64_t end) {
-            std::vector<int64_t> out_index(rank);
-            std::vector<int64_t> in_index(rank);
+        p.batch * p.out_channels, num_threads, sizes.out_size * sizes.cg * sizes.taps_count,
+        [&](int64_t begin, int64_t end) {
+            std::vector<int64_t> out_index(sizes.rank);
+            std::vector<int64_t> in_index(sizes.rank);
             for (int64_t nm = begin; nm < end; ++nm) {
                 const int64_t n = nm / p.out_channels;
                 const int64_t m = nm % p.out_channels;
-                const int64_t group = m / mg;
-                T* y_plane = y + nm * out_size;
-                for (int64_t o = 0; o < out_size; ++o) {
+                const int64_t group = m / sizes.mg;
+                T* y_plane = y + nm * sizes.out_size;
+                for (int64_t o = 0; o < sizes.out_size; ++o) {
                     int64_t rest = o;
-                    for (std::size_t d = rank; d-- > 0;) {
+                    for (std::size_t d = sizes.rank; d-- > 0;) {
                         out_index[d] = rest % g.output[d];
                         rest /= g.output[d];
                     }
                     double acc = bias != nullptr ? static_cast<double>(bias[m]) : 0.0;
-                    for (int64_t t = 0; t < taps_count; ++t) {
+                    for (int64_t t = 0; t < sizes.taps_count; ++t) {
                         int64_t offset = 0;
                         bool inside = true;
-                        for (std::size_t d = 0; d < rank && inside; ++d) {
+                        for (std::size_t d = 0; d < sizes.rank && inside; ++d) {
                             in_index[d] = out_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
                             inside = in_index[d] >= 0 && in_index[d] < g.input[d];
                             offset = offset * g.input[d] + in_index[d];
                         }
                         if (!inside) continue;
-                        for (int64_t c = 0; c < cg; ++c) {
-                            const T xv = x[((n * p.in_channels) + group * cg + c) * in_size + offset];
-                            const T wv = w[(m * cg + c) * taps_count + t];
+                        for (int64_t c = 0; c < sizes.cg; ++c) {
+                            const T xv = x[((n * p.in_channels) + group * sizes.cg + c) * sizes.in_size + offset];
+                            const T wv = w[(m * sizes.cg + c) * sizes.taps_count + t];
                             acc += static_cast<double>(xv) * static_cast<double>(wv);
                         }
                     }
@@ -90,37 +87,34 @@ void conv_reference(const ConvProblem& p, const T* x, const T* w, const T* bias,
 template <typename T>
 void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, const T* bias, T* y, int num_threads) {
     const Geometry& g = p.geometry;
-    // Plain copies, not a structured binding: clang 14 (the fuzz build) cannot capture bindings.
     const LoopSizes sizes(p);
-    const std::size_t rank = sizes.rank;
-    const int64_t in_size = sizes.in_size, out_size = sizes.out_size, taps_count = sizes.taps_count;
-    const int64_t cg = sizes.cg, mg = sizes.mg;
     const auto taps = kernel_taps(g.kernel);
     onednn::parallel_for(
-        p.batch * p.out_channels, num_threads, in_size * cg * taps_count, [&](int64_t begin, int64_t end) {
-            std::vector<int64_t> in_index(rank);
-            std::vector<double> acc(static_cast<std::size_t>(out_size));
+        p.batch * p.out_channels, num_threads, sizes.in_size * sizes.cg * sizes.taps_count,
+        [&](int64_t begin, int64_t end) {
+            std::vector<int64_t> in_index(sizes.rank);
+            std::vector<double> acc(static_cast<std::size_t>(sizes.out_size));
             for (int64_t nm = begin; nm < end; ++nm) {
                 const int64_t n = nm / p.out_channels;
                 const int64_t m = nm % p.out_channels;
-                const int64_t group = m / mg;
-                const int64_t m_in_group = m % mg;
+                const int64_t group = m / sizes.mg;
+                const int64_t m_in_group = m % sizes.mg;
                 std::fill(acc.begin(), acc.end(), bias != nullptr ? static_cast<double>(bias[m]) : 0.0);
-                for (int64_t c = 0; c < cg; ++c) {
-                    const int64_t channel = group * cg + c;
-                    const T* x_plane = x + (n * p.in_channels + channel) * in_size;
-                    const T* w_taps = w + (channel * mg + m_in_group) * taps_count;
-                    for (int64_t i = 0; i < in_size; ++i) {
+                for (int64_t c = 0; c < sizes.cg; ++c) {
+                    const int64_t channel = group * sizes.cg + c;
+                    const T* x_plane = x + (n * p.in_channels + channel) * sizes.in_size;
+                    const T* w_taps = w + (channel * sizes.mg + m_in_group) * sizes.taps_count;
+                    for (int64_t i = 0; i < sizes.in_size; ++i) {
                         int64_t rest = i;
-                        for (std::size_t d = rank; d-- > 0;) {
+                        for (std::size_t d = sizes.rank; d-- > 0;) {
                             in_index[d] = rest % g.input[d];
                             rest /= g.input[d];
                         }
                         const double xv = static_cast<double>(x_plane[i]);
-                        for (int64_t t = 0; t < taps_count; ++t) {
+                        for (int64_t t = 0; t < sizes.taps_count; ++t) {
                             int64_t offset = 0;
                             bool inside = true;
-                            for (std::size_t d = 0; d < rank && inside; ++d) {
+                            for (std::size_t d = 0; d < sizes.rank && inside; ++d) {
                                 const int64_t pos =
                                     in_index[d] * g.strides[d] - g.pad_begin[d] + taps[t][d] * g.dilations[d];
                                 inside = pos >= 0 && pos < g.output[d];
@@ -130,8 +124,9 @@ void conv_transpose_reference(const ConvProblem& p, const T* x, const T* w, cons
                         }
                     }
                 }
-                T* y_plane = y + nm * out_size;
-                for (int64_t o = 0; o < out_size; ++o) y_plane[o] = static_cast<T>(acc[static_cast<std::size_t>(o)]);
+                T* y_plane = y + nm * sizes.out_size;
+                for (int64_t o = 0; o < sizes.out_size; ++o)
+                    y_plane[o] = static_cast<T>(acc[static_cast<std::size_t>(o)]);
             }
         });
 }

@@ -14,16 +14,31 @@
 namespace polygraphy::ref {
 namespace {
 
+// What Gather and GatherElements read first: data of rank 1 or more, the indices, and the axis
+// attribute normalized for the data.
+struct GatherOperands {
+    const Tensor& data;
+    const Tensor& indices;
+    int64_t axis;
+};
+
+GatherOperands gather_operands(KernelContext& ctx, int64_t axis_attr) {
+    const Tensor& data = ctx.required_input(0);
+    const Tensor& indices = ctx.required_input(1);
+    if (data.rank() == 0) ctx.node().fail("data must have rank >= 1");
+    return {data, indices, normalize_axis(ctx.node(), axis_attr, data.rank())};
+}
+
 class GatherKernel final : public Kernel {
 public:
     explicit GatherKernel(const NodeInfo& node) : axis_(node.attr_int("axis", 0)) {}
 
     void compute(KernelContext& ctx) const override {
         const NodeInfo& node = ctx.node();
-        const Tensor& data = ctx.required_input(0);
-        const Tensor& indices_tensor = ctx.required_input(1);
-        if (data.rank() == 0) node.fail("data must have rank >= 1");
-        const int64_t axis = normalize_axis(node, axis_, data.rank());
+        const GatherOperands operands = gather_operands(ctx, axis_);  // no structured binding: lambdas read them
+        const Tensor& data = operands.data;
+        const Tensor& indices_tensor = operands.indices;
+        const int64_t axis = operands.axis;
         std::vector<int64_t> indices = read_ints(node, indices_tensor, "indices");
         const int64_t dim = data.shape()[axis];
         for (int64_t& index : indices) index = checked_index(node, index, dim, axis);
@@ -63,10 +78,10 @@ public:
 
     void compute(KernelContext& ctx) const override {
         const NodeInfo& node = ctx.node();
-        const Tensor& data = ctx.required_input(0);
-        const Tensor& indices_tensor = ctx.required_input(1);
-        if (data.rank() == 0) node.fail("data must have rank >= 1");
-        const int64_t axis = normalize_axis(node, axis_, data.rank());
+        const GatherOperands operands = gather_operands(ctx, axis_);  // no structured binding: lambdas read them
+        const Tensor& data = operands.data;
+        const Tensor& indices_tensor = operands.indices;
+        const int64_t axis = operands.axis;
         check_elements_shapes(node, data, indices_tensor, axis);
         const std::vector<int64_t> indices = read_ints(node, indices_tensor, "indices");
         const std::vector<int64_t> strides = contiguous_strides(data.shape());

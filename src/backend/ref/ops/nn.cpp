@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -41,19 +42,22 @@ int64_t normalize_axis_attr(const NodeInfo& node, int64_t axis, int64_t rank, co
     return axis < 0 ? axis + rank : axis;
 }
 
-/// Runs `body(x32, y32)` on float32 data and returns the result in x's dtype: float32 tensors are
-/// used directly, float16/bfloat16 go through a float32 copy. (float64 is handled by callers.)
-/// y32 starts uninitialized: `body` writes every element.
+/// Runs `body(T{}, xt, yt)` in the type T the operator computes in and gives the result in x's dtype:
+/// float64 and float32 directly (T is double or float), float16/bfloat16 through a float32 copy.
+/// yt starts uninitialized: `body` writes every element.
 template <typename Body>
-void in_float32(KernelContext& context, const Tensor& x, const Shape& out_shape, Body&& body) {
-    if (x.dtype() == DataType::kFloat32) {
-        Tensor& y = context.allocate_uninitialized_output(0, DataType::kFloat32, out_shape);
-        body(x, y);
+void in_compute_type(KernelContext& context, const Tensor& x, const Shape& out_shape, Body&& body) {
+    if (x.dtype() == DataType::kFloat64 || x.dtype() == DataType::kFloat32) {
+        Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), out_shape);
+        if (x.dtype() == DataType::kFloat64)
+            body(double{}, x, y);
+        else
+            body(float{}, x, y);
         return;
     }
     const Tensor x32 = x.cast(DataType::kFloat32);
     Tensor y32 = Tensor::uninitialized(DataType::kFloat32, out_shape);
-    body(x32, y32);
+    body(float{}, x32, y32);
     context.set_output(0, y32.cast(x.dtype()));
 }
 
@@ -130,15 +134,11 @@ public:
             context.allocate_output(0, x.dtype(), shape);
             return;
         }
-        if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
-            softmax_loop<double>(kind_, view, x.data_as<double>(), y.data_as<double>(), threads);
-            return;
-        }
-        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) {
-            if (kind_ == SoftmaxKind::kHardmax || !run_dnnl(view, x32, y32, threads)) {
-                softmax_loop<float>(kind_, view, x32.data_as<float>(), y32.data_as<float>(), threads);
-            }
+        in_compute_type(context, x, shape, [&](auto type, const Tensor& xt, Tensor& yt) {
+            using T = decltype(type);
+            if constexpr (std::is_same_v<T, float>)
+                if (kind_ != SoftmaxKind::kHardmax && run_dnnl(view, xt, yt, threads)) return;
+            softmax_loop<T>(kind_, view, xt.data_as<T>(), yt.data_as<T>(), threads);
         });
     }
 
@@ -270,13 +270,9 @@ public:
             b[c] = bias[c] - mean[c] * a[c];
         }
         const int threads = context.num_threads();
-        if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
-            channel_affine<double>(x.data_as<double>(), y.data_as<double>(), outer, channels, inner, a, b, threads);
-            return;
-        }
-        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) {
-            channel_affine<float>(x32.data_as<float>(), y32.data_as<float>(), outer, channels, inner, a, b, threads);
+        in_compute_type(context, x, shape, [&](auto type, const Tensor& xt, Tensor& yt) {
+            using T = decltype(type);
+            channel_affine<T>(xt.data_as<T>(), yt.data_as<T>(), outer, channels, inner, a, b, threads);
         });
     }
 
@@ -428,12 +424,7 @@ public:
                 }
             });
         };
-        if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
-            run(double{}, x, y);
-            return;
-        }
-        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) { run(float{}, x32, y32); });
+        in_compute_type(context, x, shape, run);
     }
 
 private:
@@ -514,15 +505,10 @@ public:
         }
         const int threads = context.num_threads();
         const double epsilon = static_cast<double>(epsilon_);
-        if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
-            group_normalize<double>(x.data_as<double>(), y.data_as<double>(), batch, groups, per_group, spatial, scale,
-                                    bias, epsilon, threads);
-            return;
-        }
-        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) {
-            group_normalize<float>(x32.data_as<float>(), y32.data_as<float>(), batch, groups, per_group, spatial, scale,
-                                   bias, epsilon, threads);
+        in_compute_type(context, x, shape, [&](auto type, const Tensor& xt, Tensor& yt) {
+            using T = decltype(type);
+            group_normalize<T>(xt.data_as<T>(), yt.data_as<T>(), batch, groups, per_group, spatial, scale, bias,
+                               epsilon, threads);
         });
     }
 
@@ -580,12 +566,7 @@ public:
                 }
             });
         };
-        if (x.dtype() == DataType::kFloat64) {
-            Tensor& y = context.allocate_uninitialized_output(0, x.dtype(), shape);
-            run(double{}, x, y);
-            return;
-        }
-        in_float32(context, x, shape, [&](const Tensor& x32, Tensor& y32) { run(float{}, x32, y32); });
+        in_compute_type(context, x, shape, run);
     }
 
 private:

@@ -442,21 +442,36 @@ std::vector<int64_t> centered(const Tensor& t, const std::vector<int64_t>& zero,
     return values;
 }
 
-class ConvIntegerKernel final : public Kernel {
-public:
-    explicit ConvIntegerKernel(const NodeInfo& node)
+// What ConvInteger and QLinearConv read alike: the window attributes and a positive group, and
+// quantized x and w of rank 3 or more.
+class IntegerConvolutionKernel : public Kernel {
+protected:
+    explicit IntegerConvolutionKernel(const NodeInfo& node)
         : attrs_(window::parse_window_attrs(node, false, true, false)), group_(node.attr_int("group", 1)) {
         if (group_ <= 0) node.fail(fmt::format("attribute 'group' must be positive, but it is {}", group_));
     }
+
+    static void require_operands(const NodeInfo& node, const Tensor& x, const Tensor& w) {
+        require_quant_type(node, x, "x");
+        require_quant_type(node, w, "w");
+        if (x.rank() < 3 || w.rank() < 3)
+            node.fail(fmt::format("inputs x and w must have rank 3 or more, but they have shapes {} and {}",
+                                  shape_to_string(x.shape()), shape_to_string(w.shape())));
+    }
+
+    window::WindowAttrs attrs_;
+    int64_t group_;
+};
+
+class ConvIntegerKernel final : public IntegerConvolutionKernel {
+public:
+    explicit ConvIntegerKernel(const NodeInfo& node) : IntegerConvolutionKernel(node) {}
 
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
         const Tensor& x = context.required_input(0);
         const Tensor& w = context.required_input(1);
-        require_quant_type(node, x, "x");
-        require_quant_type(node, w, "w");
-        if (x.rank() < 3)
-            node.fail(fmt::format("input x must have rank 3 or more, but it has shape {}", shape_to_string(x.shape())));
+        require_operands(node, x, w);
         const std::vector<int64_t> zx = zero_points(node, context.input(2), x, 1, "x_zero_point");
         const std::vector<int64_t> zw = zero_points(node, context.input(3), w, w.shape()[0], "w_zero_point");
         Shape out_shape;
@@ -465,30 +480,19 @@ public:
         Tensor& y = context.allocate_output(0, DataType::kInt32, out_shape);
         for (std::size_t i = 0; i < sums.size(); ++i) y.data_as<int32_t>()[i] = static_cast<int32_t>(sums[i]);
     }
-
-private:
-    window::WindowAttrs attrs_;
-    int64_t group_;
 };
 
-class QLinearConvKernel final : public Kernel {
+class QLinearConvKernel final : public IntegerConvolutionKernel {
 public:
-    explicit QLinearConvKernel(const NodeInfo& node)
-        : attrs_(window::parse_window_attrs(node, false, true, false)), group_(node.attr_int("group", 1)) {
-        if (group_ <= 0) node.fail(fmt::format("attribute 'group' must be positive, but it is {}", group_));
-    }
+    explicit QLinearConvKernel(const NodeInfo& node) : IntegerConvolutionKernel(node) {}
 
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
         const Tensor& x = context.required_input(0);
         const Tensor& w = context.required_input(3);
         const Tensor& y_zero_point = context.required_input(7);
-        require_quant_type(node, x, "x");
-        require_quant_type(node, w, "w");
+        require_operands(node, x, w);
         require_quant_type(node, y_zero_point, "y_zero_point");
-        if (x.rank() < 3 || w.rank() < 3)
-            node.fail(fmt::format("inputs x and w must have rank 3 or more, but they have shapes {} and {}",
-                                  shape_to_string(x.shape()), shape_to_string(w.shape())));
         const int64_t filters = w.shape()[0];
         const std::vector<double> sx = scales(node, context.required_input(1), 1, "x_scale");
         const std::vector<double> sw = scales(node, context.required_input(4), filters, "w_scale");
@@ -515,10 +519,6 @@ public:
         }
         context.set_output(0, to_quant(values, y_zero_point.dtype(), out_shape));
     }
-
-private:
-    window::WindowAttrs attrs_;
-    int64_t group_;
 };
 
 // ---- DynamicQuantizeLinear ---------------------------------------------------------------------------
