@@ -16,6 +16,9 @@
 
 namespace polygraphy {
 
+/// ONNX Runtime's contrib operators' domain.
+inline constexpr const char* kMicrosoftDomain = "com.microsoft";
+
 /// Opset used for a node whose domain the model does not import.
 inline constexpr int64_t kOpsetOfUnimportedDomain = 1;
 

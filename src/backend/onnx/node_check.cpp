@@ -63,9 +63,27 @@ Table standard_signatures_after_libonnx() {
     return table;
 }
 
+// ONNX Runtime's contrib operators (com.microsoft) that the built-in runtime runs, as ONNX Runtime
+// 1.30 declares their inputs and outputs (libonnx has no schema for them).
+void add_onnx_runtime_contrib_signatures(Table& table) {
+    const auto add = [&](const std::string& op_type, OperatorSignature sig) {
+        table[{kMicrosoftDomain, op_type, 1}] = std::move(sig);
+    };
+    add("Gelu", fixed(1, 1));
+    add("QuickGelu", fixed(1, 1));
+    add("FastGelu", fixed(1, 2));  // X, optional bias
+    add("BiasGelu", fixed(2, 2));  // A, bias B
+}
+
+Table known_signatures() {
+    Table table = standard_signatures_after_libonnx();
+    add_onnx_runtime_contrib_signatures(table);
+    return table;
+}
+
 struct SignatureTable {
     std::mutex mutex;
-    Table table = standard_signatures_after_libonnx();
+    Table table = known_signatures();
 };
 
 SignatureTable& signature_table() {

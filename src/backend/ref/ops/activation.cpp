@@ -1,12 +1,15 @@
 // Activations: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Gelu, Mish, Sigmoid, HardSigmoid,
-// HardSwish, Softplus, Softsign, Tanh, ThresholdedRelu, Shrink and Clip. The unary ones are scalar
-// functions run by UnaryKernel (elementwise.h); Gelu, Mish, Celu and ThresholdedRelu compute in
-// double. Activations folded into a convolution or matmul are dnnl_util.h's FusedActivation.
+// HardSwish, Softplus, Softsign, Tanh, ThresholdedRelu, Shrink and Clip; and the com.microsoft ones
+// ONNX Runtime's fusions write: Gelu, QuickGelu, FastGelu and BiasGelu. The unary ones are
+// scalar functions run by UnaryKernel (elementwise.h); Gelu, Mish, Celu, ThresholdedRelu and the
+// contrib ones compute in double. Activations folded into a convolution or matmul are dnnl_util.h's
+// FusedActivation.
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/compute/broadcast.h"
 #include "backend/ref/ops/elementwise.h"
 #include "backend/ref/ops/families.h"
@@ -147,6 +150,73 @@ struct ShrinkOp : NumericOnly {
     double lambd_, bias_;
 };
 
+// com.microsoft.QuickGelu: x * sigmoid(alpha * x).
+struct QuickGeluOp : FloatInDouble {
+    explicit QuickGeluOp(const NodeInfo& node) : alpha_(node.attr_float("alpha", 1.702f)) {}
+    template <typename T>
+    T operator()(T x) const {
+        const double v = x;
+        const double a = alpha_ * v;
+        const double sigmoid = a >= 0 ? 1 / (1 + std::exp(-a)) : std::exp(a) / (1 + std::exp(a));
+        return static_cast<T>(v * sigmoid);
+    }
+    double alpha_;
+};
+
+// The tanh approximation of GELU, as com.microsoft.FastGelu computes it.
+double fast_gelu(double v) {
+    return 0.5 * v * (1 + std::tanh(std::sqrt(2 / kPi) * (v + 0.044715 * v * v * v)));
+}
+double erf_gelu(double v) {
+    return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+}
+
+// A 1-D bias of the last dimension's size, added along that dimension (the contrib operators' bias).
+void require_last_dim_bias(const NodeInfo& node, const Tensor& x, const Tensor& bias, const char* what) {
+    if (x.rank() == 0 || bias.rank() != 1 || bias.shape()[0] != x.shape().back())
+        node.fail(fmt::format("{} must be 1-D with the size of the input's last dimension ({}), but it has shape {}",
+                              what, x.rank() == 0 ? 0 : x.shape().back(), shape_to_string(bias.shape())));
+    if (bias.dtype() != x.dtype())
+        node.fail(fmt::format("{} is {}, but the input is {}", what, dtype_name(bias.dtype()), dtype_name(x.dtype())));
+}
+
+void require_float(const NodeInfo& node, const Tensor& x) {
+    if (!dtype_is_floating(x.dtype()) || x.dtype() == DataType::kFloat8E4M3FN || x.dtype() == DataType::kFloat8E5M2)
+        unsupported_dtype(node, x.dtype());
+}
+
+/// FastGelu (X, optional bias) and BiasGelu (A, B): the activation of the input plus a bias along
+/// its last dimension, computed in double and rounded once to the input's type.
+class BiasedGeluKernel final : public Kernel {
+public:
+    BiasedGeluKernel(const NodeInfo&, double (*activation)(double), bool bias_required)
+        : activation_(activation), bias_required_(bias_required) {}
+
+    void compute(KernelContext& ctx) const override {
+        const NodeInfo& node = ctx.node();
+        const Tensor& x0 = ctx.required_input(0);
+        require_float(node, x0);
+        const Tensor* bias0 = bias_required_ ? &ctx.required_input(1) : ctx.input(1);
+        if (bias0 && !bias0->defined()) bias0 = nullptr;
+        if (bias0) require_last_dim_bias(node, x0, *bias0, "the bias");
+        const Tensor x = x0.cast(DataType::kFloat64);
+        const Tensor bias = bias0 ? bias0->cast(DataType::kFloat64) : Tensor();
+        Tensor y = Tensor::uninitialized(DataType::kFloat64, x.shape());
+        const double* in = x.data_as<double>();
+        const double* b = bias0 ? bias.data_as<double>() : nullptr;
+        double* out = y.data_as<double>();
+        const int64_t n = x.numel();
+        const int64_t width = x.rank() == 0 ? 1 : x.shape().back();
+        for_each_index(n, n >= kParallelThreshold, ctx.num_threads(),
+                       [&](int64_t i) { out[i] = activation_(b ? in[i] + b[i % width] : in[i]); });
+        ctx.set_output(0, y.cast(x0.dtype()));
+    }
+
+private:
+    double (*activation_)(double);
+    bool bias_required_;
+};
+
 /// PRelu: slope broadcasts to X (unidirectionally). Before opset 7 a 1-D slope of C values applies
 /// to the channel axis 1.
 class PReluKernel final : public Kernel {
@@ -262,6 +332,15 @@ void register_activation_ops(OpRegistry& registry) {
     registry.add("", "Tanh", 1, kMaxOpset, make_factory<UnaryKernel<TanhOp>>());
     registry.add("", "Shrink", 9, kMaxOpset, make_factory<UnaryKernel<ShrinkOp>>());
     registry.add("", "Clip", 1, kMaxOpset, make_factory<ClipKernel>());
+
+    registry.add(kMicrosoftDomain, "Gelu", 1, kMaxOpset, make_factory<UnaryKernel<GeluOp>>());
+    registry.add(kMicrosoftDomain, "QuickGelu", 1, kMaxOpset, make_factory<UnaryKernel<QuickGeluOp>>());
+    registry.add(kMicrosoftDomain, "FastGelu", 1, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+        return std::make_unique<BiasedGeluKernel>(node, fast_gelu, false);
+    });
+    registry.add(kMicrosoftDomain, "BiasGelu", 1, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+        return std::make_unique<BiasedGeluKernel>(node, erf_gelu, true);
+    });
 }
 
 }  // namespace polygraphy::ref

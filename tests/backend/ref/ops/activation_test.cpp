@@ -1,7 +1,9 @@
 // Activations (src/backend/ref/ops/activation.cpp). Expected values carry the numpy expression.
 #include <cmath>
+#include <functional>
 #include <limits>
 
+#include "onnxrt_reference.h"
 #include "op_test_util.h"
 #include "test_helpers.h"
 
@@ -97,6 +99,73 @@ TEST(ActivationOps, ClipByOpset) {
                      i32({3}, {0, 3, 5})));
     EXPECT_THROW_MESSAGE(OpTester("Clip", 13).input(x).input(f32({2}, {0, 1})).run(), ModelError,
                          "Node 'node' (Clip): min must be a scalar, but it has shape (2,)");
+}
+
+// ---- com.microsoft activations, against ONNX Runtime's CPU kernels ----------------------------------
+
+// A model of one com.microsoft node reading `inputs` (float32, their shapes) and giving "y".
+ModelBuilder contrib_model(const std::string& op, const std::vector<std::pair<std::string, Shape>>& inputs,
+                           const Shape& output_shape) {
+    ModelBuilder builder(17);
+    builder.opset_import("com.microsoft", 1);
+    std::vector<std::string> names;
+    for (const auto& [name, shape] : inputs) {
+        builder.input(name, DataType::kFloat32, shape);
+        names.push_back(name);
+    }
+    builder.node(op, names, {"y"}, "contrib", "com.microsoft");
+    builder.output("y", DataType::kFloat32, output_shape);
+    return builder;
+}
+
+TensorMap contrib_feed(const std::vector<std::pair<std::string, Shape>>& inputs) {
+    TensorMap feed;
+    uint32_t seed = 11;
+    for (const auto& [name, shape] : inputs) feed.set(name, random_tensor(shape, seed++, -5.0f, 5.0f));
+    return feed;
+}
+
+void expect_contrib_matches_onnxrt(const std::string& op, const std::vector<std::pair<std::string, Shape>>& inputs,
+                                   const std::function<void(onnx::NodeProto&)>& attributes = {}) {
+    ModelBuilder builder = contrib_model(op, inputs, inputs.front().second);
+    if (attributes) attributes(*builder.proto().mutable_graph()->mutable_node(0));
+    expect_matches_onnxrt(builder, contrib_feed(inputs));
+}
+
+const Shape kTokens = {2, 3, 16};  // batch, sequence, hidden
+
+TEST(ContribActivations, GeluAndQuickGeluMatchOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    expect_contrib_matches_onnxrt("Gelu", {{"x", kTokens}});
+    expect_contrib_matches_onnxrt("QuickGelu", {{"x", kTokens}});
+    expect_contrib_matches_onnxrt("QuickGelu", {{"x", kTokens}},
+                                  [](onnx::NodeProto& node) { set_attr(node, "alpha", 1.25f); });
+}
+
+TEST(ContribActivations, FastGeluWithAndWithoutBiasAndBiasGeluMatchOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    expect_contrib_matches_onnxrt("FastGelu", {{"x", kTokens}});
+    expect_contrib_matches_onnxrt("FastGelu", {{"x", kTokens}, {"bias", {16}}});
+    expect_contrib_matches_onnxrt("BiasGelu", {{"a", kTokens}, {"b", {16}}});
+}
+
+TEST(ContribActivations, ABiasThatIsNotOneRowOfTheLastDimensionIsOneLine) {
+    const ModelBuilder builder = contrib_model("BiasGelu", {{"a", kTokens}, {"b", {3}}}, kTokens);
+    const OnnxModel model = builder.build();
+    EXPECT_EQ(error_message<ModelError>([&] {
+                  ref::Session(*model).run(contrib_feed({{"a", kTokens}, {"b", {3}}}));
+              }),
+              "Node 'contrib' (BiasGelu): the bias must be 1-D with the size of the input's last dimension (16), "
+              "but it has shape (3,)");
+}
+
+TEST(ContribActivations, TheNodeCheckKnowsTheirArity) {
+    ModelBuilder builder = contrib_model("FastGelu", {{"x", kTokens}, {"bias", {16}}, {"extra", {16}}}, kTokens);
+    const std::vector<NodeProblem> problems = find_node_problems(builder.proto());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_EQ(problems[0].message(),
+              "Malformed node 'contrib' (FastGelu, com.microsoft opset 1): it has 3 inputs, but FastGelu "
+              "takes 1 to 2");
 }
 
 }  // namespace
