@@ -73,6 +73,10 @@ void add_onnx_runtime_contrib_signatures(Table& table) {
     add("QuickGelu", fixed(1, 1));
     add("FastGelu", fixed(1, 2));  // X, optional bias
     add("BiasGelu", fixed(2, 2));  // A, bias B
+    // input, skip, gamma, beta, bias; output, mean, inv_std_var, input_skip_bias_sum
+    add("SkipLayerNormalization", fixed(3, 5, 1, 4));
+    add("SkipSimplifiedLayerNormalization", fixed(3, 4, 1, 4));          // input, skip, gamma, bias
+    table[{"", "SimplifiedLayerNormalization", 1}] = fixed(2, 2, 1, 2);  // X, scale; Y, inv_std_var
 }
 
 Table known_signatures() {

@@ -1,7 +1,8 @@
 // Softmax, LogSoftmax, Hardmax, Dropout and the normalizations: BatchNormalization (inference),
-// LayerNormalization, InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization,
-// LpNormalization. float32 Softmax/LogSoftmax use oneDNN (vectorized exp); statistics accumulate in
-// double.
+// LayerNormalization (also at opsets 1-16 and SimplifiedLayerNormalization, which ONNX Runtime
+// registers in the default domain), com.microsoft Skip(Simplified)LayerNormalization,
+// InstanceNormalization, GroupNormalization, LRN, MeanVarianceNormalization, LpNormalization.
+// float32 Softmax/LogSoftmax use oneDNN (vectorized exp); statistics accumulate in double.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/compute/broadcast.h"
 #include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/compute/kernel_util.h"
@@ -432,6 +434,141 @@ private:
     float epsilon_ = 1e-5f;
 };
 
+// ---- ONNX Runtime's normalizations: SimplifiedLayerNormalization, (Skip)(Simplified)LayerNormalization --
+
+/// SimplifiedLayerNormalization (RMSNorm, in ONNX Runtime's registration of the default domain):
+/// Y = X / sqrt(mean(X^2) + epsilon) * scale over the dimensions from `axis` on, in double, rounded
+/// once to X's type; the optional output inv_std_var (float32, X's shape with those dimensions 1).
+class SimplifiedLayerNormKernel final : public Kernel {
+public:
+    explicit SimplifiedLayerNormKernel(const NodeInfo& node)
+        : axis_(node.attr_int("axis", -1)), epsilon_(node.attr_float("epsilon", 1e-5f)) {
+        require_float32_stash(node);
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& x = context.required_input(0);
+        require_float(node, x, "input X");
+        if (x.rank() == 0) node.fail("input X must have rank >= 1");
+        const int64_t axis = normalize_axis_attr(node, axis_, x.rank());
+        const Shape normalized(x.shape().begin() + axis, x.shape().end());
+        const int64_t rows = product(x.shape(), 0, static_cast<std::size_t>(axis));
+        const int64_t length = shape_volume(normalized);
+        const std::vector<double> scale = broadcast_param(node, context.required_input(1), normalized, "scale");
+        Shape stat_shape = x.shape();
+        for (std::size_t d = static_cast<std::size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
+        float* inv_out = nullptr;
+        if (context.num_outputs() > 1 && !node.proto().output(1).empty())
+            inv_out = context.allocate_output(1, DataType::kFloat32, stat_shape).data_as<float>();
+        const Tensor x64 = x.cast(DataType::kFloat64);
+        Tensor y = Tensor::uninitialized(DataType::kFloat64, x.shape());
+        const double* xp = x64.data_as<double>();
+        double* yp = y.data_as<double>();
+        onednn::parallel_for(rows, context.num_threads(), length * 4, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                const double* row = xp + r * length;
+                double squares = 0;
+                for (int64_t i = 0; i < length; ++i) squares += row[i] * row[i];
+                const double inv = 1 / std::sqrt(squares / static_cast<double>(length) + epsilon_);
+                if (inv_out) inv_out[r] = static_cast<float>(inv);
+                for (int64_t i = 0; i < length; ++i) yp[r * length + i] = row[i] * inv * scale[i];
+            }
+        });
+        context.set_output(0, y.cast(x.dtype()));
+    }
+
+private:
+    int64_t axis_;
+    double epsilon_;
+};
+
+/// com.microsoft SkipLayerNormalization (input, skip, gamma, beta?, bias?) and
+/// SkipSimplifiedLayerNormalization: s = input + skip (+ bias), normalized over the last dimension
+/// (as LayerNormalization, or as RMSNorm when simplified), times gamma (+ beta); output 3 is s. skip
+/// may have fewer elements than input, repeating (ONNX Runtime reads it modulo its size). As in ONNX
+/// Runtime's CPU kernel, outputs 1 and 2 (mean, inv_std_var) are not written: a node that names
+/// them is refused.
+class SkipLayerNormKernel final : public Kernel {
+public:
+    SkipLayerNormKernel(const NodeInfo& node, bool simplified)
+        : simplified_(simplified), epsilon_(node.attr_float("epsilon", 1e-12f)) {
+        if (epsilon_ < 0) node.fail(fmt::format("attribute 'epsilon' must not be negative, but it is {}", epsilon_));
+        const auto& outputs = node.proto().output();
+        for (int i : {1, 2})
+            if (outputs.size() > i && !outputs.Get(i).empty())
+                throw UnsupportedError(fmt::format(
+                    "Node '{}' ({}): output {} ({}) is not computed; ONNX Runtime's CPU kernel does not write it "
+                    "either",
+                    node.name(), node.op_type(), i, i == 1 ? "mean" : "inv_std_var"));
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& input = context.required_input(0);
+        require_float(node, input, "input");
+        if (input.rank() < 2 || input.rank() > 3)
+            node.fail(fmt::format("input must have rank 2 or 3, but it has shape {}", shape_to_string(input.shape())));
+        const int64_t hidden = input.shape().back();
+        const Tensor& skip0 = context.required_input(1);
+        if (skip0.dtype() != input.dtype() || skip0.numel() == 0 || skip0.shape().back() != hidden ||
+            input.numel() % skip0.numel() != 0)
+            node.fail(
+                fmt::format("skip ({} of shape {}) must have the input's type and last dimension, and a size "
+                            "that divides the input's ({} of shape {})",
+                            dtype_name(skip0.dtype()), shape_to_string(skip0.shape()), dtype_name(input.dtype()),
+                            shape_to_string(input.shape())));
+        const auto vector_of = [&](std::size_t index, const char* name) -> std::vector<double> {
+            const Tensor* t = context.input(index);
+            if (!t || !t->defined()) return {};
+            if (t->rank() != 1 || t->shape()[0] != hidden || t->dtype() != input.dtype())
+                node.fail(fmt::format("{} must be a 1-D {} of the hidden size {}, but it is {} of shape {}", name,
+                                      dtype_name(input.dtype()), hidden, dtype_name(t->dtype()),
+                                      shape_to_string(t->shape())));
+            const Tensor values = t->cast(DataType::kFloat64);
+            return {values.data_as<double>(), values.data_as<double>() + hidden};
+        };
+        const std::vector<double> gamma = vector_of(2, "gamma");
+        if (gamma.empty()) node.fail("input gamma is required");
+        // The simplified form has no beta: its bias is input 3.
+        const std::vector<double> beta = simplified_ ? std::vector<double>{} : vector_of(3, "beta");
+        const std::vector<double> bias = vector_of(simplified_ ? 3 : 4, "bias");
+
+        const Tensor x = input.cast(DataType::kFloat64), skip = skip0.cast(DataType::kFloat64);
+        const double* xp = x.data_as<double>();
+        const double* sp = skip.data_as<double>();
+        const int64_t skip_size = skip.numel(), rows = input.numel() / hidden;
+        Tensor y = Tensor::uninitialized(DataType::kFloat64, input.shape());
+        Tensor sum = Tensor::uninitialized(DataType::kFloat64, input.shape());
+        double* yp = y.data_as<double>();
+        double* sum_p = sum.data_as<double>();
+        onednn::parallel_for(rows, context.num_threads(), hidden * 4, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                double* row = sum_p + r * hidden;
+                double mean = 0;
+                for (int64_t h = 0; h < hidden; ++h) {
+                    const int64_t i = r * hidden + h;
+                    row[h] = xp[i] + sp[i % skip_size] + (bias.empty() ? 0.0 : bias[h]);
+                    mean += row[h];
+                }
+                mean = simplified_ ? 0.0 : mean / static_cast<double>(hidden);
+                double squares = 0;
+                for (int64_t h = 0; h < hidden; ++h) squares += (row[h] - mean) * (row[h] - mean);
+                const double inv = 1 / std::sqrt(squares / static_cast<double>(hidden) + epsilon_);
+                for (int64_t h = 0; h < hidden; ++h)
+                    yp[r * hidden + h] = (row[h] - mean) * inv * gamma[h] + (beta.empty() ? 0.0 : beta[h]);
+            }
+        });
+        context.set_output(0, y.cast(input.dtype()));
+        if (context.num_outputs() > 3 && !node.proto().output(3).empty())
+            context.set_output(3, sum.cast(input.dtype()));
+    }
+
+private:
+    bool simplified_;
+    double epsilon_;
+};
+
 // ---- InstanceNormalization / GroupNormalization ---------------------------------------------------------
 
 /// Normalizes x viewed as [N, groups, group_size] where each group holds `channels_per_group`
@@ -743,6 +880,18 @@ void register_nn_ops(OpRegistry& registry) {
     registry.add("", "Hardmax", 1, kMaxOpset, softmax_factory<SoftmaxKind::kHardmax>());
     registry.add("", "BatchNormalization", 1, kMaxOpset, make_factory<BatchNormKernel>());
     registry.add("", "LayerNormalization", 17, kMaxOpset, make_factory<LayerNormKernel>());
+    // ONNX Runtime registers these in the default domain: LayerNormalization before the standard
+    // has it (its fusion writes it into opset-16 models), and RMSNorm.
+    registry.add("", "LayerNormalization", 1, 16, make_factory<LayerNormKernel>());
+    registry.add("", "SimplifiedLayerNormalization", 1, kMaxOpset, make_factory<SimplifiedLayerNormKernel>());
+    registry.add(kMicrosoftDomain, "SkipLayerNormalization", 1, kMaxOpset,
+                 [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+                     return std::make_unique<SkipLayerNormKernel>(node, false);
+                 });
+    registry.add(kMicrosoftDomain, "SkipSimplifiedLayerNormalization", 1, kMaxOpset,
+                 [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+                     return std::make_unique<SkipLayerNormKernel>(node, true);
+                 });
     registry.add("", "InstanceNormalization", 1, kMaxOpset, group_norm_factory<true>());
     registry.add("", "GroupNormalization", 18, kMaxOpset, group_norm_factory<false>());
     registry.add("", "LRN", 1, kMaxOpset, make_factory<LrnKernel>());

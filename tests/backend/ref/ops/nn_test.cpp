@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "onnxrt_reference.h"
 #include "op_test_util.h"
+#include "test_helpers.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -230,6 +232,91 @@ TEST(NormalizationOps, MeanVarianceAndLpNormalization) {
                      f32({2, 2}, {0.5, 0.75, -0.5, 0.25})));
     EXPECT_THROW_MESSAGE(OpTester("LpNormalization").input(x).attr("p", 3).run(), ModelError,
                          "attribute 'p' must be 1 or 2, got 3");
+}
+
+// ---- the normalizations ONNX Runtime adds, against its CPU kernels ---------------------------------
+
+// One node of `op` in `domain` reading float32 inputs of the given shapes (an empty name leaves an
+// optional input out); outputs "y" and, with `sum_output`, "sum" as output 3.
+ModelBuilder normalization_model(const std::string& op, const std::string& domain, int64_t opset,
+                                 const std::vector<std::pair<std::string, Shape>>& inputs, bool sum_output = false) {
+    ModelBuilder builder(opset);
+    if (!domain.empty()) builder.opset_import(domain, 1);
+    std::vector<std::string> names;
+    for (const auto& [name, shape] : inputs) {
+        names.push_back(name);
+        if (!name.empty()) builder.input(name, DataType::kFloat32, shape);
+    }
+    std::vector<std::string> outputs = {"y"};
+    if (sum_output) outputs = {"y", "", "", "sum"};
+    builder.node(op, names, outputs, "norm", domain);
+    builder.output("y", DataType::kFloat32, inputs.front().second);
+    if (sum_output) builder.output("sum", DataType::kFloat32, inputs.front().second);
+    return builder;
+}
+
+TensorMap normalization_feed(const std::vector<std::pair<std::string, Shape>>& inputs) {
+    TensorMap feed;
+    uint32_t seed = 21;
+    for (const auto& [name, shape] : inputs)
+        if (!name.empty()) feed.set(name, random_tensor(shape, seed++, -3.0f, 3.0f));
+    return feed;
+}
+
+void expect_normalization_matches_onnxrt(const std::string& op, const std::string& domain, int64_t opset,
+                                         const std::vector<std::pair<std::string, Shape>>& inputs,
+                                         bool sum_output = false) {
+    SCOPED_TRACE(op);
+    expect_matches_onnxrt(normalization_model(op, domain, opset, inputs, sum_output), normalization_feed(inputs), 1e-4,
+                          1e-5);
+}
+
+const Shape kHidden = {2, 4, 32};
+
+TEST(ContribNormalizations, SkipLayerNormalizationWithEveryOptionalInputMatchesOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    const std::string ms = "com.microsoft";
+    expect_normalization_matches_onnxrt("SkipLayerNormalization", ms, 17,
+                                        {{"x", kHidden}, {"skip", kHidden}, {"gamma", {32}}});
+    expect_normalization_matches_onnxrt("SkipLayerNormalization", ms, 17,
+                                        {{"x", kHidden}, {"skip", kHidden}, {"gamma", {32}}, {"beta", {32}}});
+    expect_normalization_matches_onnxrt(
+        "SkipLayerNormalization", ms, 17,
+        {{"x", kHidden}, {"skip", kHidden}, {"gamma", {32}}, {"beta", {32}}, {"bias", {32}}}, true);
+    // A skip of one batch's size repeats over the batch.
+    expect_normalization_matches_onnxrt("SkipLayerNormalization", ms, 17,
+                                        {{"x", kHidden}, {"skip", {4, 32}}, {"gamma", {32}}, {"", {}}, {"bias", {32}}});
+}
+
+TEST(ContribNormalizations, SkipSimplifiedLayerNormalizationMatchesOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    const std::string ms = "com.microsoft";
+    expect_normalization_matches_onnxrt("SkipSimplifiedLayerNormalization", ms, 17,
+                                        {{"x", kHidden}, {"skip", kHidden}, {"gamma", {32}}}, true);
+    expect_normalization_matches_onnxrt("SkipSimplifiedLayerNormalization", ms, 17,
+                                        {{"x", kHidden}, {"skip", kHidden}, {"gamma", {32}}, {"bias", {32}}}, true);
+}
+
+TEST(ContribNormalizations, DefaultDomainLayerNormalizationsOfOnnxRuntimeMatchIt) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    expect_normalization_matches_onnxrt("SimplifiedLayerNormalization", "", 17, {{"x", kHidden}, {"scale", {32}}});
+    // LayerNormalization in an opset-16 model, as ONNX Runtime's fusion writes it.
+    expect_normalization_matches_onnxrt("LayerNormalization", "", 16,
+                                        {{"x", kHidden}, {"scale", {32}}, {"bias", {32}}});
+}
+
+TEST(ContribNormalizations, RefusedInputsAndOutputsAreOneLine) {
+    const std::vector<std::pair<std::string, Shape>> inputs = {{"x", kHidden}, {"skip", kHidden}, {"gamma", {16}}};
+    const OnnxModel model = normalization_model("SkipLayerNormalization", "com.microsoft", 17, inputs).build();
+    EXPECT_EQ(error_message<ModelError>([&] { ref::Session(*model).run(normalization_feed(inputs)); }),
+              "Node 'norm' (SkipLayerNormalization): gamma must be a 1-D float32 of the hidden size 32, but it is "
+              "float32 of shape (16,)");
+    ModelBuilder with_mean = normalization_model("SkipLayerNormalization", "com.microsoft", 17,
+                                                 {{"x", kHidden}, {"skip", kHidden}, {"gamma", {32}}});
+    with_mean.proto().mutable_graph()->mutable_node(0)->add_output("mean");
+    EXPECT_EQ(error_message<UnsupportedError>([&] { ref::Session(*with_mean.build()); }),
+              "Node 'norm' (SkipLayerNormalization): output 1 (mean) is not computed; ONNX Runtime's CPU kernel does "
+              "not write it either");
 }
 
 }  // namespace
