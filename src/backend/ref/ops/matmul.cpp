@@ -3,6 +3,7 @@
 // usual Linear/Gemm weight), which the runtime's own GEMM runs on AVX2 CPUs with the matrix packed
 // once (packed_gemm.h). Other types use a plain loop.
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/compute/packed_gemm.h"
 #include "backend/ref/ops/families.h"
@@ -490,6 +492,96 @@ Tensor subtract_zero_point(const NodeInfo& node, const Tensor& x, const Tensor* 
     return result;
 }
 
+// ---- com.microsoft.FusedMatMul --------------------------------------------------------------------
+
+/// `tensor` with its dimensions permuted by `perm` (a copy; any element type).
+Tensor permuted(const Tensor& tensor, const std::vector<std::size_t>& perm) {
+    const Shape& in = tensor.shape();
+    Shape out(perm.size());
+    for (std::size_t d = 0; d < perm.size(); ++d) out[d] = in[perm[d]];
+    Tensor result = Tensor::uninitialized(tensor.dtype(), out);
+    const std::size_t element = dtype_size(tensor.dtype());
+    std::vector<int64_t> in_strides(in.size(), 1);
+    for (std::size_t d = in.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d];
+    const auto* source = static_cast<const uint8_t*>(tensor.data());
+    auto* target = static_cast<uint8_t*>(result.data());
+    std::vector<int64_t> index(out.size(), 0);
+    for (int64_t i = 0; i < result.numel(); ++i) {
+        int64_t offset = 0;
+        for (std::size_t d = 0; d < out.size(); ++d) offset += index[d] * in_strides[perm[d]];
+        std::memcpy(target + static_cast<std::size_t>(i) * element, source + static_cast<std::size_t>(offset) * element,
+                    element);
+        for (std::size_t d = out.size(); d-- > 0;) {
+            if (++index[d] < out[d]) break;
+            index[d] = 0;
+        }
+    }
+    return result;
+}
+
+/// FusedMatMul (ONNX Runtime's MatMul with transposes and a scale): Y = alpha * A' B', where each
+/// operand is first transposed in its batch dimensions (transBatchA/B: the first dimension moves
+/// before the last, rank 3 or more) and then in its last two (transA/B). Float types; the product
+/// accumulates in the operand type (float16 and bfloat16 in float32) and is scaled once.
+class FusedMatMulKernel final : public Kernel {
+public:
+    explicit FusedMatMulKernel(const NodeInfo& node)
+        : alpha_(node.attr_float("alpha", 1.0f)),
+          trans_a_(node.attr_int("transA", 0) != 0),
+          trans_b_(node.attr_int("transB", 0) != 0),
+          trans_batch_a_(node.attr_int("transBatchA", 0) != 0),
+          trans_batch_b_(node.attr_int("transBatchB", 0) != 0) {}
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& a0 = context.required_input(0);
+        const Tensor& b0 = context.required_input(1);
+        if (a0.dtype() != b0.dtype())
+            node.fail("inputs must share one data type\nNote: A is " + std::string(dtype_name(a0.dtype())) + ", B is " +
+                      std::string(dtype_name(b0.dtype())));
+        const DataType t = a0.dtype();
+        if (t != DataType::kFloat32 && t != DataType::kFloat64 && t != DataType::kFloat16 && t != DataType::kBFloat16)
+            onednn::fail_dtype(node, "input A", t, "float32, float64, float16 or bfloat16");
+        const DataType compute = a0.dtype() == DataType::kFloat64 ? DataType::kFloat64 : DataType::kFloat32;
+        const Tensor a = arranged(node, a0.cast(compute), trans_batch_a_, trans_a_, "A");
+        const Tensor b = arranged(node, b0.cast(compute), trans_batch_b_, trans_b_, "B");
+        const MatMulShapes s = matmul_shapes(node, a.shape(), b.shape());
+        Tensor y(compute, s.output);
+        if (compute == DataType::kFloat64) {
+            batched_naive_matmul<double>(s, a.data_as<double>(), b.data_as<double>(), y.data_as<double>(),
+                                         context.num_threads());
+            for (int64_t i = 0; i < y.numel(); ++i) y.data_as<double>()[i] *= static_cast<double>(alpha_);
+        } else {
+            batched_naive_matmul<float>(s, a.data_as<float>(), b.data_as<float>(), y.data_as<float>(),
+                                        context.num_threads());
+            for (int64_t i = 0; i < y.numel(); ++i) y.data_as<float>()[i] *= alpha_;
+        }
+        context.set_output(0, y.cast(a0.dtype()));
+    }
+
+private:
+    // The operand as the product reads it: batch-transposed, then transposed.
+    static Tensor arranged(const NodeInfo& node, Tensor operand, bool trans_batch, bool trans, const char* name) {
+        const std::size_t rank = static_cast<std::size_t>(operand.rank());
+        if ((trans_batch && rank < 3) || (trans && rank < 2))
+            node.fail(std::string("input ") + name + " of shape " + shape_to_string(operand.shape()) +
+                      " cannot be transposed as " + (trans_batch ? "transBatch" : "trans") + name + " asks (rank " +
+                      (trans_batch ? "3" : "2") + " or more needed)");
+        std::vector<std::size_t> perm(rank);
+        for (std::size_t d = 0; d < rank; ++d) perm[d] = d;
+        if (trans_batch) {
+            std::rotate(perm.begin(), perm.begin() + 1, perm.end() - 1);  // [1, ..., R-2, 0, R-1]
+        }
+        if (trans) std::swap(perm[rank - 2], perm[rank - 1]);
+        bool identity = true;
+        for (std::size_t d = 0; d < rank; ++d) identity = identity && perm[d] == d;
+        return identity ? operand : permuted(operand, perm);
+    }
+
+    float alpha_;
+    bool trans_a_, trans_b_, trans_batch_a_, trans_batch_b_;
+};
+
 class MatMulIntegerKernel final : public Kernel {
 public:
     explicit MatMulIntegerKernel(const NodeInfo&) {}
@@ -741,6 +833,7 @@ void register_matmul_ops(OpRegistry& registry) {
     registry.add("", "MatMul", 1, kMaxOpset, make_factory<MatMulKernel>());
     registry.add("", "Gemm", 1, kMaxOpset, make_factory<GemmKernel>());
     registry.add("", "MatMulInteger", 10, kMaxOpset, make_factory<MatMulIntegerKernel>());
+    registry.add(kMicrosoftDomain, "FusedMatMul", 1, kMaxOpset, make_factory<FusedMatMulKernel>());
 }
 
 }  // namespace polygraphy::ref

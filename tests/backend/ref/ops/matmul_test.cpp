@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include "backend/ref/fused_attributes.h"
+#include "onnxrt_reference.h"
 #include "op_test_util.h"
+#include "test_helpers.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -384,6 +386,51 @@ TEST(GemmOp, RejectsBadAttributesAndShapes) {
     KernelHarness rank("Gemm", 13);
     rank.input(random_tensor({2, 3}, 1)).input(random_tensor({2, 3, 4}, 2), true);
     expect_error([&] { rank.create(); }, "input B must be a matrix (rank 2)");
+}
+
+// ---- com.microsoft.FusedMatMul, against ONNX Runtime's CPU kernel -----------------------------------
+
+// FusedMatMul of A and B (float32 inputs of the given shapes) with `attributes` set; output "y".
+void expect_fused_matmul_matches_onnxrt(const Shape& a, const Shape& b,
+                                        const std::vector<std::pair<std::string, int64_t>>& flags, float alpha) {
+    ModelBuilder builder(17);
+    builder.opset_import("com.microsoft", 1);
+    builder.input("a", DataType::kFloat32, a);
+    builder.input("b", DataType::kFloat32, b);
+    onnx::NodeProto& node = builder.node("FusedMatMul", {"a", "b"}, {"y"}, "fused", "com.microsoft");
+    for (const auto& [name, value] : flags) set_attr(node, name, value);
+    set_attr(node, "alpha", alpha);
+    builder.output("y", DataType::kFloat32, Shape{}, false);
+    TensorMap feed;
+    feed.set("a", random_tensor(a, 31, -2.0f, 2.0f));
+    feed.set("b", random_tensor(b, 32, -2.0f, 2.0f));
+    expect_matches_onnxrt(builder, feed, 1e-5, 1e-5);
+}
+
+TEST(FusedMatMul, TransposesScaleAndBatchesMatchOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    expect_fused_matmul_matches_onnxrt({3, 5}, {5, 4}, {}, 1.0f);
+    expect_fused_matmul_matches_onnxrt({5, 3}, {5, 4}, {{"transA", 1}}, 0.5f);
+    // Attention scores: q k^T / sqrt(d), k batched like q.
+    expect_fused_matmul_matches_onnxrt({2, 3, 6, 8}, {2, 3, 7, 8}, {{"transB", 1}}, 0.125f);
+    expect_fused_matmul_matches_onnxrt({4, 5, 3}, {4, 4, 5}, {{"transA", 1}, {"transB", 1}}, 2.0f);
+    // B broadcast over A's batch.
+    expect_fused_matmul_matches_onnxrt({2, 3, 6}, {6, 4}, {}, 1.5f);
+    // Batch transposes: the first dimension moves before the last.
+    expect_fused_matmul_matches_onnxrt({3, 2, 4}, {2, 4, 5}, {{"transBatchA", 1}}, 1.0f);
+    expect_fused_matmul_matches_onnxrt({2, 3, 4}, {5, 2, 4}, {{"transBatchB", 1}, {"transB", 1}}, 1.0f);
+}
+
+TEST(FusedMatMul, ATransposeItsRankCannotTakeIsOneLine) {
+    EXPECT_EQ(error_message<ModelError>([] {
+                  OpTester("FusedMatMul", 17, "com.microsoft")
+                      .input(random_tensor({3, 4}, 1))
+                      .input(random_tensor({4, 5}, 2))
+                      .attr("transBatchA", int64_t{1})
+                      .run();
+              }),
+              "Node 'node' (FusedMatMul): input A of shape (3, 4) cannot be transposed as transBatchA asks (rank 3 or "
+              "more needed)");
 }
 
 }  // namespace
