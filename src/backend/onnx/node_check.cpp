@@ -74,6 +74,8 @@ void add_onnx_runtime_contrib_signatures(Table& table) {
     add("FastGelu", fixed(1, 2));  // X, optional bias
     add("BiasGelu", fixed(2, 2));  // A, bias B
     add("FusedMatMul", fixed(2, 2));
+    add("FusedGemm", fixed(2, 3));  // A, B, optional C
+    add("FusedConv", fixed(2, 4));  // X, W, optional B and Z
     // input, skip, gamma, beta, bias; output, mean, inv_std_var, input_skip_bias_sum
     add("SkipLayerNormalization", fixed(3, 5, 1, 4));
     add("SkipSimplifiedLayerNormalization", fixed(3, 4, 1, 4));          // input, skip, gamma, bias

@@ -17,8 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/compute/blocked_conv.h"
 #include "backend/ref/compute/broadcast.h"
+#include "backend/ref/compute/contrib_activation.h"
 #include "backend/ref/compute/conv_direct.h"
 #include "backend/ref/compute/conv_dnnl.h"
 #include "backend/ref/compute/conv_problem.h"
@@ -591,6 +593,48 @@ public:
     explicit ConvTransposeKernel(const NodeInfo& node) : ConvKernelBase(node, true) {}
 };
 
+/// com.microsoft.FusedConv: Conv (same attributes, X, W, B) plus an optional Z of the output's shape
+/// added to the convolution, then the activation its "activation" and "activation_params" name
+/// (contrib_activation.h): activation(conv(X, W) + B + Z), as ONNX Runtime computes it.
+class FusedConvKernel final : public Kernel {
+public:
+    explicit FusedConvKernel(const NodeInfo& node)
+        : conv_(node), activation_(node, contrib::FusedOutputActivation::Params::kList) {}
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        // The convolution sees X, W and B only; Z (input 3) is added here.
+        std::vector<const Tensor*> conv_inputs;
+        for (std::size_t i = 0; i < std::min<std::size_t>(3, context.num_inputs()); ++i)
+            conv_inputs.push_back(context.input(i));
+        KernelContext conv_context(node, conv_inputs, 1, context.num_threads());
+        conv_.compute(conv_context);
+        Tensor y = conv_context.output(0);
+        if (!y.buffer_unshared()) y = y.clone();
+        const Tensor* z = context.input(3);
+        if (z && z->defined()) {
+            if (z->shape() != y.shape() || z->dtype() != y.dtype())
+                node.fail(
+                    fmt::format("Z ({} of shape {}) must have the convolution output's type and shape ({} of "
+                                "shape {})",
+                                dtype_name(z->dtype()), shape_to_string(z->shape()), dtype_name(y.dtype()),
+                                shape_to_string(y.shape())));
+            const Tensor wide_z = z->cast(DataType::kFloat64);
+            Tensor wide_y = y.cast(DataType::kFloat64);
+            const double* zp = wide_z.data_as<double>();
+            double* yp = wide_y.data_as<double>();
+            for (int64_t i = 0; i < wide_y.numel(); ++i) yp[i] += zp[i];
+            y = wide_y.cast(y.dtype());
+        }
+        activation_.apply_in_place(y);
+        context.set_output(0, std::move(y));
+    }
+
+private:
+    ConvKernel conv_;
+    contrib::FusedOutputActivation activation_;
+};
+
 // ---- DeformConv --------------------------------------------------------------------------------------
 
 // 2-D deformable convolution (opset 19): every kernel tap samples X bilinearly at its regular
@@ -719,6 +763,7 @@ void register_conv_ops(OpRegistry& registry) {
     registry.add("", "Conv", 1, kMaxOpset, make_factory<ConvKernel>());
     registry.add("", "ConvTranspose", 1, kMaxOpset, make_factory<ConvTransposeKernel>());
     registry.add("", "DeformConv", 19, kMaxOpset, make_factory<DeformConvKernel>());
+    registry.add(kMicrosoftDomain, "FusedConv", 1, kMaxOpset, make_factory<FusedConvKernel>());
 }
 
 }  // namespace polygraphy::ref

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/onnx/domain.h"
+#include "backend/ref/compute/contrib_activation.h"
 #include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/compute/packed_gemm.h"
 #include "backend/ref/ops/families.h"
@@ -829,11 +830,31 @@ private:
 
 }  // namespace
 
+/// com.microsoft.FusedGemm: Gemm (same attributes and inputs) whose output goes through the
+/// activation its "activation" attributes name (contrib_activation.h).
+class FusedGemmKernel final : public Kernel {
+public:
+    explicit FusedGemmKernel(const NodeInfo& node)
+        : gemm_(node), activation_(node, contrib::FusedOutputActivation::Params::kNamed) {}
+
+    void compute(KernelContext& context) const override {
+        gemm_.compute(context);
+        Tensor& y = context.output(0);
+        if (!y.buffer_unshared()) y = y.clone();  // Gemm may hand back a buffer the session holds
+        activation_.apply_in_place(y);
+    }
+
+private:
+    GemmKernel gemm_;
+    contrib::FusedOutputActivation activation_;
+};
+
 void register_matmul_ops(OpRegistry& registry) {
     registry.add("", "MatMul", 1, kMaxOpset, make_factory<MatMulKernel>());
     registry.add("", "Gemm", 1, kMaxOpset, make_factory<GemmKernel>());
     registry.add("", "MatMulInteger", 10, kMaxOpset, make_factory<MatMulIntegerKernel>());
     registry.add(kMicrosoftDomain, "FusedMatMul", 1, kMaxOpset, make_factory<FusedMatMulKernel>());
+    registry.add(kMicrosoftDomain, "FusedGemm", 1, kMaxOpset, make_factory<FusedGemmKernel>());
 }
 
 }  // namespace polygraphy::ref

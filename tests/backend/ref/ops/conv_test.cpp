@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/ref/ops/families.h"
+#include "onnxrt_reference.h"
 #include "op_test_util.h"
 
 namespace polygraphy::testing {
@@ -624,6 +625,47 @@ TEST(DeformConvOp, RejectsAnOffsetOfTheWrongShape) {
     KernelHarness g("DeformConv", 19);
     set_attr(g.node(), "offset_group", int64_t{0});
     expect_error([&] { g.create(); }, "attributes 'group' (1) and 'offset_group' (0) must be positive");
+}
+
+// ---- com.microsoft.FusedConv, against ONNX Runtime's CPU kernel -------------------------------------
+
+// x (1, 8, 9, 9) -> FusedConv 3x3 (16 filters, pads 1) with a bias, `activation` and its
+// parameters, and with `with_z` a Z input of the output's shape.
+void expect_fused_conv_matches_onnxrt(const std::string& activation, const std::vector<float>& params, bool with_z,
+                                      int64_t group = 1) {
+    SCOPED_TRACE(activation + (with_z ? " with Z" : ""));
+    ModelBuilder builder(17);
+    builder.opset_import("com.microsoft", 1);
+    builder.input("x", DataType::kFloat32, Shape{1, 8, 9, 9});
+    builder.initializer("w", random_tensor({16, 8 / group, 3, 3}, 51));
+    builder.initializer("b", random_tensor({16}, 52));
+    std::vector<std::string> inputs = {"x", "w", "b"};
+    if (with_z) {
+        builder.input("z", DataType::kFloat32, Shape{1, 16, 9, 9});
+        inputs.push_back("z");
+    }
+    onnx::NodeProto& node = builder.node("FusedConv", inputs, {"y"}, "conv", "com.microsoft");
+    set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
+    set_attr(node, "group", group);
+    set_attr(node, "activation", activation);
+    if (!params.empty()) set_attr(node, "activation_params", params);
+    builder.output("y", DataType::kFloat32, Shape{1, 16, 9, 9});
+    TensorMap feed;
+    feed.set("x", random_tensor({1, 8, 9, 9}, 53, -1.0f, 1.0f));
+    if (with_z) feed.set("z", random_tensor({1, 16, 9, 9}, 54, -1.0f, 1.0f));
+    expect_matches_onnxrt(builder, feed, 1e-4, 1e-5);
+}
+
+TEST(FusedConv, ConvolutionThenActivationAndSumMatchOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    expect_fused_conv_matches_onnxrt("Relu", {}, false);
+    expect_fused_conv_matches_onnxrt("Relu", {}, true);
+    expect_fused_conv_matches_onnxrt("Clip", {0.0f, 6.0f}, false);
+    expect_fused_conv_matches_onnxrt("LeakyRelu", {0.1f}, true);
+    expect_fused_conv_matches_onnxrt("Sigmoid", {}, false, 2);
+    expect_fused_conv_matches_onnxrt("HardSigmoid", {0.2f, 0.5f}, false);
+    expect_fused_conv_matches_onnxrt("Tanh", {}, true);
 }
 
 }  // namespace

@@ -433,5 +433,62 @@ TEST(FusedMatMul, ATransposeItsRankCannotTakeIsOneLine) {
               "more needed)");
 }
 
+// ---- com.microsoft.FusedGemm -------------------------------------------------------------------------
+
+TEST(FusedGemm, GemmThenEachActivationMatchesOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    struct Case {
+        std::string activation;
+        std::vector<std::pair<std::string, float>> params;
+    };
+    const std::vector<Case> cases = {{"Relu", {}},
+                                     {"LeakyRelu", {{"activation_alpha", 0.2f}}},
+                                     {"Tanh", {}},
+                                     {"Sigmoid", {}},
+                                     {"HardSigmoid", {{"activation_alpha", 0.3f}, {"activation_beta", 0.4f}}},
+                                     {"Elu", {{"activation_alpha", 0.5f}}},
+                                     {"Selu", {{"activation_alpha", 1.5f}, {"activation_gamma", 1.25f}}},
+                                     {"Softplus", {}},
+                                     {"Softsign", {}},
+                                     {"ThresholdedRelu", {{"activation_alpha", 0.25f}}}};
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.activation);
+        ModelBuilder builder(17);
+        builder.opset_import("com.microsoft", 1);
+        builder.input("a", DataType::kFloat32, Shape{6, 5});
+        builder.initializer("b", random_tensor({4, 5}, 41));
+        builder.initializer("c", random_tensor({4}, 42));
+        onnx::NodeProto& node = builder.node("FusedGemm", {"a", "b", "c"}, {"y"}, "gemm", "com.microsoft");
+        set_attr(node, "transB", int64_t{1});
+        set_attr(node, "alpha", 0.75f);
+        set_attr(node, "activation", c.activation);
+        for (const auto& [name, value] : c.params) set_attr(node, name, value);
+        builder.output("y", DataType::kFloat32, Shape{6, 4});
+        TensorMap feed;
+        feed.set("a", random_tensor({6, 5}, 43, -2.0f, 2.0f));
+        expect_matches_onnxrt(builder, feed, 1e-5, 1e-5);
+    }
+}
+
+TEST(FusedGemm, AnActivationOnnxRuntimeDoesNotFuseOrWithoutItsParametersIsOneLine) {
+    EXPECT_EQ(error_message<ModelError>([] {
+                  OpTester("FusedGemm", 17, "com.microsoft")
+                      .input(random_tensor({2, 3}, 1))
+                      .input(random_tensor({3, 2}, 2))
+                      .attr("activation", "LeakyRelu")
+                      .run();
+              }),
+              "Node 'node' (FusedGemm): activation 'LeakyRelu' needs the attribute 'activation_alpha'");
+    EXPECT_EQ(error_message<ModelError>([] {
+                  OpTester("FusedGemm", 17, "com.microsoft")
+                      .input(random_tensor({2, 3}, 1))
+                      .input(random_tensor({3, 2}, 2))
+                      .attr("activation", "Swish")
+                      .run();
+              }),
+              "Node 'node' (FusedGemm): attribute 'activation' is 'Swish'; expected Relu, LeakyRelu, Tanh, Sigmoid, "
+              "HardSigmoid, Elu, Selu, Softplus, Softsign or ThresholdedRelu");
+}
+
 }  // namespace
 }  // namespace polygraphy::testing
