@@ -105,7 +105,7 @@ std::string print_session_options(const ref::SessionOptions& options) {
 
 // Only settings that differ from the defaults are written, as designated initializers.
 std::string print_session_options(const onnxrt::SessionOptions& options) {
-    static_assert(aggregate_field_count<onnxrt::SessionOptions>() == 5,
+    static_assert(aggregate_field_count<onnxrt::SessionOptions>() == 6,
                   "print_session_options(onnxrt::SessionOptions) prints every field: print the new one");
     static const char* kLevels[] = {"kDisableAll", "kBasic", "kExtended", "kAll"};
     static const char* kModes[] = {"kSequential", "kParallel"};
@@ -123,6 +123,8 @@ std::string print_session_options(const onnxrt::SessionOptions& options) {
     if (options.execution_mode != defaults.execution_mode)
         fields.push_back(std::string(".execution_mode = onnxrt::ExecutionMode::") +
                          kModes[static_cast<int>(options.execution_mode)]);
+    if (options.optimized_model_path)
+        fields.push_back(".optimized_model_path = " + Script::quote(*options.optimized_model_path));
     return fields.empty() ? "" : ", onnxrt::SessionOptions{" + join_fields(fields) + "}";
 }
 

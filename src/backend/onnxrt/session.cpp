@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 #include "backend/onnx/external_data.h"
@@ -172,6 +173,17 @@ SessionOptionsPtr make_session_options(const SessionOptions& options, const std:
         options.execution_mode == onnxrt::ExecutionMode::kParallel ? ORT_PARALLEL : ORT_SEQUENTIAL;
     check(ort.SetSessionExecutionMode(raw, mode), "Could not set the ONNX-Runtime execution mode");
     check(ort.SetSessionLogSeverityLevel(raw, static_cast<int>(log_level())), "Could not set ONNX-Runtime logging");
+    if (options.optimized_model_path) {
+        const std::filesystem::path target(*options.optimized_model_path);
+        std::error_code error;
+        if (target.has_parent_path()) std::filesystem::create_directories(target.parent_path(), error);
+        if (error)
+            throw PolygraphyException("Could not create the folder of '" + *options.optimized_model_path + "'" + ": " +
+                                      error.message());
+        check(ort.SetOptimizedModelFilePath(raw, options.optimized_model_path->c_str()),
+              "Could not set where ONNX-Runtime saves its optimized model");
+        logger().info("ONNX-Runtime saves its optimized graph to " + *options.optimized_model_path);
+    }
     for (const std::string& provider : providers) append_provider(raw, provider);
     return result;
 }

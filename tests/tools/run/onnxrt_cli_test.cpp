@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "model_builder.h"
 #include "polygraphy/backend/onnxrt/loader.h"
@@ -93,6 +94,53 @@ TEST_F(RunOnnxrtCli, ProvidersThisBuildCannotEnableAreNamedPlainly) {
     EXPECT_THAT(result.output, HasSubstr("'CPUExecutionProvider'"));
     for (const char* internal : {"onnxruntime::", "logging.h", "DefaultLogger", "provider_bridge"})
         EXPECT_THAT(result.output, ::testing::Not(HasSubstr(internal)));
+}
+
+// x -> Conv 3x3 (+ bias) -> Relu -> Conv 1x1 -> y: what ONNX Runtime's level `extended` fuses into
+// com.microsoft.FusedConv.
+ModelBuilder conv_relu_conv() {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{1, 4, 8, 8});
+    builder.initializer("w1", testing::random_tensor({8, 4, 3, 3}, 61));
+    builder.initializer("b1", testing::random_tensor({8}, 62));
+    builder.initializer("w2", testing::random_tensor({8, 8, 1, 1}, 63));
+    testing::set_attr(builder.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads",
+                      std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Relu", {"c1"}, {"r1"}, "relu1");
+    builder.node("Conv", {"r1", "w2"}, {"y"}, "conv2");
+    builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+    return builder;
+}
+
+TEST_F(RunOnnxrtCli, TheOptimizedGraphOnnxRuntimeSavesRunsOnTheBuiltInRuntimeAndAgrees) {
+    TempDir dir;
+    conv_relu_conv().save(dir.file("model.onnx"));
+    const std::string optimized = dir.file("saved/optimized.onnx");  // the folder is created
+    auto saved = run_polygraphy({"run", dir.file("model.onnx"), "--onnxrt", "--onnxrt-graph-optimization-level",
+                                 "extended", "--onnxrt-save-optimized-model", optimized});
+    ASSERT_EQ(saved.exit_code, 0) << saved.output;
+    ASSERT_TRUE(std::filesystem::exists(optimized)) << saved.output;
+
+    auto layers = run_polygraphy({"inspect", "model", optimized, "--show", "layers"});
+    ASSERT_EQ(layers.exit_code, 0) << layers.output;
+    EXPECT_THAT(layers.output, HasSubstr("FusedConv"));
+
+    auto compared = run_polygraphy({"run", optimized, "--ref", "--onnxrt", "--onnxrt-graph-optimization-level",
+                                    "disable", "--atol", "1e-4", "--rtol", "1e-4"});
+    EXPECT_EQ(compared.exit_code, 0) << compared.output;
+    EXPECT_THAT(compared.output, HasSubstr("PASSED | All outputs matched"));
+}
+
+TEST_F(RunOnnxrtCli, SavingTheOptimizedGraphIsPrintedByGenScript) {
+    TempDir dir;
+    conv_relu_conv().save(dir.file("model.onnx"));
+    auto script = run_polygraphy({"run", dir.file("model.onnx"), "--onnxrt", "--onnxrt-save-optimized-model",
+                                  "opt.onnx", "--gen-script", dir.file("gen.cpp")});
+    ASSERT_EQ(script.exit_code, 0) << script.output;
+    std::ifstream file(dir.file("gen.cpp"));
+    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    EXPECT_THAT(text, HasSubstr(".optimized_model_path = \"opt.onnx\""));
+    EXPECT_FALSE(std::filesystem::exists(dir.file("opt.onnx")));  // nothing ran
 }
 
 }  // namespace

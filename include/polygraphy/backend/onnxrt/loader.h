@@ -76,6 +76,10 @@ struct SessionOptions {
     GraphOptimizationLevel graph_optimization_level = GraphOptimizationLevel::kAll;
     /// Sequential or parallel operator execution (`--onnxrt-execution-mode`).
     ExecutionMode execution_mode = ExecutionMode::kSequential;
+    /// Where ONNX-Runtime saves the graph it runs, after its optimizations at graph_optimization_level
+    /// (`--onnxrt-save-optimized-model`; its FusedConv, FusedMatMul, ... nodes run on `--ref` too).
+    /// Missing folders are created. None: nothing is saved.
+    std::optional<std::string> optimized_model_path;
 };
 
 /// An ONNX-Runtime inference session (an OrtSession and what is needed to run it).

@@ -13,6 +13,7 @@ constexpr const char* kIntraOpThreads = "onnxrt_intra_op_threads";
 constexpr const char* kInterOpThreads = "onnxrt_inter_op_threads";
 constexpr const char* kOptimizationLevel = "onnxrt_graph_optimization_level";
 constexpr const char* kExecutionMode = "onnxrt_execution_mode";
+constexpr const char* kSaveOptimizedModel = "onnxrt_save_optimized_model";
 
 int parse_thread_count(const ParsedArgs& args, const char* dest, const std::string& flag) {
     const std::optional<std::string> text = args.value(dest);
@@ -59,6 +60,9 @@ std::vector<OptionSpec> OnnxrtRunnerArgs::options() const {
                     "Whether ONNX-Runtime runs operators one at a time or independent ones in parallel. Defaults to "
                     "'sequential'",
                     {"sequential", "parallel"}),
+        make_option({"--onnxrt-save-optimized-model"}, kSaveOptimizedModel, OptionKind::kValue, "FILE",
+                    "Save the graph ONNX-Runtime runs, after its optimizations at --onnxrt-graph-optimization-level, "
+                    "to FILE (its fused com.microsoft operators run on --ref too)"),
     };
 }
 
@@ -85,6 +89,10 @@ void OnnxrtRunnerArgs::parse(const ParsedArgs& args) {
             throw UsageError("Invalid value for --onnxrt-execution-mode: '" + *text +
                              "'.\nNote: choose from: sequential, parallel");
         options.execution_mode = *mode;
+    }
+    if (const auto path = args.value(kSaveOptimizedModel)) {
+        if (path->empty()) throw UsageError("--onnxrt-save-optimized-model needs a file path");
+        options.optimized_model_path = *path;
     }
     session_options_ = std::move(options);
 }
