@@ -64,6 +64,36 @@ inline Shape broadcast_shapes(const NodeInfo& node, const std::vector<Shape>& sh
     return result;
 }
 
+/// The values of `param` broadcast (numpy, unidirectionally) to `shape`, as float64; nullopt when
+/// `param`'s shape does not broadcast to it.
+inline std::optional<std::vector<double>> unidirectional_broadcast_values(const Tensor& param, const Shape& shape) {
+    const Shape& ps = param.shape();
+    bool ok = ps.size() <= shape.size();
+    for (std::size_t i = 0; ok && i < ps.size(); ++i) {
+        const int64_t dim = ps[ps.size() - 1 - i];
+        ok = dim == 1 || dim == shape[shape.size() - 1 - i];
+    }
+    if (!ok) return std::nullopt;
+    const Tensor values = param.cast(DataType::kFloat64);
+    const int64_t count = shape_volume(shape);
+    std::vector<double> out(static_cast<std::size_t>(count));
+    const std::size_t offset = shape.size() - ps.size();
+    for (int64_t i = 0; i < count; ++i) {
+        int64_t rest = i;
+        int64_t source = 0;
+        int64_t stride = 1;
+        for (std::size_t d = shape.size(); d-- > offset;) {
+            const int64_t index = rest % shape[d];
+            rest /= shape[d];
+            const int64_t pdim = ps[d - offset];
+            if (pdim != 1) source += index * stride;
+            stride *= pdim;
+        }
+        out[static_cast<std::size_t>(i)] = values.data_as<double>()[source];
+    }
+    return out;
+}
+
 /// Strides of a contiguous tensor of `shape` read as if broadcast to `out` (0 on broadcast dims).
 /// `shape` must be broadcastable to `out` (right-aligned).
 inline std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& out) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -331,34 +332,12 @@ private:
 /// `param` broadcast (numpy, unidirectional) to `shape`, as float64 values.
 std::vector<double> broadcast_param(const NodeInfo& node, const Tensor& param, const Shape& shape, const char* name) {
     if (!is_float_type(param.dtype())) onednn::fail_dtype(node, std::string("input ") + name, param.dtype(), kFloatTypes);
-    const Shape& ps = param.shape();
-    bool ok = ps.size() <= shape.size();
-    for (std::size_t i = 0; ok && i < ps.size(); ++i) {
-        const int64_t dim = ps[ps.size() - 1 - i];
-        ok = dim == 1 || dim == shape[shape.size() - 1 - i];
+    std::optional<std::vector<double>> values = unidirectional_broadcast_values(param, shape);
+    if (!values) {
+        node.fail(std::string("input ") + name + " cannot be broadcast to the normalized shape " +
+                  shape_to_string(shape) + "\nNote: " + name + " shape = " + shape_to_string(param.shape()));
     }
-    if (!ok) {
-        node.fail(std::string("input ") + name + " cannot be broadcast to the normalized shape " + shape_to_string(shape) +
-                  "\nNote: " + name + " shape = " + shape_to_string(ps));
-    }
-    const Tensor values = param.cast(DataType::kFloat64);
-    const int64_t count = shape_volume(shape);
-    std::vector<double> out(static_cast<std::size_t>(count));
-    const std::size_t offset = shape.size() - ps.size();
-    for (int64_t i = 0; i < count; ++i) {
-        int64_t rest = i;
-        int64_t source = 0;
-        int64_t stride = 1;
-        for (std::size_t d = shape.size(); d-- > offset;) {
-            const int64_t index = rest % shape[d];
-            rest /= shape[d];
-            const int64_t pdim = ps[d - offset];
-            if (pdim != 1) source += index * stride;
-            stride *= pdim;
-        }
-        out[static_cast<std::size_t>(i)] = values.data_as<double>()[source];
-    }
-    return out;
+    return std::move(*values);
 }
 
 /// The normalizations compute in float32 only: any other 'stash_type' is unsupported.
