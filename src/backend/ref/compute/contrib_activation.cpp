@@ -113,11 +113,10 @@ void FusedOutputActivation::apply_in_place(Tensor& tensor) const {
         double* data = tensor.data_as<double>();
         for (int64_t i = 0; i < n; ++i) data[i] = apply(data[i]);
     } else {
-        const Tensor wide = tensor.cast(DataType::kFloat64);
-        Tensor result = wide;
-        double* data = result.data_as<double>();
+        Tensor wide = tensor.cast(DataType::kFloat64);
+        double* data = wide.data_as<double>();
         for (int64_t i = 0; i < n; ++i) data[i] = apply(data[i]);
-        tensor = result.cast(tensor.dtype());
+        tensor = wide.cast(tensor.dtype());
     }
 }
 

@@ -609,7 +609,7 @@ public:
             conv_inputs.push_back(context.input(i));
         KernelContext conv_context(node, conv_inputs, 1, context.num_threads());
         conv_.compute(conv_context);
-        Tensor y = conv_context.output(0);
+        Tensor y = std::move(conv_context.output(0));  // moved, so only an input's buffer needs a copy
         if (!y.buffer_unshared()) y = y.clone();
         const Tensor* z = context.input(3);
         if (z && z->defined()) {

@@ -551,11 +551,13 @@ public:
         if (compute == DataType::kFloat64) {
             batched_naive_matmul<double>(s, a.data_as<double>(), b.data_as<double>(), y.data_as<double>(),
                                          context.num_threads());
-            for (int64_t i = 0; i < y.numel(); ++i) y.data_as<double>()[i] *= static_cast<double>(alpha_);
+            if (alpha_ != 1.0f)
+                for (int64_t i = 0; i < y.numel(); ++i) y.data_as<double>()[i] *= static_cast<double>(alpha_);
         } else {
             batched_naive_matmul<float>(s, a.data_as<float>(), b.data_as<float>(), y.data_as<float>(),
                                         context.num_threads());
-            for (int64_t i = 0; i < y.numel(); ++i) y.data_as<float>()[i] *= alpha_;
+            if (alpha_ != 1.0f)
+                for (int64_t i = 0; i < y.numel(); ++i) y.data_as<float>()[i] *= alpha_;
         }
         context.set_output(0, y.cast(a0.dtype()));
     }
