@@ -143,5 +143,20 @@ TEST_F(RunOnnxrtCli, SavingTheOptimizedGraphIsPrintedByGenScript) {
     EXPECT_FALSE(std::filesystem::exists(dir.file("opt.onnx")));  // nothing ran
 }
 
+TEST_F(RunOnnxrtCli, AnOptimizedModelPathThatCannotBeWrittenIsOneLine) {
+    TempDir dir;
+    conv_relu_conv().save(dir.file("model.onnx"));
+    std::ofstream(dir.file("file")) << "x";  // a file where the folder would have to be
+    auto result = run_polygraphy(
+        {"run", dir.file("model.onnx"), "--onnxrt", "--onnxrt-save-optimized-model", dir.file("file/opt.onnx")});
+    EXPECT_EQ(result.exit_code, 1) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("[!] Could not create the folder of '" + dir.file("file/opt.onnx") + "'"));
+    EXPECT_FALSE(std::filesystem::exists(dir.file("file/opt.onnx")));
+
+    auto empty = run_polygraphy({"run", dir.file("model.onnx"), "--onnxrt", "--onnxrt-save-optimized-model", ""});
+    EXPECT_NE(empty.exit_code, 0);
+    EXPECT_THAT(empty.output, HasSubstr("--onnxrt-save-optimized-model needs a file path"));
+}
+
 }  // namespace
 }  // namespace polygraphy
