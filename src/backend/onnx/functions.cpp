@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "backend/onnx/domain.h"
+#include "polygraphy/backend/onnx/proto_fields.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy {
@@ -19,19 +20,8 @@ namespace {
 
 // Fields of IR 9 and 10 that the ONNX headers of this build (IR 8) do not know: protobuf keeps them
 // as unknown fields, which are read here.
-constexpr int kNodeOverloadField = 8;             // NodeProto.overload (IR 10)
 constexpr int kFunctionAttributeProtoField = 11;  // FunctionProto.attribute_proto (IR 9)
 constexpr int kFunctionOverloadField = 13;        // FunctionProto.overload (IR 10)
-
-std::vector<std::string> unknown_strings(const google::protobuf::UnknownFieldSet& fields, int number) {
-    std::vector<std::string> values;
-    for (int i = 0; i < fields.field_count(); ++i) {
-        const auto& field = fields.field(i);
-        if (field.number() == number && field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
-            values.push_back(field.length_delimited());
-    }
-    return values;
-}
 
 std::string overload_of(const google::protobuf::UnknownFieldSet& fields, int number) {
     const std::vector<std::string> values = unknown_strings(fields, number);

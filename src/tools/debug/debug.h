@@ -5,7 +5,7 @@
 
 namespace polygraphy::tools {
 
-/// Dispatcher of the debug subtools (`reduce`, `repeat`); `build` and `precision` need TensorRT
+/// Dispatcher of the debug subtools (`diff`, `reduce`, `repeat`); `build` and `precision` need TensorRT
 /// and are not part of this build.
 std::unique_ptr<Tool> make_debug_tool();
 
@@ -30,6 +30,21 @@ protected:
 class ReduceTool : public Tool {
 public:
     ReduceTool() : Tool("reduce") {}
+    std::string description() const override;
+    bool show_start_end_logging(const ParsedArgs& /*args*/) const override { return true; }
+
+protected:
+    std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `debug diff A.onnx B.onnx`: pairs the tensors of two different graphs of one network and ranks
+/// B's layers by their local error (polygraphy/job/diff_job.h). Exits 1 when B's graph outputs fail
+/// the tolerances.
+class DiffTool : public Tool {
+public:
+    DiffTool() : Tool("diff") {}
     std::string description() const override;
     bool show_start_end_logging(const ParsedArgs& /*args*/) const override { return true; }
 

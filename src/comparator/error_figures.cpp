@@ -1,0 +1,96 @@
+#include "polygraphy/comparator/error_figures.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace polygraphy {
+
+void ErrorAccumulator::add(const Tensor& reference, const Tensor& other) {
+    if (!error_.empty()) return;
+    for (const Tensor* tensor : {&reference, &other})
+        if (tensor->dtype() == DataType::kString || tensor->dtype() == DataType::kBool) {
+            error_ = fmt::format("{} values cannot be compared by their error", dtype_name(tensor->dtype()));
+            return;
+        }
+    if (reference.numel() != other.numel()) {
+        error_ = fmt::format("shapes {} and {} hold different numbers of elements", shape_to_string(reference.shape()),
+                             shape_to_string(other.shape()));
+        return;
+    }
+    const Tensor a = reference.dtype() == DataType::kFloat64 ? reference : reference.cast(DataType::kFloat64);
+    const Tensor b = other.dtype() == DataType::kFloat64 ? other : other.cast(DataType::kFloat64);
+    const double* x = a.data_as<double>();
+    const double* y = b.data_as<double>();
+    const int64_t count = a.numel();
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < count; ++i) {
+        const double xa = x[i], yb = y[i];
+        if (!std::isfinite(xa) || !std::isfinite(yb)) {
+            // Equal infinities and NaN against NaN agree; anything else fails with an infinite error.
+            const bool agree = (std::isnan(xa) && std::isnan(yb)) || xa == yb;
+            if (!agree) {
+                ++failing_;
+                ++nonfinite_failing_;
+                max_abs_ = max_rel_ = kInf;
+            }
+            continue;
+        }
+        const double error = std::abs(yb - xa);
+        const double magnitude = std::abs(xa);
+        const double relative = error == 0 ? 0 : magnitude == 0 ? kInf : error / magnitude;
+        if (error > tolerances_.atol + tolerances_.rtol * magnitude) ++failing_;
+        max_abs_ = std::max(max_abs_, error);
+        max_rel_ = std::max(max_rel_, relative);
+        sum_abs_ += error;
+        sum_rel_ += relative;
+        sum_aa_ += xa * xa;
+        sum_bb_ += yb * yb;
+        sum_ab_ += xa * yb;
+        sum_ee_ += error * error;
+        ++finite_;
+    }
+    size_ += count;
+}
+
+void ErrorAccumulator::set_error(const std::string& error) {
+    error_ = error;
+}
+
+ErrorFigures ErrorAccumulator::figures() const {
+    ErrorFigures figures;
+    figures.size = size_;
+    figures.error = error_;
+    if (!error_.empty()) {
+        figures.passed = false;
+        figures.cosine = figures.sqnr_db = figures.relative_rms = figures.max_abs = std::nan("");
+        figures.mean_abs = figures.max_rel = figures.mean_rel = figures.gain_error = std::nan("");
+        return figures;
+    }
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    figures.max_abs = max_abs_;
+    figures.max_rel = max_rel_;
+    figures.mean_abs = finite_ ? sum_abs_ / static_cast<double>(finite_) : 0;
+    figures.mean_rel = finite_ ? sum_rel_ / static_cast<double>(finite_) : 0;
+    if (sum_aa_ == 0 && sum_bb_ == 0)
+        figures.cosine = 1;
+    else if (sum_aa_ == 0 || sum_bb_ == 0)
+        figures.cosine = 0;
+    else
+        figures.cosine = sum_ab_ / std::sqrt(sum_aa_ * sum_bb_);
+    figures.sqnr_db = sum_ee_ == 0 ? kInf : sum_aa_ == 0 ? -kInf : 10 * std::log10(sum_aa_ / sum_ee_);
+    figures.relative_rms = sum_ee_ == 0 ? 0 : sum_aa_ == 0 ? kInf : std::sqrt(sum_ee_ / sum_aa_);
+    figures.gain_error = sum_aa_ == 0 ? (sum_bb_ == 0 ? 0 : kInf) : (sum_ab_ - sum_aa_) / sum_aa_;
+    if (nonfinite_failing_) figures.relative_rms = figures.gain_error = kInf;  // a NaN or an infinity that differs
+    figures.failing = failing_;
+    figures.passed = failing_ == 0;
+    return figures;
+}
+
+ErrorFigures compute_error_figures(const Tensor& reference, const Tensor& other, DiffTolerances tolerances) {
+    ErrorAccumulator accumulator(tolerances);
+    accumulator.add(reference, other);
+    return accumulator.figures();
+}
+
+}  // namespace polygraphy

@@ -1,0 +1,132 @@
+#include <filesystem>
+
+#include "polygraphy/common/exception.h"
+#include "polygraphy/common/file_io.h"
+#include "polygraphy/common/logger.h"
+#include "polygraphy/job/diff_job.h"
+#include "tools/args/comparator/data_loader.h"
+#include "tools/args/model.h"
+#include "tools/args/util.h"
+#include "tools/debug/debug.h"
+
+namespace polygraphy::tools {
+namespace {
+
+RunnerStep backend_step(const std::string& name) {
+    if (name == "onnxrt") return OnnxrtRunnerStep{};
+    return RefRunnerStep{};
+}
+
+double tolerance(const ParsedArgs& args, const std::string& dest, const std::string& flag, double fallback) {
+    const auto text = args.value(dest);
+    if (!text) return fallback;
+    const auto value = args_util::parse_float(*text);
+    if (!value || !(*value >= 0))
+        throw UsageError(flag + ": expected a number of 0 or more, got " + python_repr(*text));
+    return *value;
+}
+
+// Refuses, before anything runs, a destination that cannot be written.
+void check_destination(const std::optional<std::string>& path, const std::string& flag) {
+    if (!path) return;
+    std::error_code error;
+    if (std::filesystem::is_directory(*path, error))
+        throw UsageError(flag + ": " + *path + " is a folder; give a file path");
+    try {
+        AtomicFile probe(*path);  // removed again: never committed
+    } catch (const PolygraphyException& failure) {
+        throw UsageError(flag + ": " + failure.what());
+    }
+}
+
+}  // namespace
+
+std::string DiffTool::description() const {
+    return "[EXPERIMENTAL] Compare two different graphs of one network layer by layer: an fp16, quantized,\n"
+           "optimized or re-exported model B against its reference A.\n"
+           "\n"
+           "Both run on the same inputs. Their tensors are paired by name, by the names quantizers and\n"
+           "converters give, by node names and scopes, and by the structure of the graphs. Each pair gets\n"
+           "its total error (B against A) and its local error: B's layer run alone on A's values of its\n"
+           "inputs. The blame table ranks B's layers by local error.\n"
+           "\n"
+           "    polygraphy debug diff model.onnx model_fp16.onnx --atol 1e-3 --rtol 1e-3 --report diff.json\n";
+}
+
+std::vector<std::unique_ptr<ArgGroup>> DiffTool::subscriptions() {
+    std::vector<std::unique_ptr<ArgGroup>> groups;
+    groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, "inputs"}));
+    groups.push_back(std::make_unique<DataLoaderArgs>());
+    return groups;
+}
+
+std::vector<OptionSpec> DiffTool::tool_options() const {
+    return {
+        Option({"model_b"}).kind(OptionKind::kValue).positional(true).help("Path to the model under test (B)"),
+        Option({"--backend-a"})
+            .choices({"ref", "onnxrt"})
+            .help("The backend that runs A: the built-in runtime (ref, the default) or ONNX-Runtime (onnxrt)"),
+        Option({"--backend-b"})
+            .choices({"ref", "onnxrt"})
+            .help("The backend that runs B (default: ref). B's layers run alone on the built-in runtime, or on "
+                  "this backend where the built-in runtime lacks an operator"),
+        Option({"--atol", "--abs-tol"}).help("Absolute tolerance of every pair (default: 1e-5)"),
+        Option({"--rtol", "--rel-tol"}).help("Relative tolerance of every pair, of A's values (default: 1e-5)"),
+        Option({"--input-map"})
+            .dest("input_map")
+            .kind(OptionKind::kValues)
+            .metavar("A_NAME:B_NAME")
+            .help("Pairs graph inputs with different names; the others pair by name"),
+        Option({"--match-file"})
+            .dest("match_file")
+            .help("A JSON file of tensor pairs ({\"pairs\": [{\"a\": ..., \"b\": ...}]}) that override the pairs "
+                  "found; --save-matches writes one"),
+        Option({"--save-matches"}).dest("save_matches").help("Save the pairs found to this JSON file"),
+        Option({"--report"}).help("Save every pair's figures, the unpaired tensors and the blame table as JSON"),
+        Option({"--top"}).help("Rows of the blame table (default: 10)"),
+        Option({"--blame-by"})
+            .choices({"error", "gain"})
+            .help("What ranks B's layers: 'error', their local relative RMS error (the default), or 'gain', the "
+                  "systematic part of it (a layer whose output is off by a factor), which the rounding noise of "
+                  "fp16 and int8 leaves near 0"),
+    };
+}
+
+int DiffTool::run_impl(const ParsedArgs& args) {
+    const auto& model = arg_group<ModelArgs>();
+    DiffJob job;
+    job.a = ModelJob{*model.path()};
+    const auto model_b = args.value("model_b");
+    if (!model_b) throw UsageError("debug diff needs two models: polygraphy debug diff A.onnx B.onnx");
+    job.b = ModelJob{std::filesystem::absolute(*model_b).lexically_normal().string()};
+    job.runner_a = backend_step(args.value("backend_a").value_or("ref"));
+    job.runner_b = backend_step(args.value("backend_b").value_or("ref"));
+    job.data_loader = arg_group<DataLoaderArgs>().data_loader_job();
+    job.tolerances.atol = tolerance(args, "atol", "--atol", job.tolerances.atol);
+    job.tolerances.rtol = tolerance(args, "rtol", "--rtol", job.tolerances.rtol);
+    for (const std::string& entry : args.values("input_map")) {
+        const std::size_t colon = entry.find(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == entry.size())
+            throw UsageError("--input-map: expected A_NAME:B_NAME, got " + python_repr(entry));
+        job.matching.input_map.emplace_back(entry.substr(0, colon), entry.substr(colon + 1));
+    }
+    if (const auto path = args.value("match_file")) job.matching.user = read_match_file(*path);
+    if (const auto top = args.value("top")) {
+        const auto value = args_util::parse_int(*top);
+        if (!value || *value < 1) throw UsageError("--top: expected a count of 1 or more, got " + python_repr(*top));
+        job.top = static_cast<std::size_t>(*value);
+    }
+    if (args.value("blame_by").value_or("error") == "gain") job.blame_by = BlameFigure::kGain;
+    job.save_matches = args.value("save_matches");
+    job.report_path = args.value("report");
+    check_destination(job.save_matches, "--save-matches");
+    check_destination(job.report_path, "--report");
+
+    const DiffResult result = run_diff_job(job);
+    logger().info(format_blame_table(result, job.top));
+    logger().info(result.passed ? "PASSED | the graph outputs of B agree with A's within the tolerances"
+                                : "FAILED | the graph outputs of B differ from A's beyond the tolerances");
+    return result.passed ? 0 : 1;
+}
+
+}  // namespace polygraphy::tools
