@@ -5,7 +5,6 @@
 #include "polygraphy/common/logger.h"
 #include "polygraphy/job/diff_job.h"
 #include "tools/args/comparator/data_loader.h"
-#include "tools/args/model.h"
 #include "tools/args/util.h"
 #include "tools/debug/debug.h"
 
@@ -55,14 +54,20 @@ std::string DiffTool::description() const {
 
 std::vector<std::unique_ptr<ArgGroup>> DiffTool::subscriptions() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
-    groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, "inputs"}));
     groups.push_back(std::make_unique<DataLoaderArgs>());
     return groups;
 }
 
 std::vector<OptionSpec> DiffTool::tool_options() const {
     return {
+        // Both models are the tool's own positionals (ModelArgs has one): A, then B.
+        Option({"model_a"}).kind(OptionKind::kValue).positional(true).help("Path to the reference model (A)"),
         Option({"model_b"}).kind(OptionKind::kValue).positional(true).help("Path to the model under test (B)"),
+        Option({"--input-shapes", "--inputs"})
+            .dest("input_shapes")
+            .kind(OptionKind::kValues)
+            .help("Graph input(s) of A and their shape(s), for the generated data: --input-shapes <name>:<shape>, "
+                  "for example --input-shapes image:[1,3,224,224]. B's inputs get the same values"),
         Option({"--backend-a"})
             .choices({"ref", "onnxrt"})
             .help("The backend that runs A: the built-in runtime (ref, the default) or ONNX-Runtime (onnxrt)"),
@@ -93,15 +98,15 @@ std::vector<OptionSpec> DiffTool::tool_options() const {
 }
 
 int DiffTool::run_impl(const ParsedArgs& args) {
-    const auto& model = arg_group<ModelArgs>();
     DiffJob job;
-    job.a = ModelJob{*model.path()};
-    const auto model_b = args.value("model_b");
-    if (!model_b) throw UsageError("debug diff needs two models: polygraphy debug diff A.onnx B.onnx");
-    job.b = ModelJob{std::filesystem::absolute(*model_b).lexically_normal().string()};
+    job.a = ModelJob{std::filesystem::absolute(*args.value("model_a")).lexically_normal().string()};
+    job.b = ModelJob{std::filesystem::absolute(*args.value("model_b")).lexically_normal().string()};
     job.runner_a = backend_step(args.value("backend_a").value_or("ref"));
     job.runner_b = backend_step(args.value("backend_b").value_or("ref"));
     job.data_loader = arg_group<DataLoaderArgs>().data_loader_job();
+    if (args.has("input_shapes"))
+        job.data_loader.generator.input_metadata =
+            args_util::parse_input_shapes("--input-shapes", args.values("input_shapes"));
     job.tolerances.atol = tolerance(args, "atol", "--atol", job.tolerances.atol);
     job.tolerances.rtol = tolerance(args, "rtol", "--rtol", job.tolerances.rtol);
     for (const std::string& entry : args.values("input_map")) {

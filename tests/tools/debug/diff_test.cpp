@@ -1,0 +1,140 @@
+// `polygraphy debug diff` through the real CLI: the blame table, the report, and every bad input as
+// one line with a non-zero exit and nothing written.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "diff_models.h"
+#include "model_builder.h"
+#include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/common/file_io.h"
+
+namespace polygraphy::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
+using testing::run_polygraphy;
+using testing::TempDir;
+
+// The one error line of a failed command (no stack trace, no "Unexpected error").
+void expect_one_line_error(const testing::CommandResult& result, const std::string& message) {
+    EXPECT_NE(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr(message));
+    EXPECT_THAT(result.output, Not(HasSubstr("Unexpected error")));
+    EXPECT_THAT(result.output, Not(HasSubstr("terminate called")));
+}
+
+class DebugDiffCli : public ::testing::Test {
+protected:
+    void SetUp() override {
+        a_ = dir_.file("a.onnx");
+        save_onnx(testing::diff_cnn(), a_);
+    }
+    std::string save(const onnx::ModelProto& model, const std::string& name) {
+        save_onnx(model, dir_.file(name));
+        return dir_.file(name);
+    }
+    TempDir dir_;
+    std::string a_;
+};
+
+TEST_F(DebugDiffCli, AFusedModelWithAFaultGetsTheBlameTableTheReportAndTheMatches) {
+    onnx::ModelProto fused = testing::fused_version(testing::diff_cnn());
+    testing::scale_weight(fused, "w1", 1.02f);
+    const std::string b = save(fused, "b.onnx");
+    const auto result = run_polygraphy({"debug", "diff", a_, b, "--report", dir_.file("report.json"), "--save-matches",
+                                        dir_.file("matches.json"), "--top", "3"});
+    EXPECT_EQ(result.exit_code, 1) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("Paired 8 tensors of B with A: 8 by name"));
+    EXPECT_THAT(result.output,
+                MatchesRegex("(.|\n)*\n +1 \\| /conv1/Conv \\(FusedConv\\) +\\| /conv1/Conv, /relu1/Relu "
+                             "+\\| name(.|\n)*"));
+    EXPECT_THAT(result.output, HasSubstr("First divergence: B's '/conv1/Conv' (FusedConv)"));
+    EXPECT_THAT(result.output, HasSubstr("FAILED | the graph outputs of B differ"));
+    EXPECT_THAT(read_file(dir_.file("report.json")), HasSubstr("\"b_ops\": \"FusedConv\""));
+    // The saved pairs, given back, give the same table.
+    const auto again =
+        run_polygraphy({"debug", "diff", a_, b, "--match-file", dir_.file("matches.json"), "--top", "3"});
+    EXPECT_THAT(again.output, HasSubstr("Paired 8 tensors of B with A: 0 by name, 0 by convention, 0 by provenance, 0 "
+                                        "by structure, 8 by the match file"));
+    EXPECT_THAT(again.output, HasSubstr("First divergence: B's '/conv1/Conv' (FusedConv)"));
+}
+
+TEST_F(DebugDiffCli, AnFp16VersionPassesWithTolerancesForFp16) {
+    const std::string b = save(testing::fp16_version(testing::diff_cnn()), "b.onnx");
+    const auto result = run_polygraphy({"debug", "diff", a_, b, "--atol", "1e-2", "--rtol", "1e-2"});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("PASSED | the graph outputs of B agree"));
+    EXPECT_THAT(result.output, HasSubstr("First divergence: none"));
+}
+
+TEST_F(DebugDiffCli, OnnxRuntimeRunsB) {
+    const std::string b = save(testing::fused_version(testing::diff_cnn()), "b.onnx");
+    const auto result =
+        run_polygraphy({"debug", "diff", a_, b, "--backend-b", "onnxrt", "--atol", "1e-4", "--rtol", "1e-4"});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("running A on ref-runner"));
+    EXPECT_THAT(result.output, HasSubstr("B on onnxrt-runner"));
+}
+
+TEST_F(DebugDiffCli, BadInputsAreOneLineWithNothingWritten) {
+    const std::string b = save(testing::renamed_reordered_version(testing::diff_cnn(), true), "renamed.onnx");
+    const std::string report = dir_.file("report.json");
+    expect_one_line_error(
+        run_polygraphy({"debug", "diff", a_, b, "--report", report}),
+        "Graph input 'in0' of B has no counterpart among the graph inputs of A: pair them with --input-map A_NAME:in0");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b, "--input-map", "x"}),
+                          "--input-map: expected A_NAME:B_NAME, got 'x'");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b, "--input-map", "y:in0"}),
+                          "--input-map: 'y' is not a graph input of A");
+
+    write_file_atomically(dir_.file("matches.json"), "{\"pairs\": [{\"a\": \"conv1_ou\", \"b\": \"t8\"}]}");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b, "--input-map", "x:in0", "--match-file",
+                                          dir_.file("matches.json"), "--report", report}),
+                          "--match-file: 'conv1_ou' is not a tensor a node of A computes (did you mean 'conv1_out'?)");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b, "--match-file", dir_.file("missing.json")}),
+                          "missing.json");
+    write_file_atomically(dir_.file("broken.json"), "{\"pairs\": [");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b, "--match-file", dir_.file("broken.json")}),
+                          "broken.json");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b, "--atol", "-1"}),
+                          "--atol: expected a number of 0 or more, got '-1'");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b, "--top", "0"}),
+                          "--top: expected a count of 1 or more");
+    write_file_atomically(dir_.file("file"), "x");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--report", dir_.file("file/report.json")}),
+                          "--report: ");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--report", dir_.path()}), "is a folder");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_}), "the following arguments are required: model_b");
+    EXPECT_FALSE(fs::exists(report));
+}
+
+TEST_F(DebugDiffCli, GraphsThatShareNothingButTheirOutputsAreOneLine) {
+    testing::ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 3, 8, 8});
+    builder.node("Sigmoid", {"x"}, {"s"});
+    builder.node("ReduceMax", {"s"}, {"y"});
+    builder.output("y", DataType::kFloat32, Shape{1, 1, 1, 1});
+    const std::string b = save(builder.proto(), "b.onnx");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, b}),
+                          "Nothing of B was paired with A beyond the graph outputs");
+}
+
+TEST_F(DebugDiffCli, AnOperatorNeitherBackendRunsIsOneLine) {
+    onnx::ModelProto b = testing::diff_cnn();
+    b.mutable_graph()->mutable_node(1)->set_op_type("MysteryRelu");
+    b.mutable_graph()->mutable_node(1)->set_domain("example.custom");
+    auto& import = *b.add_opset_import();
+    import.set_domain("example.custom");
+    import.set_version(1);
+    const std::string path = save(b, "b.onnx");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, path}), "MysteryRelu");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, path, "--backend-b", "onnxrt"}), "MysteryRelu");
+}
+
+}  // namespace
+}  // namespace polygraphy::tools
