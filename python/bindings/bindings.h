@@ -11,5 +11,7 @@ void bind_common(pybind11::module_& module);
 void bind_backend(pybind11::module_& module);
 /// Comparator, CompareFunc, DataLoader, RunResults (comparator.cpp).
 void bind_comparator(pybind11::module_& module);
+/// match_graphs, diff_graphs and convert_to_fp16 (diff.cpp).
+void bind_diff(pybind11::module_& module);
 
 }  // namespace polygraphy::python

@@ -7,4 +7,5 @@ PYBIND11_MODULE(_core, module) {
     polygraphy::python::bind_common(module);
     polygraphy::python::bind_backend(module);
     polygraphy::python::bind_comparator(module);
+    polygraphy::python::bind_diff(module);
 }

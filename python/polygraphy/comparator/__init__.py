@@ -7,6 +7,8 @@ from polygraphy._core import (
     IterationResult,
     PostprocessFunc,
     RunResults,
+    diff_graphs,
+    match_graphs,
 )
 
-__all__ = ["AccuracyResult", "Comparator", "CompareFunc", "DataLoader", "IterationResult", "PostprocessFunc", "RunResults"]
+__all__ = ["AccuracyResult", "Comparator", "CompareFunc", "DataLoader", "IterationResult", "PostprocessFunc", "RunResults", "diff_graphs", "match_graphs"]
