@@ -13,6 +13,7 @@
 //   - `inspect capability` (infer_value_info, check_capability with the built-in runtime's checker);
 //   - `surgeon sanitize --fold-constants`, `convert --fp-to-fp16`, shape inference, on copies;
 //   - `surgeon extract` (extract_subgraph) with declared and with "auto" boundary types;
+//   - `debug diff`'s matcher (match_graphs) against the model itself and a renamed copy;
 //   - the built-in runtime's session preparation (never `run`: fuzzed shapes can ask for terabytes).
 // Passes that may execute kernels (lint's test inference, capability, folding, fp16, shape inference
 // with its runtime fallback, "auto" extraction) only see models whose tensors are all small and
@@ -36,6 +37,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -50,6 +52,7 @@
 #include "polygraphy/backend/ref/evaluator.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/comparator/graph_match.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
@@ -290,6 +293,40 @@ void extract(const onnx::ModelProto& model, bool with_auto_types) {
     FUZZ_CHECK(extracted && !has_problems(*extracted));
 }
 
+// `debug diff`'s matcher: the model against itself (every pair by name, a with itself) and against a
+// copy whose computed tensors are all renamed (the structure stage, over any graph the check lets in).
+void match(const onnx::ModelProto& model) {
+    try {
+        const GraphMatching self = match_graphs(model.graph(), model.graph());
+        for (const TensorPair& pair : self.pairs) FUZZ_CHECK(pair.a == pair.b && !pair.b_nodes.empty());
+        FUZZ_CHECK(self.unmatched_a.size() == self.unmatched_b.size());
+    } catch (const PolygraphyException&) {
+    }
+    onnx::ModelProto renamed = model;
+    auto& graph = *renamed.mutable_graph();
+    std::unordered_map<std::string, std::string> names;
+    for (const auto& node : model.graph().node())
+        for (const auto& output : node.output())
+            if (!output.empty()) names.emplace(output, "renamed/" + output);
+    auto rename = [&](std::string& name) {
+        if (auto found = names.find(name); found != names.end()) name = found->second;
+    };
+    for (auto& node : *graph.mutable_node()) {
+        for (auto& input : *node.mutable_input()) rename(input);
+        for (auto& output : *node.mutable_output()) rename(output);
+    }
+    for (auto& output : *graph.mutable_output()) rename(*output.mutable_name());
+    // A name the renaming itself could give would pair by name.
+    bool fresh_names = true;
+    for (const std::string& name : onnx_tensor_names(model.graph()))
+        fresh_names = fresh_names && !name.starts_with("renamed/");
+    try {
+        const GraphMatching matching = match_graphs(model.graph(), renamed.graph());
+        for (const TensorPair& pair : matching.pairs) FUZZ_CHECK(!fresh_names || pair.how != MatchKind::kName);
+    } catch (const PolygraphyException&) {
+    }
+}
+
 // A model that onnx_from_bytes accepted, through the tools' passes.
 void well_formed_passes(const onnx::ModelProto& model, bool safe) {
     // The node check must be stable: what passed passes again after a round trip.
@@ -332,6 +369,7 @@ void well_formed_passes(const onnx::ModelProto& model, bool safe) {
     }
 
     extract(model, false);
+    match(model);
     if (!safe) return;
     extract(model, true);
     // Passes that evaluate nodes: on copies, and what they produce still passes the node check.

@@ -280,6 +280,24 @@ Tensor Tensor::cast(DataType dtype) const {
         });
         return result;
     }
+    // The float casts of fp16 conversions and comparisons, without the per-element dispatch below.
+    if (dtype_ == DataType::kFloat32 && dtype == DataType::kFloat16) {
+        const float* source = static_cast<const float*>(data_);
+        uint16_t* target = static_cast<uint16_t*>(result.data_);
+        for (int64_t i = 0; i < numel_; ++i) target[i] = float_to_half(source[i]);
+        return result;
+    }
+    if (dtype_ == DataType::kFloat16 && (dtype == DataType::kFloat32 || dtype == DataType::kFloat64)) {
+        const uint16_t* source = static_cast<const uint16_t*>(data_);
+        for (int64_t i = 0; i < numel_; ++i) {
+            const float value = half_to_float(source[i]);
+            if (dtype == DataType::kFloat32)
+                static_cast<float*>(result.data_)[i] = value;
+            else
+                static_cast<double*>(result.data_)[i] = value;
+        }
+        return result;
+    }
     for (int64_t i = 0; i < numel_; ++i) store_double(dtype, result.data_, i, value_as_double(i));
     return result;
 }

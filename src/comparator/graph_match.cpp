@@ -457,7 +457,11 @@ private:
 
     GraphMatching finish() {
         GraphMatching matching;
+        std::unordered_set<std::string> b_outputs;
+        for (const std::string& output : b_.outputs())
+            if (const auto head = b_.head(output)) b_outputs.insert(*head);
         for (TensorPair& pair : found_) {
+            pair.b_graph_output = b_outputs.contains(pair.b);
             if (b_.is_input(pair.b)) {
                 matching.inputs.push_back(std::move(pair));
                 continue;

@@ -199,10 +199,8 @@ DiffResult run_diff_job(const DiffJob& job) {
     const TensorMetadata a_inputs = get_onnx_input_metadata(a->graph());
     const TensorMetadata b_inputs = get_onnx_input_metadata(b->graph());
     check_inputs_pair(result.matching, a_inputs, b_inputs);
-    std::unordered_set<std::string> b_outputs;
-    for (const auto& output : b->graph().output()) b_outputs.insert(output.name());
     const bool beyond_outputs = std::any_of(result.matching.pairs.begin(), result.matching.pairs.end(),
-                                            [&](const TensorPair& pair) { return !b_outputs.contains(pair.b); });
+                                            [](const TensorPair& pair) { return !pair.b_graph_output; });
     if (!beyond_outputs)
         throw UsageError(fmt::format(
             "Nothing of B was paired with A beyond the graph outputs ({} tensors of A and {} of B unpaired): give "
@@ -276,7 +274,7 @@ DiffResult run_diff_job(const DiffJob& job) {
         diff.b_op_types = op_types(b->graph(), diff.pair.b_nodes);
         for (int n : diff.pair.a_nodes) diff.a_node_names.push_back(node_display_name(a->graph(), n));
         for (int n : diff.pair.b_nodes) diff.b_node_names.push_back(node_display_name(b->graph(), n));
-        if (b_outputs.contains(diff.pair.b)) result.passed = result.passed && diff.total.passed;
+        if (diff.pair.b_graph_output) result.passed = result.passed && diff.total.passed;
         if (!result.first_divergence && diff.local && !diff.local->passed) result.first_divergence = i;
         result.pairs.push_back(std::move(diff));
     }

@@ -99,6 +99,13 @@ TEST(DiffJob, AFaultInTheFp16VersionIsBlamedOnItsLayer) {
     EXPECT_THAT(top(result).a_node_names, ElementsAre("/branch_b/Conv"));
     // Without the fault, fp16 alone: every layer's local error is about fp16's precision.
     const DiffResult clean = diff(dir, a, testing::fp16_version(a));
+    // B's graph output is the Cast that ends the conversion: its pair counts as a graph output, and
+    // fp16 misses the default tolerances of 1e-5 there.
+    const PairDiff& output = pair_of_b(clean, clean.pairs.back().pair.b);
+    EXPECT_TRUE(output.pair.b_graph_output);
+    EXPECT_EQ(output.pair.a, "y");
+    EXPECT_FALSE(output.total.passed);
+    EXPECT_FALSE(clean.passed);
     for (const PairDiff& pair : clean.pairs) {
         ASSERT_TRUE(pair.local) << pair.local_error;
         EXPECT_LT(pair.local->relative_rms, 2e-3) << pair.pair.b;

@@ -98,7 +98,8 @@ onnx::ModelProto qdq_version(const onnx::ModelProto& model) {
     };
     for (const onnx::NodeProto& original : model.graph().node()) {
         onnx::NodeProto node = original;
-        if (node.op_type() == "Conv" || node.op_type() == "Gemm") {
+        const bool weighted = node.input_size() > 1 && is_initializer(model, node.input(1));
+        if (weighted && (node.op_type() == "Conv" || node.op_type() == "Gemm" || node.op_type() == "MatMul")) {
             const std::string activation = node.input(0);
             if (!dequantized.contains(activation)) {
                 add_scale(activation, 1.5f * largest(values.at(activation)) / 127.0f);

@@ -17,7 +17,8 @@ onnx::ModelProto diff_cnn();
 /// `model` converted with the project's fp16 conversion (float32 graph inputs and outputs kept).
 onnx::ModelProto fp16_version(const onnx::ModelProto& model);
 
-/// `model` with every Conv and Gemm quantized as ONNX Runtime's QDQ quantizer writes it: each float
+/// `model` with every Conv, Gemm and MatMul whose second input is a weight quantized as ONNX Runtime's
+/// QDQ quantizer writes it: each float
 /// activation input t read through QuantizeLinear -> `t_QuantizeLinear_Output` -> DequantizeLinear ->
 /// `t_DequantizeLinear_Output`, and each weight stored as int8 (`w_quantized`) and read through a
 /// DequantizeLinear. Scales are per tensor: a weight's from its largest magnitude, an activation's

@@ -67,6 +67,9 @@ struct TensorPair {
     /// The paired B tensors (chain heads or graph inputs) that B's group reads: what a run of the
     /// group alone is fed with A's values of.
     std::vector<std::string> b_inputs = {};
+    /// B's tensor, or a transparent node's output of it (the Cast an fp16 conversion ends with), is a
+    /// graph output of B.
+    bool b_graph_output = false;
 };
 
 /// The result of match_graphs().
