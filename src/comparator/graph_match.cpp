@@ -315,6 +315,11 @@ private:
     // (a backward pass). Paired tensors keep one colour per pair on both sides, so every pair found
     // anchors the next round. A colour held by exactly one unpaired tensor on each side pairs them.
     void pair_by_structure() {
+        const bool left_in_a =
+            std::any_of(a_.computed().begin(), a_.computed().end(), [&](const std::string& t) { return !paired_a(t); });
+        const bool left_in_b =
+            std::any_of(b_.computed().begin(), b_.computed().end(), [&](const std::string& t) { return !paired_b(t); });
+        if (!left_in_a || !left_in_b) return;
         std::unordered_map<std::string, uint64_t> colour_a, colour_b;
         std::size_t previous_colours = 0;
         for (int round = 0; round < 16; ++round) {
@@ -450,7 +455,15 @@ private:
                 if (const auto* producer = graph.producer(input)) stack.push_back(producer->first);
             }
         }
-        nodes.assign(seen.begin(), seen.end());
+        nodes.clear();
+        for (int n : seen) {
+            // A's group is for reading: the nodes that only compute weights (PyTorch's Identity of a
+            // shared weight) are left out. B's keeps them: its group runs alone.
+            const auto& outputs = graph.graph().node(n).output();
+            const bool weights_only = std::all_of(outputs.begin(), outputs.end(),
+                                                  [&](const std::string& output) { return graph.is_constant(output); });
+            if (inputs || !weights_only) nodes.push_back(n);
+        }
         std::sort(nodes.begin(), nodes.end());
         if (inputs) std::sort(inputs->begin(), inputs->end());
     }

@@ -45,6 +45,7 @@ struct ErrorFigures {
 /// Sums the figures of pairs of tensors, sample by sample.
 class ErrorAccumulator {
 public:
+    /// An accumulator that checks elements against `tolerances`.
     explicit ErrorAccumulator(DiffTolerances tolerances = {}) : tolerances_(tolerances) {}
 
     /// Adds one sample: `reference` and `other` must have the same number of elements (else the

@@ -58,12 +58,16 @@ struct GraphMatchOptions {
 struct TensorPair {
     std::string a;  ///< tensor of graph A (a chain head)
     std::string b;  ///< tensor of graph B (a chain head)
-    MatchKind how = MatchKind::kName;
+    MatchKind how = MatchKind::kName;  ///< the stage that found the pair
     double confidence = 1.0;  ///< 1 for name and user pairs; less for the guesses of later stages
     std::string detail;       ///< why, for the report: "QDQ suffix", "node '/conv1/Conv'", ...
     /// Indices into graph.node() of the group that computes the tensor on each side, in graph
-    /// order (empty for graph inputs).
+    /// order (empty for graph inputs). B's includes the nodes that compute its weights (a Constant,
+    /// the DequantizeLinear of an int8 weight), since the group runs alone; A's leaves out nodes that
+    /// only compute weights.
+    /// @{
     std::vector<int> a_nodes = {}, b_nodes = {};
+    /// @}
     /// The paired B tensors (chain heads or graph inputs) that B's group reads: what a run of the
     /// group alone is fed with A's values of.
     std::vector<std::string> b_inputs = {};
@@ -76,8 +80,10 @@ struct TensorPair {
 struct GraphMatching {
     std::vector<TensorPair> inputs;  ///< graph inputs, in B's order
     std::vector<TensorPair> pairs;   ///< node outputs, in B's graph order
-    /// Tensors a node computes (chain heads, not weights) that have no counterpart.
+    /// Tensors a node computes (chain heads, not weights) that have no counterpart, in each graph's order.
+    /// @{
     std::vector<std::string> unmatched_a, unmatched_b;
+    /// @}
 };
 
 /// Pairs the tensors of `a` and `b` (both in topological order, as ONNX requires). UsageError when

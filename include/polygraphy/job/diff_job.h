@@ -50,12 +50,15 @@ struct DiffJob {
 
 /// One pair's figures.
 struct PairDiff {
-    TensorPair pair;
+    TensorPair pair;                                      ///< the two tensors, how they were paired, their groups
     ErrorFigures total;                                   ///< B's value against A's
     std::optional<ErrorFigures> local;                    ///< B's group alone on A's values, against A's
     std::string local_error;                              ///< why there is no local figure ("" when there is)
     std::string b_op_types;                               ///< B's group, as "FusedConv" or "Q+DQ+Conv"
-    std::vector<std::string> a_node_names, b_node_names;  ///< both groups (node_display_name())
+    /// Both groups' nodes (node_display_name()).
+    /// @{
+    std::vector<std::string> a_node_names, b_node_names;
+    /// @}
 };
 
 /// What run_diff_job() found.
