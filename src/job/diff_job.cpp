@@ -233,14 +233,20 @@ DiffResult run_diff_job(const DiffJob& job) {
     std::vector<ErrorAccumulator> total(count, ErrorAccumulator(job.tolerances));
     std::vector<ErrorAccumulator> local(count, ErrorAccumulator(job.tolerances));
     std::vector<std::string> local_errors(count);
-    runner_a->activate();
-    runner_b->activate();
     while (std::optional<TensorMap> feed_a = data_loader(result.iterations, a_inputs)) {
         logger().info(fmt::format("Sample {}: running A on {} and B on {}", result.iterations, runner_a->name(),
                                   runner_b->name()));
         const TensorMap feed_b = feed_of_b(result.matching, *feed_a, b_inputs);
-        TensorMap a_values = runner_a->infer(*feed_a, false);
-        TensorMap b_values = runner_b->infer(feed_b, false);
+        // One session at a time, and none beside the groups' runs: what is held beside both graphs'
+        // values is one graph's session (BENCHMARKS.md, debug diff).
+        auto run = [](BaseRunner& runner, const TensorMap& feed) {
+            runner.activate();
+            TensorMap values = runner.infer(feed, false);
+            runner.deactivate();
+            return values;
+        };
+        TensorMap a_values = run(*runner_a, *feed_a);
+        TensorMap b_values = run(*runner_b, feed_b);
         for (const auto& [name, value] : *feed_a) a_values.set(name, value);
         for (const auto& [name, value] : feed_b) b_values.set(name, value);
         for (std::size_t i = 0; i < count; ++i) {
@@ -264,8 +270,6 @@ DiffResult run_diff_job(const DiffJob& job) {
         logger().clear_progress();
         ++result.iterations;
     }
-    runner_b->deactivate();
-    runner_a->deactivate();
     if (result.iterations == 0) throw UsageError("The data loader gave no samples to compare");
 
     for (std::size_t i = 0; i < count; ++i) {
