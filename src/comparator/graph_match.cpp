@@ -161,9 +161,15 @@ private:
     bool paired_a(const std::string& head) const { return pair_of_a_.contains(head); }
     bool paired_b(const std::string& head) const { return pair_of_b_.contains(head); }
 
-    // Pairs two chain heads when neither is paired yet.
+    // A graph input, or a chain head a node computes from something other than weights alone.
+    static bool pairable(const GraphIndex& graph, const std::string& name) {
+        if (graph.is_input(name)) return true;
+        return graph.producer(name) && graph.head(name) == name && !graph.is_constant(name);
+    }
+
+    // Pairs two chain heads when neither is paired yet (and both can be: never a weight).
     bool add(const std::string& a, const std::string& b, MatchKind how, double confidence, std::string detail) {
-        if (paired_a(a) || paired_b(b)) return false;
+        if (paired_a(a) || paired_b(b) || !pairable(a_, a) || !pairable(b_, b)) return false;
         const std::size_t index = found_.size();
         found_.push_back(TensorPair{a, b, how, confidence, std::move(detail)});
         pair_of_a_.emplace(a, index);

@@ -157,6 +157,25 @@ TEST(GraphMatch, RenamedInputsPairThroughTheInputMap) {
     EXPECT_EQ(matching.pairs.size(), 9u);
 }
 
+TEST(GraphMatch, ATensorOneGraphComputesAndTheOtherHoldsAsAWeightIsNotPaired) {
+    // The structure fuzzer's first finding against the matcher: B's "c" is a Constant's output.
+    testing::ModelBuilder a_builder, b_builder;
+    a_builder.input("x", DataType::kFloat32, Shape{1, 4});
+    a_builder.node("Relu", {"x"}, {"c"}, "relu");
+    a_builder.node("Add", {"x", "c"}, {"y"}, "add");
+    a_builder.output("y", DataType::kFloat32, Shape{1, 4});
+    b_builder.input("x", DataType::kFloat32, Shape{1, 4});
+    testing::set_attr(b_builder.node("Constant", {}, {"c"}, "constant"), "value",
+                      Tensor::from_doubles(DataType::kFloat32, {1, 4}, {1, 2, 3, 4}));
+    b_builder.node("Add", {"x", "c"}, {"y"}, "add");
+    b_builder.output("y", DataType::kFloat32, Shape{1, 4});
+    const GraphMatching matching = match_graphs(a_builder.proto().graph(), b_builder.proto().graph());
+    ASSERT_EQ(matching.pairs.size(), 1u);
+    EXPECT_EQ(matching.pairs[0].b, "y");
+    EXPECT_THAT(matching.unmatched_a, ElementsAre("c"));
+    EXPECT_THAT(matching.pairs[0].b_inputs, ElementsAre("x"));
+}
+
 TEST(GraphMatch, AnInputWithoutCounterpartGetsADidYouMeanHint) {
     testing::ModelBuilder a_builder, b_builder;
     a_builder.input("images", DataType::kFloat32, Shape{1, 4});
