@@ -13,6 +13,8 @@
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/comparator/html_report.h"
+#include "polygraphy/comparator/model_explorer.h"
 
 namespace polygraphy {
 namespace {
@@ -290,8 +292,14 @@ DiffResult run_diff_job(const DiffJob& job) {
     std::stable_sort(result.blame.begin(), result.blame.end(), [&](std::size_t x, std::size_t y) {
         return blame_figure(result.pairs[x], job.blame_by) > blame_figure(result.pairs[y], job.blame_by);
     });
+    if (job.model_explorer_paths) {
+        save_diff_model_explorer_node_data(result, job, true, job.model_explorer_paths->first);
+        save_diff_model_explorer_node_data(result, job, false, job.model_explorer_paths->second);
+        logger().info("Saved Model Explorer node data to: " + job.model_explorer_paths->first + " and " +
+                      job.model_explorer_paths->second);
+    }
     if (job.report_path) {
-        save_diff_report(result, job, *job.report_path);
+        save_diff_report(result, job, *job.report_path, &b->graph());
         logger().info("Saved the diff report to: " + *job.report_path);
     }
     return result;
@@ -328,7 +336,65 @@ std::string format_blame_table(const DiffResult& result, std::size_t top) {
     return text;
 }
 
-void save_diff_report(const DiffResult& result, const DiffJob& job, const std::string& path) {
+namespace {
+
+// The pairs' figures as a comparison's per-output results, keyed by one graph's tensor names: the
+// local figures (the total ones where a pair has none) or the total ones.
+IterationCompareResult as_compare_results(const DiffResult& result, const DiffJob& job, bool side_a, bool local) {
+    IterationCompareResult errors;
+    for (const PairDiff& diff : result.pairs) {
+        const ErrorFigures& figures = local && diff.local ? *diff.local : diff.total;
+        if (!figures.error.empty()) continue;
+        OutputCompareResult entry;
+        entry.output_name = side_a ? diff.pair.a : diff.pair.b;
+        entry.other_name = side_a ? diff.pair.b : diff.pair.a;
+        entry.passed = figures.passed;
+        entry.max_absdiff = figures.max_abs;
+        entry.mean_absdiff = figures.mean_abs;
+        entry.max_reldiff = figures.max_rel;
+        entry.mean_reldiff = figures.mean_rel;
+        entry.atol = job.tolerances.atol;
+        entry.rtol = job.tolerances.rtol;
+        errors.set(entry.output_name, entry);
+    }
+    return errors;
+}
+
+}  // namespace
+
+void save_diff_model_explorer_node_data(const DiffResult& result, const DiffJob& job, bool side_a,
+                                        const std::string& path) {
+    AccuracyResult accuracy;
+    accuracy.pairs.push_back({side_a ? "A" : "B", side_a ? "B" : "A", {as_compare_results(result, job, side_a, true)}});
+    save_model_explorer_node_data(accuracy, path);
+}
+
+void save_diff_report(const DiffResult& result, const DiffJob& job, const std::string& path,
+                      const onnx::GraphProto* b_graph) {
+    if (is_html_report_path(path)) {
+        if (!b_graph) throw UsageError("An HTML report of debug diff needs B's graph");
+        AccuracyResult accuracy;
+        accuracy.pairs.push_back(
+            {"B's layers alone on A's values (local error)", "A", {as_compare_results(result, job, false, true)}});
+        accuracy.pairs.push_back({"A", "B (total error)", {as_compare_results(result, job, false, false)}});
+        std::optional<Divergence> divergence;
+        if (result.first_divergence) {
+            // The earliest group whose local error fails, named as B's node that writes the tensor.
+            const PairDiff& diff = result.pairs[*result.first_divergence];
+            divergence = Divergence{accuracy.pairs.front().first_runner,
+                                    "A",
+                                    0,
+                                    diff.pair.b,
+                                    diff.b_node_names.empty() ? diff.pair.b : diff.b_node_names.back(),
+                                    diff.b_op_types,
+                                    accuracy.pairs.front().iterations.front().at(diff.pair.b)};
+        }
+        ReportContext context;
+        context.title = "debug diff: " + job.a.path + " against " + job.b.path;
+        context.graph = b_graph;
+        save_html_report(accuracy, divergence, context, path);
+        return;
+    }
     std::string text;
     json::Writer writer(&text);
     writer.begin_object();

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "polygraphy/comparator/error_figures.h"
@@ -44,6 +45,8 @@ struct DiffJob {
     GraphMatchOptions matching = {};        ///< `--input-map`; the pairs of `--match-file`
     std::optional<std::string> save_matches = std::nullopt;  ///< `--save-matches`: the pairs found
     std::optional<std::string> report_path = std::nullopt;   ///< `--report FILE.json`
+    /// `--model-explorer-node-data A.json B.json`: each graph's local errors as Model Explorer node data.
+    std::optional<std::pair<std::string, std::string>> model_explorer_paths = std::nullopt;
     std::size_t top = 10;                                    ///< `--top`: rows of the blame table
     BlameFigure blame_by = BlameFigure::kError;              ///< `--blame-by`
 };
@@ -83,7 +86,17 @@ DiffResult run_diff_job(const DiffJob& job);
 /// matched, and the local and total error; then the first divergence.
 std::string format_blame_table(const DiffResult& result, std::size_t top);
 
-/// Writes the JSON report (atomically); the README's "debug diff report" gives its schema.
-void save_diff_report(const DiffResult& result, const DiffJob& job, const std::string& path);
+/// Writes Model Explorer's node data of one graph (`side_a`: A's tensors, else B's): each pair's
+/// local error (its total error where it has none), coloured against the absolute tolerance as
+/// save_model_explorer_node_data() colours a comparison.
+void save_diff_model_explorer_node_data(const DiffResult& result, const DiffJob& job, bool side_a,
+                                        const std::string& path);
+
+/// Writes the report (atomically): for a path ending in .html/.htm (is_html_report_path()) an HTML
+/// page over B's graph `b_graph` (required then): the local and the total errors of every pair as
+/// two comparisons (each row names B's tensor and A's), the graph coloured by local error; else the
+/// JSON report, whose schema the README gives.
+void save_diff_report(const DiffResult& result, const DiffJob& job, const std::string& path,
+                      const onnx::GraphProto* b_graph = nullptr);
 
 }  // namespace polygraphy

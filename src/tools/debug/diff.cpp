@@ -88,6 +88,12 @@ std::vector<OptionSpec> DiffTool::tool_options() const {
                   "found; --save-matches writes one"),
         Option({"--save-matches"}).dest("save_matches").help("Save the pairs found to this JSON file"),
         Option({"--report"}).help("Save every pair's figures, the unpaired tensors and the blame table as JSON"),
+        Option({"--model-explorer-node-data"})
+            .dest("model_explorer")
+            .kind(OptionKind::kValues)
+            .metavar("A.json B.json")
+            .help("Save each graph's local errors as Model Explorer per-node data (load it with \"Add per-node "
+                  "data\"): the first file for A, the second for B"),
         Option({"--top"}).help("Rows of the blame table (default: 10)"),
         Option({"--blame-by"})
             .choices({"error", "gain"})
@@ -124,6 +130,15 @@ int DiffTool::run_impl(const ParsedArgs& args) {
     if (args.value("blame_by").value_or("error") == "gain") job.blame_by = BlameFigure::kGain;
     job.save_matches = args.value("save_matches");
     job.report_path = args.value("report");
+    if (args.has("model_explorer")) {
+        const std::vector<std::string> paths = args.values("model_explorer");
+        if (paths.size() != 2)
+            throw UsageError("--model-explorer-node-data: expected two files, A's then B's, got " +
+                             std::to_string(paths.size()));
+        job.model_explorer_paths = std::pair{paths[0], paths[1]};
+        check_destination(paths[0], "--model-explorer-node-data");
+        check_destination(paths[1], "--model-explorer-node-data");
+    }
     check_destination(job.save_matches, "--save-matches");
     check_destination(job.report_path, "--report");
 

@@ -56,6 +56,21 @@ TEST_F(DebugDiffCli, AFusedModelWithAFaultGetsTheBlameTableTheReportAndTheMatche
     EXPECT_THAT(result.output, HasSubstr("First divergence: B's '/conv1/Conv' (FusedConv)"));
     EXPECT_THAT(result.output, HasSubstr("FAILED | the graph outputs of B differ"));
     EXPECT_THAT(read_file(dir_.file("report.json")), HasSubstr("\"b_ops\": \"FusedConv\""));
+    // The HTML report: B's graph, each pair's local and total error as two comparisons.
+    const auto html = run_polygraphy({"debug", "diff", a_, b, "--report", dir_.file("report.html")});
+    EXPECT_EQ(html.exit_code, 1) << html.output;
+    const std::string page = read_file(dir_.file("report.html"));
+    EXPECT_THAT(page, HasSubstr("<!DOCTYPE html>"));
+    EXPECT_THAT(page, HasSubstr("alone on A's values (local error)"));
+    EXPECT_THAT(page, HasSubstr("B (total error)"));
+    EXPECT_THAT(page, HasSubstr("FusedConv"));
+    // Model Explorer node data for each graph, keyed by each graph's own tensor names.
+    const auto explorer = run_polygraphy(
+        {"debug", "diff", a_, b, "--model-explorer-node-data", dir_.file("a_nodes.json"), dir_.file("b_nodes.json")});
+    EXPECT_THAT(explorer.output, HasSubstr("Saved Model Explorer node data to: "));
+    EXPECT_THAT(read_file(dir_.file("a_nodes.json")), HasSubstr("\"relu1_out\""));
+    EXPECT_THAT(read_file(dir_.file("b_nodes.json")), HasSubstr("\"relu1_out\""));
+    EXPECT_THAT(read_file(dir_.file("b_nodes.json")), HasSubstr("\"bgColor\""));
     // The saved pairs, given back, give the same table.
     const auto again =
         run_polygraphy({"debug", "diff", a_, b, "--match-file", dir_.file("matches.json"), "--top", "3"});
@@ -109,6 +124,9 @@ TEST_F(DebugDiffCli, BadInputsAreOneLineWithNothingWritten) {
     expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--report", dir_.file("file/report.json")}),
                           "--report: ");
     expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--report", dir_.path()}), "is a folder");
+    expect_one_line_error(
+        run_polygraphy({"debug", "diff", a_, a_, "--model-explorer-node-data", dir_.file("one.json")}),
+        "--model-explorer-node-data: expected two files, A's then B's, got 1");
     expect_one_line_error(run_polygraphy({"debug", "diff", a_}), "the following arguments are required: model_b");
     EXPECT_FALSE(fs::exists(report));
 }
