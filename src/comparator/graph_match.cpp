@@ -426,7 +426,9 @@ private:
             for (const std::string& output : graph.outputs())
                 if (graph.head(output) == head) uses.push_back(text_hash("graph output"));
             std::sort(uses.begin(), uses.end());
-            uint64_t value = forward.at(head);
+            // A head without a forward colour: a transparent node reading a tensor nothing defines.
+            auto own = forward.find(head);
+            uint64_t value = own == forward.end() ? 0 : own->second;
             for (uint64_t use : uses) value = mix(value, use);
             backward[head] = value;
         }

@@ -176,6 +176,20 @@ TEST(GraphMatch, ATensorOneGraphComputesAndTheOtherHoldsAsAWeightIsNotPaired) {
     EXPECT_THAT(matching.pairs[0].b_inputs, ElementsAre("x"));
 }
 
+TEST(GraphMatch, ACastOfATensorNothingDefinesDoesNotStopTheStructureStage) {
+    // F21: the Cast's output is a chain head of its own, which the forward pass gives no colour.
+    testing::ModelBuilder builder;
+    builder.input("x", DataType::kFloat32, Shape{1, 4});
+    builder.node("Cast", {"undefined"}, {"c"}, "cast");
+    builder.node("Relu", {"x"}, {"r"}, "relu");
+    builder.node("Add", {"r", "c"}, {"y"}, "add");
+    builder.output("y", DataType::kFloat32, Shape{1, 4});
+    const onnx::ModelProto a = builder.proto();
+    const onnx::ModelProto b = testing::renamed_reordered_version(a);
+    const GraphMatching matching = match_graphs(a.graph(), b.graph());
+    EXPECT_FALSE(matching.pairs.empty());
+}
+
 TEST(GraphMatch, AnInputWithoutCounterpartGetsADidYouMeanHint) {
     testing::ModelBuilder a_builder, b_builder;
     a_builder.input("images", DataType::kFloat32, Shape{1, 4});
