@@ -65,6 +65,13 @@ TensorMap feed_of_b(const GraphMatching& matching, const TensorMap& feed_a, cons
     return feed;
 }
 
+// A value a run gave, or a ModelError (a backend may leave out some marked tensors).
+const Tensor& value_of(const TensorMap& values, const std::string& name, const char* side) {
+    const Tensor* value = values.find(name);
+    if (!value) throw ModelError(fmt::format("{} gave no value for '{}'", side, name));
+    return *value;
+}
+
 // A model of B's group alone: its nodes, the weights they read, the paired tensors they read as
 // inputs (declared as B's values of them are) and the pair's tensor as its output.
 onnx::ModelProto group_model(const onnx::ModelProto& b, const TensorPair& pair, const TensorMap& b_values) {
@@ -104,8 +111,8 @@ public:
                const TensorMap& a_values, const TensorMap& b_values) const {
         TensorMap feed;
         for (const std::string& name : pair.b_inputs) {
-            const Tensor& a_value = a_values.at(a_of_b.at(name));
-            const Tensor& b_value = b_values.at(name);
+            const Tensor& a_value = value_of(a_values, a_of_b.at(name), "A");
+            const Tensor& b_value = value_of(b_values, name, "B");
             if (a_value.numel() != b_value.numel())
                 throw ModelError(fmt::format("A's '{}' has shape {}, B's '{}' shape {}", a_of_b.at(name),
                                              shape_to_string(a_value.shape()), name, shape_to_string(b_value.shape())));
@@ -128,7 +135,7 @@ public:
             outputs = runner->infer(feed, false);
             runner->deactivate();
         }
-        return outputs.at(pair.b);
+        return value_of(outputs, pair.b, "B's group");
     }
 
 private:
