@@ -179,6 +179,23 @@ TEST(DiffJob, TheReportHoldsPairsUnmatchedTensorsAndBlame) {
     EXPECT_THAT(table, HasSubstr("First divergence: B's '/fc/Gemm'"));
 }
 
+TEST(DiffJob, FiguresAreSummedOverEverySample) {
+    TempDir dir;
+    const onnx::ModelProto a = testing::diff_cnn();
+    const onnx::ModelProto b = testing::fp16_version(a);
+    const DiffResult one = diff(dir, a, b);
+    DiffJob job;
+    job.data_loader.generator.iterations = 3;
+    const DiffResult three = diff(dir, a, b, job);
+    EXPECT_EQ(three.iterations, 3u);
+    EXPECT_EQ(three.pairs.front().total.size, 3 * one.pairs.front().total.size);
+    EXPECT_EQ(three.pairs.front().local->size, 3 * one.pairs.front().local->size);
+    EXPECT_THAT(format_blame_table(three, 3), HasSubstr("over 3 sample(s)"));
+    // Other samples, other values: the largest error over three samples is at least the first's.
+    for (std::size_t i = 0; i < one.pairs.size(); ++i)
+        EXPECT_GE(three.pairs[i].total.max_abs, one.pairs[i].total.max_abs) << one.pairs[i].pair.b;
+}
+
 TEST(DiffJob, InputsThatCannotBePairedAreOneLine) {
     TempDir dir;
     testing::ModelBuilder a_builder, b_builder;
