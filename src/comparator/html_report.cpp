@@ -126,13 +126,15 @@ void write_header(DataWriter& out, std::string_view kind, const ReportContext& c
 
 // One compared output. Defaults are left out to keep reports small: "o" (the other name) when it is
 // the same, "op"/"nn" when the graph has the node (the page takes them from there), "e", "fd", "fg"
-// when empty or false, the second type and shape when the same.
-void write_entry(DataWriter& out, const ProfileEntry& entry) {
+// when empty or false, the second type and shape when the same; "mk" (how the tensor was paired)
+// unless the context gives one.
+void write_entry(DataWriter& out, const ProfileEntry& entry, const ReportContext& context) {
     const OutputCompareResult& r = entry.result;
     json::Writer& json = out.json();
     json.begin_object();
     out.text("t", entry.tensor);
     if (r.other_name != entry.tensor) out.text("o", r.other_name);
+    if (const auto how = context.pairing.find(entry.tensor); how != context.pairing.end()) out.text("mk", how->second);
     json.key("n").value(entry.node_index);
     if (entry.node_index < 0 && !entry.op_type.empty()) {
         out.text("op", entry.op_type);
@@ -272,7 +274,7 @@ std::string comparison_data(const AccuracyResult& accuracy, const std::optional<
         out.text("second", profile.second_runner);
         json.key("iteration").value(static_cast<int64_t>(profile.iteration));
         json.key("outputs").begin_array();
-        for (const ProfileEntry& entry : profile.entries) write_entry(out, entry);
+        for (const ProfileEntry& entry : profile.entries) write_entry(out, entry, context);
         json.end_array();
         json.end_object();
     }

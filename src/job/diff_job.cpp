@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "job/job_internal.h"
 #include "polygraphy/backend/onnx/functions.h"
+#include "polygraphy/backend/onnx/slices.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
@@ -72,9 +75,17 @@ const Tensor& value_of(const TensorMap& values, const std::string& name, const c
     return *value;
 }
 
+// The dtype and shape of one of B's values: what a group model declares for the paired tensors it
+// reads (B's values themselves are freed slice by slice).
+struct ValueType {
+    DataType dtype;
+    Shape shape;
+};
+using ValueTypes = std::unordered_map<std::string, ValueType>;
+
 // A model of B's group alone: its nodes, the weights they read, the paired tensors they read as
 // inputs (declared as B's values of them are) and the pair's tensor as its output.
-onnx::ModelProto group_model(const onnx::ModelProto& b, const TensorPair& pair, const TensorMap& b_values) {
+onnx::ModelProto group_model(const onnx::ModelProto& b, const TensorPair& pair, const ValueTypes& b_types) {
     onnx::ModelProto model;
     model.set_ir_version(b.ir_version());
     *model.mutable_opset_import() = b.opset_import();
@@ -90,13 +101,13 @@ onnx::ModelProto group_model(const onnx::ModelProto& b, const TensorPair& pair, 
         if (weights_needed.contains(initializer.name()) && defined.insert(initializer.name()).second)
             *graph.add_initializer() = initializer;
     for (const std::string& name : pair.b_inputs) {
-        const Tensor& value = b_values.at(name);
+        const ValueType& value = b_types.at(name);
         onnx::ValueInfoProto& input = *graph.add_input();
         input.set_name(name);
         auto& type = *input.mutable_type()->mutable_tensor_type();
-        type.set_elem_type(dtype_to_onnx(value.dtype()));
+        type.set_elem_type(dtype_to_onnx(value.dtype));
         auto& shape = *type.mutable_shape();
-        for (int64_t dim : value.shape()) shape.add_dim()->set_dim_value(dim);
+        for (int64_t dim : value.shape) shape.add_dim()->set_dim_value(dim);
     }
     graph.add_output()->set_name(pair.b);
     return model;
@@ -108,17 +119,19 @@ public:
     LocalRunner(const DiffJob& job, const onnx::ModelProto& b) : job_(job), b_(b) {}
 
     Tensor run(const TensorPair& pair, const std::unordered_map<std::string, std::string>& a_of_b,
-               const TensorMap& a_values, const TensorMap& b_values) const {
+               const TensorMap& a_values, const ValueTypes& b_types) const {
         TensorMap feed;
         for (const std::string& name : pair.b_inputs) {
             const Tensor& a_value = value_of(a_values, a_of_b.at(name), "A");
-            const Tensor& b_value = value_of(b_values, name, "B");
-            if (a_value.numel() != b_value.numel())
+            const auto b_type = b_types.find(name);
+            if (b_type == b_types.end()) throw ModelError(fmt::format("B gave no value for '{}'", name));
+            const auto& [b_dtype, b_shape] = b_type->second;
+            if (static_cast<int64_t>(a_value.numel()) != shape_volume(b_shape))
                 throw ModelError(fmt::format("A's '{}' has shape {}, B's '{}' shape {}", a_of_b.at(name),
-                                             shape_to_string(a_value.shape()), name, shape_to_string(b_value.shape())));
-            feed.set(name, in_dtype(a_value, b_value.dtype()).reshaped(b_value.shape()));
+                                             shape_to_string(a_value.shape()), name, shape_to_string(b_shape)));
+            feed.set(name, in_dtype(a_value, b_dtype).reshaped(b_shape));
         }
-        const onnx::ModelProto model = group_model(b_, pair, b_values);
+        const onnx::ModelProto model = group_model(b_, pair, b_types);
         TensorMap outputs;
         try {
             // A session of its own, not a runner: a runner's set-up costs more than most groups' run.
@@ -142,6 +155,80 @@ private:
     const DiffJob& job_;
     const onnx::ModelProto& b_;
 };
+
+// The tensors one side yields: its paired tensors that a node produces (graph inputs come from the
+// feed), in graph order.
+std::vector<std::string> yielded_tensors(const onnx::GraphProto& graph, const std::vector<TensorPair>& pairs,
+                                         bool side_a) {
+    std::unordered_set<std::string> paired;
+    for (const TensorPair& pair : pairs) paired.insert(side_a ? pair.a : pair.b);
+    std::vector<std::string> names;
+    for (const auto& node : graph.node())
+        for (const auto& output : node.output())
+            if (!output.empty() && paired.erase(output)) names.push_back(output);
+    return names;
+}
+
+// Runs a runner once, holding its session only meanwhile: what is held beside A's values is one
+// session at a time (BENCHMARKS.md, debug diff).
+TensorMap run_once(BaseRunner& runner, const TensorMap& feed) {
+    runner.activate();
+    TensorMap values = runner.infer(feed, false);
+    runner.deactivate();
+    return values;
+}
+
+// The slices B runs in when its yielded tensors of one sample do not fit the compare memory budget
+// (empty when they fit, or when their sizes are unknown): the layer-wise run's planning, with B's
+// values of a slice and the runtime's own copy of them (two copies) within the budget.
+std::vector<GraphSlice> plan_b_slices(onnx::ModelProto& b, const TensorMap& feed,
+                                      const std::optional<std::size_t>& memory_budget) {
+    std::unordered_map<std::string, std::size_t> bytes = job_detail::tensor_bytes(b, feed);
+    if (bytes.empty()) {
+        logger().warning(
+            "The sizes of B's tensors are unknown (shape inference could not tell them): B runs whole, whatever the "
+            "compare memory budget");
+        return {};
+    }
+    job_detail::estimate_unknown_sizes(b.graph(), feed, bytes);
+    constexpr std::size_t kCopies = 2;
+    const std::size_t budget =
+        memory_budget.value_or(std::max(kDefaultCompareMemoryBudget, job_detail::weight_bytes(b)));
+    std::vector<GraphSlice> slices =
+        job_detail::plan_model_slices(b.graph(), bytes, kCopies, budget, memory_budget.has_value());
+    if (slices.size() < 2) return {};
+    logger().info(fmt::format(
+        "B runs in {} slices: its paired tensors do not fit the compare memory budget of {} at once; each slice is "
+        "compared and freed before the next runs",
+        slices.size(), job_detail::size_text(budget)));
+    return slices;
+}
+
+// Runs B slice by slice (SliceView: each slice as a model of its own, fed with the graph inputs and
+// the cut tensors of B's earlier slices), handing each slice's yielded tensors to `sink`. The whole
+// graph is back when it returns.
+void run_b_in_slices(onnx::ModelProto& b, const std::vector<GraphSlice>& slices, BaseRunner& runner,
+                     const TensorMap& feed, const std::function<void(const TensorMap&)>& sink) {
+    SliceView view(b);
+    std::vector<std::vector<TensorMap>> kept(1, std::vector<TensorMap>(1));
+    for (const GraphSlice& slice : slices) {
+        view.show(slice, job_detail::cut_input_types(slice, kept));
+        TensorMap slice_feed;
+        for (const auto& name : slice.graph_inputs)
+            if (const Tensor* value = feed.find(name)) slice_feed.set(name, *value);
+        for (const auto& name : slice.cut_inputs) slice_feed.set(name, kept[0][0].at(name));
+        TensorMap outputs = run_once(runner, slice_feed);
+        TensorMap next;
+        for (const auto& name : slice.kept)
+            next.set(name, kept[0][0].contains(name) ? kept[0][0].at(name) : value_of(outputs, name, "B"));
+        kept[0][0] = std::move(next);
+        TensorMap yielded;
+        for (const auto& name : slice.marked)
+            if (const Tensor* value = outputs.find(name)) yielded.set(name, *value);
+        outputs = TensorMap{};
+        sink(yielded);
+    }
+}
 
 std::string op_types(const onnx::GraphProto& graph, const std::vector<int>& nodes) {
     std::string text;
@@ -230,48 +317,67 @@ DiffResult run_diff_job(const DiffJob& job) {
     for (const auto* list : {&result.matching.inputs, &result.matching.pairs})
         for (const TensorPair& pair : *list) a_of_b.emplace(pair.b, pair.a);
 
-    // Every tensor of both graphs is an output of its run (in place: the pairs' node indices hold).
-    apply_model_step(a, ModifyOutputsStep{kMarkAll});
-    apply_model_step(b, ModifyOutputsStep{kMarkAll});
+    // Each graph yields its paired tensors, and no others (in place: the pairs' node indices hold).
+    // A's values of one sample are kept whole, for the local runs; B's are compared slice by slice
+    // as they come, and only their types are kept.
+    apply_model_step(a, ModifyOutputsStep{yielded_tensors(a->graph(), result.matching.pairs, true)});
+    apply_model_step(b, ModifyOutputsStep{yielded_tensors(b->graph(), result.matching.pairs, false)});
     std::unique_ptr<BaseRunner> runner_a = build_runner(job.runner_a, [a] { return a; });
     std::unique_ptr<BaseRunner> runner_b = build_runner(job.runner_b, [b] { return b; });
     const DataLoaderFn data_loader = build_data_loader(job.data_loader);
     const LocalRunner local_runner(job, *b);
 
     const std::size_t count = result.matching.pairs.size();
+    std::unordered_map<std::string, std::vector<std::size_t>> pairs_of_b;
+    for (std::size_t i = 0; i < count; ++i) pairs_of_b[result.matching.pairs[i].b].push_back(i);
     std::vector<ErrorAccumulator> total(count, ErrorAccumulator(job.tolerances));
     std::vector<ErrorAccumulator> local(count, ErrorAccumulator(job.tolerances));
     std::vector<std::string> local_errors(count);
+    std::optional<std::vector<GraphSlice>> slices;  // planned on the first sample; empty: B runs whole
     while (std::optional<TensorMap> feed_a = data_loader(result.iterations, a_inputs)) {
-        logger().info(fmt::format("Sample {}: running A on {} and B on {}", result.iterations, runner_a->name(),
-                                  runner_b->name()));
         const TensorMap feed_b = feed_of_b(result.matching, *feed_a, b_inputs);
-        // One session at a time, and none beside the groups' runs: what is held beside both graphs'
-        // values is one graph's session (BENCHMARKS.md, debug diff).
-        auto run = [](BaseRunner& runner, const TensorMap& feed) {
-            runner.activate();
-            TensorMap values = runner.infer(feed, false);
-            runner.deactivate();
-            return values;
-        };
-        TensorMap a_values = run(*runner_a, *feed_a);
-        TensorMap b_values = run(*runner_b, feed_b);
+        if (!slices) slices = plan_b_slices(*b, feed_b, job.memory_budget);
+        result.b_slices = std::max<std::size_t>(slices->size(), 1);
+        logger().info(fmt::format("Sample {}: running A on {} and B on {}{}", result.iterations, runner_a->name(),
+                                  runner_b->name(),
+                                  slices->empty() ? "" : fmt::format(" in {} slices", slices->size())));
+        TensorMap a_values = run_once(*runner_a, *feed_a);
         for (const auto& [name, value] : *feed_a) a_values.set(name, value);
-        for (const auto& [name, value] : feed_b) b_values.set(name, value);
+
+        ValueTypes b_types;
+        std::vector<bool> b_seen(count, false);
+        // B's values as they come: each pair's total figures, and the types the local runs declare.
+        auto compare = [&](const TensorMap& b_values) {
+            for (const auto& [name, value] : b_values) {
+                b_types.insert_or_assign(name, ValueType{value.dtype(), value.shape()});
+                const auto found = pairs_of_b.find(name);
+                if (found == pairs_of_b.end()) continue;
+                for (std::size_t i : found->second) {
+                    b_seen[i] = true;
+                    if (const Tensor* value_a = a_values.find(result.matching.pairs[i].a))
+                        total[i].add(*value_a, value);
+                }
+            }
+        };
+        compare(feed_b);
+        if (slices->empty()) {
+            compare(run_once(*runner_b, feed_b));
+        } else {
+            run_b_in_slices(*b, *slices, *runner_b, feed_b, compare);
+        }
+
         for (std::size_t i = 0; i < count; ++i) {
             logger().progress(fmt::format("debug diff | sample {} | pair {} of {}", result.iterations, i + 1, count));
             const TensorPair& pair = result.matching.pairs[i];
             const Tensor* value_a = a_values.find(pair.a);
-            const Tensor* value_b = b_values.find(pair.b);
-            if (!value_a || !value_b) {
+            if (!value_a || !b_seen[i]) {
                 total[i].set_error(fmt::format("{} gave no value of it", value_a ? "B" : "A"));
                 local[i].set_error(total[i].figures().error);
                 continue;
             }
-            total[i].add(*value_a, *value_b);
             if (!local_errors[i].empty()) continue;
             try {
-                local[i].add(*value_a, local_runner.run(pair, a_of_b, a_values, b_values));
+                local[i].add(*value_a, local_runner.run(pair, a_of_b, a_values, b_types));
             } catch (const PolygraphyException& error) {
                 local_errors[i] = error.what();
             }
@@ -399,6 +505,11 @@ void save_diff_report(const DiffResult& result, const DiffJob& job, const std::s
         ReportContext context;
         context.title = "debug diff: " + job.a.path + " against " + job.b.path;
         context.graph = b_graph;
+        for (const PairDiff& diff : result.pairs)
+            context.pairing.emplace(
+                diff.pair.b, diff.pair.confidence < 1
+                                 ? fmt::format("{} ({:.2f})", match_kind_name(diff.pair.how), diff.pair.confidence)
+                                 : std::string(match_kind_name(diff.pair.how)));
         save_html_report(accuracy, divergence, context, path);
         return;
     }

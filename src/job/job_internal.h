@@ -48,6 +48,21 @@ bool report_needs_graph(const RunJob& job);
 
 // ---- layer-wise runs in bounded memory (layerwise.cpp) -------------------------------------------
 
+/// A size for log lines: "1.5 MiB".
+std::string size_text(std::size_t bytes);
+
+/// Bytes of the model's initializers, from their types and dims (wherever their data lives).
+std::size_t weight_bytes(const onnx::ModelProto& model);
+
+/// Estimated bytes of every tensor that a node produces or the graph yields, for `feed`'s input
+/// shapes (tensors whose size shape inference cannot tell are left out).
+std::unordered_map<std::string, std::size_t> tensor_bytes(onnx::ModelProto& model, const TensorMap& feed);
+
+/// How the cut inputs of `slice` are declared: each tensor's dtype, and its dims where every runner
+/// and iteration of `kept` (the cut tensors, by runner then iteration) agree (a dim left unknown otherwise).
+std::unordered_map<std::string, onnx::ValueInfoProto> cut_input_types(const GraphSlice& slice,
+                                                                      const std::vector<std::vector<TensorMap>>& kept);
+
 /// The slices of a layer-wise run of a graph whose outputs are the tensors to compare: `bytes` are
 /// the estimated sizes of its tensors (plan_graph_slices()), each slice held `copies` times must fit
 /// `budget`. When one node alone does not fit: a UsageError naming it if the user gave the budget

@@ -20,7 +20,6 @@
 #include "polygraphy/common/npz.h"
 
 namespace polygraphy::job_detail {
-namespace {
 
 std::string size_text(std::size_t bytes) {
     const double value = static_cast<double>(bytes);
@@ -29,7 +28,6 @@ std::string size_text(std::size_t bytes) {
     return fmt::format("{:.1f} KiB", value / (1 << 10));
 }
 
-// Bytes of the model's initializers, from their types and dims (wherever their data lives).
 std::size_t weight_bytes(const onnx::ModelProto& model) {
     std::size_t total = 0;
     for (const auto& initializer : model.graph().initializer()) {
@@ -41,8 +39,6 @@ std::size_t weight_bytes(const onnx::ModelProto& model) {
     return total;
 }
 
-// Estimated bytes of every tensor that a node produces or the graph yields, for `feed`'s input
-// shapes (tensors whose size shape inference cannot tell are left out).
 std::unordered_map<std::string, std::size_t> tensor_bytes(onnx::ModelProto& model, const TensorMap& feed) {
     OrderedMap<Shape> input_shapes;
     for (const auto& [name, tensor] : feed) input_shapes.set(name, tensor.shape());
@@ -75,6 +71,8 @@ std::unordered_map<std::string, std::size_t> tensor_bytes(onnx::ModelProto& mode
     return bytes;
 }
 
+namespace {
+
 // The node (by name, else its first output) that a slice of one node runs.
 std::string layer_name(const onnx::GraphProto& graph, const GraphSlice& slice) {
     const onnx::NodeProto& node = graph.node(static_cast<int>(slice.nodes.front()));
@@ -82,8 +80,8 @@ std::string layer_name(const onnx::GraphProto& graph, const GraphSlice& slice) {
     return fmt::format("'{}' ({})", name, node.op_type());
 }
 
-// How the cut inputs of a slice are declared: each tensor's dtype, and its dims where every runner
-// and iteration agree (a dim left unknown otherwise).
+}  // namespace
+
 std::unordered_map<std::string, onnx::ValueInfoProto> cut_input_types(const GraphSlice& slice,
                                                                       const std::vector<std::vector<TensorMap>>& kept) {
     std::unordered_map<std::string, onnx::ValueInfoProto> types;
@@ -108,8 +106,6 @@ std::unordered_map<std::string, onnx::ValueInfoProto> cut_input_types(const Grap
     }
     return types;
 }
-
-}  // namespace
 
 std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMap& feed,
                                    std::unordered_map<std::string, std::size_t>& bytes) {

@@ -196,6 +196,47 @@ TEST(DiffJob, FiguresAreSummedOverEverySample) {
         EXPECT_GE(three.pairs[i].total.max_abs, one.pairs[i].total.max_abs) << one.pairs[i].pair.b;
 }
 
+TEST(DiffJob, UnderASmallMemoryBudgetBRunsInSlicesWithTheSameFigures) {
+    TempDir dir;
+    const onnx::ModelProto a = testing::diff_cnn();
+    onnx::ModelProto b = testing::qdq_version(a);
+    testing::scale_weight(b, "w1", 1.02f);
+    DiffJob job;
+    job.data_loader.generator.iterations = 2;
+    const DiffResult whole = diff(dir, a, b, job);
+    EXPECT_EQ(whole.b_slices, 1u);
+    job.memory_budget = 16384;
+    const DiffResult sliced = diff(dir, a, b, job);
+    EXPECT_GT(sliced.b_slices, 2u);
+    expect_blamed(sliced, "conv1_out", 2.0);
+    ASSERT_EQ(sliced.pairs.size(), whole.pairs.size());
+    // Each slice is a session of its own, which may block its layers otherwise: figures agree to
+    // rounding (a quantization step may flip on an element), not bit for bit.
+    for (std::size_t i = 0; i < whole.pairs.size(); ++i) {
+        const PairDiff& slice_pair = sliced.pairs[i];
+        const PairDiff& whole_pair = whole.pairs[i];
+        ASSERT_EQ(slice_pair.pair.b, whole_pair.pair.b);
+        ASSERT_TRUE(slice_pair.total.error.empty()) << slice_pair.pair.b << ": " << slice_pair.total.error;
+        ASSERT_TRUE(slice_pair.local && whole_pair.local) << slice_pair.pair.b << ": " << slice_pair.local_error;
+        EXPECT_EQ(slice_pair.total.size, whole_pair.total.size) << slice_pair.pair.b;
+        EXPECT_NEAR(slice_pair.total.relative_rms, whole_pair.total.relative_rms,
+                    1e-2 * whole_pair.total.relative_rms + 1e-7)
+            << slice_pair.pair.b;
+        EXPECT_NEAR(slice_pair.local->relative_rms, whole_pair.local->relative_rms,
+                    1e-2 * whole_pair.local->relative_rms + 1e-7)
+            << slice_pair.pair.b;
+    }
+}
+
+TEST(DiffJob, AMemoryBudgetBelowOneLayerIsAUsageError) {
+    TempDir dir;
+    const onnx::ModelProto a = testing::diff_cnn();
+    DiffJob job;
+    job.memory_budget = 512;
+    EXPECT_THAT(testing::error_message<UsageError>([&] { diff(dir, a, testing::fp16_version(a), job); }),
+                HasSubstr("The compare memory budget of 0.5 KiB is too small for one layer"));
+}
+
 TEST(DiffJob, InputsThatCannotBePairedAreOneLine) {
     TempDir dir;
     testing::ModelBuilder a_builder, b_builder;

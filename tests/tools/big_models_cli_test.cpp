@@ -12,6 +12,7 @@
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/common/file_io.h"
 #include "test_helpers.h"
 
 namespace polygraphy {
@@ -136,6 +137,29 @@ TEST_F(BigModelCli, DebugReduceReducesIt) {
     const OnnxModel reduced = onnx_from_path(dir_.file("reduced.onnx"));
     ASSERT_EQ(reduced->graph().node_size(), 1);
     EXPECT_EQ(reduced->graph().node(0).name(), "layer2/Tanh");
+}
+
+TEST_F(BigModelCli, DebugDiffComparesItWithItsFp16VersionInSlices) {
+    const std::string fp16 = dir_.file("fp16.onnx");
+    ASSERT_EQ(run_polygraphy({"convert", model_, "--fp-to-fp16", "-o", fp16}).exit_code, 0);
+    for (const std::string backend : {"ref", "onnxrt"}) {
+        SCOPED_TRACE(backend);
+        const std::string report = dir_.file("diff_" + backend + ".json");
+        const auto result =
+            run_polygraphy({"debug", "diff", model_, fp16, "--backend-b", backend, "--compare-memory-budget", "2K",
+                            "--atol", "1e-2", "--rtol", "1e-2", "--report", report});
+        ASSERT_EQ(result.exit_code, 0) << result.output;
+        EXPECT_THAT(result.output, HasSubstr("slices: its paired tensors do not fit the compare memory budget"));
+        EXPECT_THAT(result.output, Not(HasSubstr("Cannot serialize")));
+        // The four MatMuls and four Tanhs, each with its local figures.
+        const std::string text = read_file(report);
+        std::size_t locals = 0;
+        for (std::size_t at = text.find("\"local\": {"); at != std::string::npos;
+             at = text.find("\"local\": {", at + 1))
+            ++locals;
+        EXPECT_EQ(locals, 2u * kLayers) << text;
+        EXPECT_THAT(text, Not(HasSubstr("\"local\": null")));
+    }
 }
 
 TEST_F(BigModelCli, ExternalDataProblemsAreOneLineErrorsOnTheOnnxRuntimePath) {

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include <onnx/onnx_pb.h>
 
@@ -23,6 +24,9 @@ struct ReportContext {
     const onnx::GraphProto* graph = nullptr;  ///< the compared model's graph: topological profile and graph view
     /// Why the comparison could not complete (e.g. no common outputs); the report then says so.
     std::string error;
+    /// How each compared tensor was paired with the other graph's (`debug diff`: "name", "structure",
+    /// ...), by the tensor's name: the table and the details show it. Empty for one graph.
+    std::unordered_map<std::string, std::string> pairing = {};
 };
 
 /// True when `path` ends in ".html" or ".htm" (any case): `--report` then writes HTML.

@@ -47,6 +47,9 @@ struct DiffJob {
     std::optional<std::string> report_path = std::nullopt;   ///< `--report FILE.json`
     /// `--model-explorer-node-data A.json B.json`: each graph's local errors as Model Explorer node data.
     std::optional<std::pair<std::string, std::string>> model_explorer_paths = std::nullopt;
+    /// `--compare-memory-budget`: the most bytes B's paired tensors of one sample may take at once (see
+    /// run_diff_job()); nullopt: the size of B's weights, at least kDefaultCompareMemoryBudget.
+    std::optional<std::size_t> memory_budget = std::nullopt;
     std::size_t top = 10;                                    ///< `--top`: rows of the blame table
     BlameFigure blame_by = BlameFigure::kError;              ///< `--blame-by`
 };
@@ -71,12 +74,16 @@ struct DiffResult {
     std::vector<std::size_t> blame;                              ///< indices into `pairs`, largest local error first
     std::optional<std::size_t> first_divergence = std::nullopt;  ///< earliest pair whose local figures fail
     std::size_t iterations = 0;                                  ///< samples compared
+    std::size_t b_slices = 1;                                    ///< slices B ran in, per sample
     /// Every pair of graph outputs passed the tolerances (`debug diff` exits with 0 exactly then).
     bool passed = true;
 };
 
 /// Runs `job`: loads both models (inlining local functions), pairs their tensors, runs both on each
-/// sample with every tensor marked, and computes every pair's total and local figures. Writes the
+/// sample with their paired tensors marked, and computes every pair's total and local figures.
+/// Memory stays bounded: A's paired values of one sample are kept (the local runs read them); B's
+/// are compared as they come, and when they do not fit the compare memory budget at once B runs in
+/// slices of nodes (plan_graph_slices(), as a layer-wise `run` does), each freed before the next. Writes the
 /// match file and the report when the job asks. UsageError for graphs whose inputs cannot be
 /// paired (names, dtypes or shapes), for nothing matched beyond the graph outputs, and for a match
 /// file naming tensors that do not exist; PolygraphyException for what fails to run.

@@ -636,6 +636,7 @@
       const rows = [
         ['status', o.e ? 'not compared: ' + o.e : o.p ? 'passed' : 'FAILED'],
         ['compared with', o.o],
+        ...(o.mk ? [['paired by', o.mk]] : []),
         ['max |a\u2212b|', fmt(o.ma)], ['mean |a\u2212b|', fmt(o.ea)], ['median |a\u2212b|', fmt(o.da)],
         ['max relative', fmt(o.mr)], ['mean relative', fmt(o.er)], ['median relative', fmt(o.dr)],
         ['checked', `${o.st} error, atol ${fmt(o.at)}, rtol ${fmt(o.rt)}`],
@@ -710,6 +711,10 @@
       {label: 'Required atol', numeric: true, value: (o) => num(o.ra)},
       {label: 'Growth', numeric: true, value: (o) => num(o.g), text: (o) => fmtGrowth(o.g)},
     ];
+    // Two graphs (debug diff): the other graph's tensor and how the two were paired, beside the output.
+    if ((data.comparisons || []).some((c) => c.outputs.some((o) => o.mk))) {
+      columns.splice(2, 0, {label: 'Compared with', value: (o) => o.o}, {label: 'Match', value: (o) => o.mk || ''});
+    }
     let rows = [];
     let sort = {column: 0, descending: false};
     const head = el('tr');

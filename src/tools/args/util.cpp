@@ -329,6 +329,12 @@ int64_t parse_num_bytes(const std::string& flag, std::string_view text) {
     return static_cast<int64_t>(bytes);
 }
 
+std::size_t parse_memory_budget(const std::string& flag, std::string_view text) {
+    const int64_t bytes = parse_num_bytes(flag, text);
+    if (bytes == 0) throw UsageError(flag + " must be more than 0 bytes\nNote: given: " + std::string(text));
+    return static_cast<std::size_t>(bytes);
+}
+
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
     const auto match = closest_match(name, candidates);
     return match ? " Did you mean " + python_repr(*match) + "?" : std::string();

@@ -74,6 +74,9 @@ OrderedMap<ValRange> parse_val_ranges(const std::string& flag, const std::vector
 /// `N`, `16M`, `2K`, `1G`, `16e6` (K/M/G = KiB/MiB/GiB; fractions truncated). UsageError otherwise.
 int64_t parse_num_bytes(const std::string& flag, std::string_view text);
 
+/// `--compare-memory-budget SIZE`: parse_num_bytes(), and more than 0 (UsageError otherwise).
+std::size_t parse_memory_budget(const std::string& flag, std::string_view text);
+
 /// " Did you mean 'x'?" when `closest_match` finds one among `candidates`, else "".
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates);
 

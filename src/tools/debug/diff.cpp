@@ -94,6 +94,13 @@ std::vector<OptionSpec> DiffTool::tool_options() const {
             .metavar("A.json B.json")
             .help("Save each graph's local errors as Model Explorer per-node data (load it with \"Add per-node "
                   "data\"): the first file for A, the second for B"),
+        Option({"--compare-memory-budget"})
+            .dest("compare_memory_budget")
+            .metavar("SIZE")
+            .help("The most memory B's paired tensors of one sample may take at once, e.g. 512M or 2G (K, M, G: "
+                  "KiB, MiB, GiB). When they do not fit, B runs in slices of nodes, each compared and freed before "
+                  "the next (A's paired tensors of the sample are kept for the local runs). Defaults to the size of "
+                  "B's weights, at least 256M and at least what its largest layer needs"),
         Option({"--top"}).help("Rows of the blame table (default: 10)"),
         Option({"--blame-by"})
             .choices({"error", "gain"})
@@ -127,6 +134,8 @@ int DiffTool::run_impl(const ParsedArgs& args) {
         if (!value || *value < 1) throw UsageError("--top: expected a count of 1 or more, got " + python_repr(*top));
         job.top = static_cast<std::size_t>(*value);
     }
+    if (const auto budget = args.value("compare_memory_budget"))
+        job.memory_budget = args_util::parse_memory_budget("--compare-memory-budget", *budget);
     if (args.value("blame_by").value_or("error") == "gain") job.blame_by = BlameFigure::kGain;
     job.save_matches = args.value("save_matches");
     job.report_path = args.value("report");

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
+#include "chromium.h"
 #include "diff_models.h"
 #include "model_builder.h"
 #include "polygraphy/backend/onnx/loader.h"
@@ -42,6 +44,24 @@ protected:
     std::string a_;
 };
 
+TEST_F(DebugDiffCli, TheHtmlReportShowsBothNamesAndTheMatchKindOfEachRowInABrowser) {
+    const std::optional<std::string> chromium = testing::find_chromium();
+    if (!chromium) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it)";
+    const std::string b = save(testing::renamed_reordered_version(testing::diff_cnn()), "b.onnx");
+    const std::string report = dir_.file("report.html");
+    const auto result = run_polygraphy({"debug", "diff", a_, b, "--report", report});
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const testing::BrowserPage page = testing::load_in_chromium(*chromium, report, dir_.path());
+    ASSERT_EQ(page.exit_code, 0) << page.log;
+    EXPECT_EQ(page.console_errors, std::vector<std::string>{}) << page.log;
+    EXPECT_THAT(page.dom, HasSubstr("data-status=\"ready\""));
+    EXPECT_THAT(page.dom, HasSubstr(">Compared with</th>"));
+    EXPECT_THAT(page.dom, HasSubstr(">Match</th>"));
+    // A renamed copy: its tensors are paired by structure, and each row names A's tensor beside B's.
+    EXPECT_TRUE(std::regex_search(page.dom, std::regex("<td class=\"\">structure( \\([0-9.]+\\))?</td>")));
+    EXPECT_THAT(page.dom, HasSubstr("<td class=\"\">branch_a_out</td>"));
+}
+
 TEST_F(DebugDiffCli, AFusedModelWithAFaultGetsTheBlameTableTheReportAndTheMatches) {
     onnx::ModelProto fused = testing::fused_version(testing::diff_cnn());
     testing::scale_weight(fused, "w1", 1.02f);
@@ -64,6 +84,7 @@ TEST_F(DebugDiffCli, AFusedModelWithAFaultGetsTheBlameTableTheReportAndTheMatche
     EXPECT_THAT(page, HasSubstr("alone on A's values (local error)"));
     EXPECT_THAT(page, HasSubstr("B (total error)"));
     EXPECT_THAT(page, HasSubstr("FusedConv"));
+    EXPECT_THAT(page, HasSubstr("\"mk\":\"name\""));  // each row says how its tensors were paired
     // Model Explorer node data for each graph, keyed by each graph's own tensor names.
     const auto explorer = run_polygraphy(
         {"debug", "diff", a_, b, "--model-explorer-node-data", dir_.file("a_nodes.json"), dir_.file("b_nodes.json")});

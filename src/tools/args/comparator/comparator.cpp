@@ -141,11 +141,8 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     load_outputs_paths_ = args.values("load_outputs_paths");
     report_path_ = args.value("report");
     model_explorer_path_ = args.value("model_explorer_node_data");
-    if (const auto budget = args.value("compare_memory_budget")) {
-        memory_budget_ = static_cast<std::size_t>(args_util::parse_num_bytes("--compare-memory-budget", *budget));
-        if (*memory_budget_ == 0)
-            throw UsageError("--compare-memory-budget must be more than 0 bytes\nNote: given: " + *budget);
-    }
+    if (const auto budget = args.value("compare_memory_budget"))
+        memory_budget_ = args_util::parse_memory_budget("--compare-memory-budget", *budget);
     compare_func_ = args.value("compare").value_or("simple");
 
     // Options of the comparison function that was not selected are ignored, with a warning.
