@@ -280,14 +280,15 @@ private:
         }
     }
 
-    // Nodes keyed by `key` (empty: no key), paired where a key names one node on each side.
-    template <typename Key>
-    void pair_by_key(Key key, double confidence, const std::string& what) {
+    // Nodes keyed by `key_a` in A and `key_b` in B (empty: no key), paired where a key names one
+    // node on each side.
+    template <typename KeyA, typename KeyB>
+    void pair_by_keys(KeyA key_a, KeyB key_b, double confidence, const std::string& what) {
         std::map<std::string, std::vector<int>> in_a, in_b;
         for (int n = 0; n < a_.graph().node_size(); ++n)
-            if (std::string k = key(a_.graph().node(n)); !k.empty()) in_a[k].push_back(n);
+            if (std::string k = key_a(a_.graph().node(n)); !k.empty()) in_a[k].push_back(n);
         for (int n = 0; n < b_.graph().node_size(); ++n)
-            if (std::string k = key(b_.graph().node(n)); !k.empty()) in_b[k].push_back(n);
+            if (std::string k = key_b(b_.graph().node(n)); !k.empty()) in_b[k].push_back(n);
         for (const auto& [k, nodes] : in_b) {
             auto found = in_a.find(k);
             if (nodes.size() != 1 || found == in_a.end() || found->second.size() != 1) continue;
@@ -296,7 +297,24 @@ private:
         }
     }
 
+    template <typename Key>
+    void pair_by_key(Key key, double confidence, const std::string& what) {
+        pair_by_keys(key, key, confidence, what);
+    }
+
     void pair_by_provenance() {
+        // The origin tags of polygraphy's own passes (kNodeOriginKey) name A's node, also after a
+        // later tool renamed B's nodes and tensors; A may carry tags of its own.
+        const auto origin = [](const onnx::NodeProto& node) -> std::string {
+            const std::optional<std::string> tag = node_metadata_prop(node, kNodeOriginKey);
+            return tag && !tag->empty() ? node.op_type() + "\n" + *tag : "";
+        };
+        pair_by_keys(
+            [&](const onnx::NodeProto& node) {
+                std::string key = origin(node);
+                return !key.empty() || node.name().empty() ? key : node.op_type() + "\n" + node.name();
+            },
+            origin, 0.95, "origin tag");
         pair_by_key(
             [](const onnx::NodeProto& node) { return node.name().empty() ? "" : node.op_type() + "\n" + node.name(); },
             0.9, "node");

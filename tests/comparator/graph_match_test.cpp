@@ -8,6 +8,7 @@
 
 #include "diff_models.h"
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/proto_fields.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
 #include "test_helpers.h"
@@ -141,6 +142,26 @@ TEST(GraphMatch, ARenamedAndReorderedCopyIsPairedByStructure) {
         EXPECT_EQ(renamed.at(pair.a), pair.b) << pair.a;
         EXPECT_EQ(pair.how, MatchKind::kStructure) << pair.a;
         EXPECT_LT(pair.confidence, 1.0);
+    }
+}
+
+TEST(GraphMatch, AConvertedModelRenamedByAnotherToolPairsThroughItsOriginTags) {
+    const onnx::ModelProto a = testing::diff_cnn();
+    // convert_to_fp16 tags each node with its name; another tool then renames every node and tensor.
+    const onnx::ModelProto b = testing::renamed_reordered_version(testing::fp16_version(a));
+    std::map<std::string, std::string> output_of_a;  // A's node -> its output
+    for (const auto& node : a.graph().node()) output_of_a[node.name()] = node.output(0);
+    std::map<std::string, std::string> expected;  // B's tensor -> A's, by the tag of its producer
+    for (const auto& node : b.graph().node())
+        if (const auto tag = node_metadata_prop(node, kNodeOriginKey)) expected[node.output(0)] = output_of_a.at(*tag);
+    ASSERT_EQ(expected.size(), 9u);
+    const GraphMatching matching = match_graphs(a.graph(), b.graph());
+    ASSERT_EQ(matching.pairs.size(), 9u);
+    for (const TensorPair& pair : matching.pairs) {
+        ASSERT_TRUE(expected.contains(pair.b)) << pair.b;
+        EXPECT_EQ(expected.at(pair.b), pair.a) << pair.b;
+        EXPECT_EQ(pair.how, MatchKind::kProvenance) << pair.b;
+        EXPECT_THAT(pair.detail, HasSubstr("origin tag '"));
     }
 }
 

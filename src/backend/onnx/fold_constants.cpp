@@ -2,6 +2,7 @@
 // replaced by initializers; Shape/Size of static shapes are folded here (see graph.h).
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/node_check.h"
+#include "polygraphy/backend/onnx/proto_fields.h"
 
 #include "backend/onnx/domain.h"
 #include "backend/onnx/graph_internal.h"
@@ -230,6 +231,7 @@ FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOp
         logger().verbose("Inlining local functions before constant folding");
         inline_local_functions(model);
     }
+    tag_node_origins(*model.mutable_graph());
     FoldConstantsStats stats;
     const std::size_t nodes_before = static_cast<std::size_t>(model.graph().node_size());
     while (true) {

@@ -1,5 +1,6 @@
 // Converting float32 weights and activations to float16: convert_to_fp16() (see graph.h).
 #include "polygraphy/backend/onnx/graph.h"
+#include "polygraphy/backend/onnx/proto_fields.h"
 
 #include "backend/onnx/domain.h"
 #include "backend/onnx/external_data.h"
@@ -78,6 +79,7 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
             std::to_string(*opset));
     infer_shapes(model);
     onnx::GraphProto& graph = *model.mutable_graph();
+    tag_node_origins(graph);  // before the Casts below, which come from no node of the model
     const auto types = known_types(graph);
     auto is_float32 = [&](const std::string& name) {
         auto found = types.find(name);

@@ -112,6 +112,7 @@ struct FoldConstantsStats {
 /// stay; then removes what became unused (cleanup without touching
 /// graph inputs). Random ops and nodes with subgraphs are never folded. Initializers whose data is
 /// external and not loaded count as non-constant.
+/// The nodes that stay get origin tags (tag_node_origins(), proto_fields.h).
 /// MalformedNodeError (node_check.h) for nodes that do not fit their operators.
 FoldConstantsStats fold_constants(onnx::ModelProto& model, const FoldConstantsOptions& options = {});
 
@@ -170,7 +171,8 @@ struct Fp16Stats {
 /// from infer_shapes(). Blocked ops (the default list, the extra ones, other domains, nodes with
 /// subgraphs) stay in float32 with Casts around them; tensors read by subgraph bodies stay float32.
 /// Cast(to=float) becomes Cast(to=float16), Constant and ConstantOfShape values are converted.
-/// Initializers that are also graph inputs keep their type.
+/// Initializers that are also graph inputs keep their type. The model's nodes get origin tags
+/// (tag_node_origins(), proto_fields.h); the Casts it inserts get none.
 Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options = {});
 
 /// Options for saving with external data (`--save-external-data`, `--external-data-size-threshold`).
