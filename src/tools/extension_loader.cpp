@@ -12,6 +12,7 @@
 
 #include "common/install_layout.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 #include "polygraphy/extension.h"
 #include "tools/args/backend/runner_select.h"
 #include "tools/registry.h"
@@ -63,10 +64,6 @@ std::string module_fault(const std::exception& error) {
     return text.rfind(internal, 0) == 0 ? text.substr(internal.size()) : text;
 }
 
-std::string in_quotes(const std::string& text) {
-    return "'" + text + "'";
-}
-
 // The option strings a group adds to a tool; a runner group also owns its selection flag (which
 // RunnerSelectArgs declares on its behalf).
 std::vector<std::string> group_flags(const ArgGroup& group) {
@@ -80,12 +77,12 @@ std::vector<std::string> group_flags(const ArgGroup& group) {
 
 std::string describe_owner(const std::string& group_title, const std::string& module_name,
                            const std::string& candidate_name) {
-    if (module_name.empty()) return "the built-in option of group " + in_quotes(group_title);
-    if (module_name == candidate_name) return "its own group " + in_quotes(group_title);
+    if (module_name.empty()) return "the built-in option of group " + python_repr(group_title);
+    if (module_name == candidate_name) return "its own group " + python_repr(group_title);
     std::string where;
     for (const auto& module : extension_modules())
         if (module.name == module_name && !module.path.empty()) where = " (" + module.path + ")";
-    return "the option of extension module " + in_quotes(module_name) + where + ", group " + in_quotes(group_title);
+    return "the option of extension module " + python_repr(module_name) + where + ", group " + python_repr(group_title);
 }
 
 // Sets up `polygraphy run` with the modules already loaded plus `candidate` and reports the first
@@ -132,7 +129,8 @@ std::optional<std::string> check_run_groups(const ExtensionModule& candidate) {
                 const std::string other = candidate_first
                                               ? describe_owner(group->title(), module, "")
                                               : describe_owner(it->second.first, it->second.second, candidate.name);
-                return "its option " + in_quotes(flag) + " (group " + in_quotes(own_title) + ") clashes with " + other;
+                return "its option " + python_repr(flag) + " (group " + python_repr(own_title) + ") clashes with " +
+                       other;
             }
         }
     } catch (const std::exception& e) {
@@ -154,11 +152,11 @@ std::optional<std::string> check_tools(const ExtensionModule& candidate) {
     for (const auto& existing : make_tools()) names.insert(existing->name());
     for (const auto& tool : tools) {
         if (!names.insert(tool->name()).second)
-            return "its tool " + in_quotes(tool->name()) + " has the name of a tool that already exists";
+            return "its tool " + python_repr(tool->name()) + " has the name of a tool that already exists";
         try {
             tool->setup("polygraphy " + tool->name());
         } catch (const std::exception& e) {
-            return "its tool " + in_quotes(tool->name()) + " cannot be set up: " + module_fault(e);
+            return "its tool " + python_repr(tool->name()) + " cannot be set up: " + module_fault(e);
         }
     }
     return std::nullopt;
@@ -208,7 +206,7 @@ std::optional<std::string> try_load(const std::string& path) {
         return std::string("it registered nothing (no argument groups, no tools)");
     for (const auto& existing : extension_modules())
         if (existing.name == module.name)
-            return "an extension module named " + in_quotes(module.name) + " is already loaded" +
+            return "an extension module named " + python_repr(module.name) + " is already loaded" +
                    (existing.path.empty() ? std::string() : " from " + existing.path);
     if (!staging.groups_.empty())
         module.run_arg_groups = [factories = staging.groups_, name = module.name] {

@@ -117,9 +117,10 @@ TEST(RunArena, APlaceStillInUseIsNotHandedOut) {
         large = Tensor();
         Tensor at_start = buffer(64);
         Tensor in_middle = buffer(64);
-        if (run == 1)
+        if (run == 1) {
             ASSERT_EQ(static_cast<const char*>(in_middle.data()) - static_cast<const char*>(at_start.data()),
                       64 * 1024);
+        }
     }
     // Same sizes in the same order, but the large buffer lives on while the other two are allocated.
     RunArena::Scope scope(arena);

@@ -1,5 +1,7 @@
 #include "diff_models.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -15,16 +17,6 @@ namespace {
 
 Tensor weight(const Shape& shape, uint32_t seed, float scale) {
     return random_tensor(shape, seed, -scale, scale);
-}
-
-onnx::NodeProto node_of(const std::string& op, const std::vector<std::string>& inputs,
-                        const std::vector<std::string>& outputs, const std::string& name) {
-    onnx::NodeProto node;
-    node.set_op_type(op);
-    node.set_name(name);
-    for (const auto& input : inputs) node.add_input(input);
-    for (const auto& output : outputs) node.add_output(output);
-    return node;
 }
 
 onnx::TensorProto* find_initializer(onnx::ModelProto& model, const std::string& name) {
@@ -104,12 +96,12 @@ onnx::ModelProto qdq_version(const onnx::ModelProto& model) {
             if (!dequantized.contains(activation)) {
                 add_scale(activation, 1.5f * largest(values.at(activation)) / 127.0f);
                 *nodes.Add() =
-                    node_of("QuantizeLinear", {activation, activation + "_scale", activation + "_zero_point"},
-                            {activation + "_QuantizeLinear_Output"}, activation + "_QuantizeLinear");
-                *nodes.Add() =
-                    node_of("DequantizeLinear",
-                            {activation + "_QuantizeLinear_Output", activation + "_scale", activation + "_zero_point"},
-                            {activation + "_DequantizeLinear_Output"}, activation + "_DequantizeLinear");
+                    make_node("QuantizeLinear", {activation, activation + "_scale", activation + "_zero_point"},
+                              {activation + "_QuantizeLinear_Output"}, activation + "_QuantizeLinear");
+                *nodes.Add() = make_node(
+                    "DequantizeLinear",
+                    {activation + "_QuantizeLinear_Output", activation + "_scale", activation + "_zero_point"},
+                    {activation + "_DequantizeLinear_Output"}, activation + "_DequantizeLinear");
                 dequantized[activation] = activation + "_DequantizeLinear_Output";
             }
             node.set_input(0, dequantized[activation]);
@@ -123,8 +115,8 @@ onnx::ModelProto qdq_version(const onnx::ModelProto& model) {
             *initializer =
                 tensor_to_proto(Tensor::from_doubles(DataType::kInt8, value.shape(), levels), name + "_quantized");
             add_scale(name, scale);
-            *nodes.Add() = node_of("DequantizeLinear", {name + "_quantized", name + "_scale", name + "_zero_point"},
-                                   {name + "_DequantizeLinear_Output"}, name + "_DequantizeLinear");
+            *nodes.Add() = make_node("DequantizeLinear", {name + "_quantized", name + "_scale", name + "_zero_point"},
+                                     {name + "_DequantizeLinear_Output"}, name + "_DequantizeLinear");
             node.set_input(1, name + "_DequantizeLinear_Output");
         }
         *nodes.Add() = std::move(node);
@@ -166,11 +158,10 @@ onnx::ModelProto renamed_reordered_version(const onnx::ModelProto& model, bool r
     };
     int count = 0;
     for (const auto& input : model.graph().input())
-        if (rename_inputs && !is_initializer(model, input.name())) names[input.name()] = "in" + std::to_string(count++);
-    for (const auto& initializer : model.graph().initializer())
-        names[initializer.name()] = "t" + std::to_string(count++);
+        if (rename_inputs && !is_initializer(model, input.name())) names[input.name()] = fmt::format("in{}", count++);
+    for (const auto& initializer : model.graph().initializer()) names[initializer.name()] = fmt::format("t{}", count++);
     for (const auto& node : model.graph().node())
-        for (const auto& output : node.output()) names[output] = "t" + std::to_string(count++);
+        for (const auto& output : node.output()) names[output] = fmt::format("t{}", count++);
     for (auto& input : *graph.mutable_input()) input.set_name(rename(input.name()));
     for (auto& output : *graph.mutable_output()) output.set_name(rename(output.name()));
     for (auto& initializer : *graph.mutable_initializer()) initializer.set_name(rename(initializer.name()));

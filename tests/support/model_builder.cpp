@@ -153,6 +153,16 @@ void save_identity_model(const std::string& path, const Shape& shape) {
     builder.save(path);
 }
 
+onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name) {
+    onnx::NodeProto node;
+    node.set_op_type(op);
+    node.set_name(name);
+    for (const auto& input : inputs) node.add_input(input);
+    for (const auto& output : outputs) node.add_output(output);
+    return node;
+}
+
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo, float hi) {
     Tensor tensor(DataType::kFloat32, shape);
     std::mt19937 generator(seed);

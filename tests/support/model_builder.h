@@ -55,6 +55,10 @@ void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& values);
 void set_attr(onnx::NodeProto& node, const std::string& name, const Tensor& value);
 
+/// A node outside any graph: `op` (default domain) reading `inputs` and writing `outputs`.
+onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name = "");
+
 /// A float32 tensor of `shape` with deterministic pseudo-random values in [lo, hi) (for weights).
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 

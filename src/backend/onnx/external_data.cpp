@@ -25,14 +25,11 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy {
 namespace fs = std::filesystem;
 namespace {
-
-std::string in_quotes(const std::string& text) {
-    return "'" + text + "'";
-}
 
 // True when `path` is `folder` or lies below it (both canonical).
 bool is_within(const fs::path& path, const fs::path& folder) {
@@ -49,8 +46,8 @@ uint64_t parse_external_number(const onnx::TensorProto& tensor, const std::strin
     const char* end = value.data() + value.size();
     auto [ptr, ec] = std::from_chars(value.data(), end, number);
     if (value.empty() || ec != std::errc() || ptr != end) {
-        throw FormatError("Tensor " + in_quotes(tensor.name()) + " has an invalid external data " + key + ": " +
-                          in_quotes(value) + " (expected a non-negative integer)");
+        throw FormatError("Tensor " + python_repr(tensor.name()) + " has an invalid external data " + key + ": " +
+                          python_repr(value) + " (expected a non-negative integer)");
     }
     return number;
 }
@@ -59,14 +56,14 @@ uint64_t parse_external_number(const onnx::TensorProto& tensor, const std::strin
 uint64_t expected_external_bytes(const onnx::TensorProto& tensor) {
     const DataType dtype = dtype_from_onnx(tensor.data_type());
     if (dtype == DataType::kUndefined || dtype == DataType::kString) {
-        throw FormatError("Tensor " + in_quotes(tensor.name()) + " has external data but data type " +
+        throw FormatError("Tensor " + python_repr(tensor.name()) + " has external data but data type " +
                           std::to_string(tensor.data_type()) + ", which cannot be stored externally");
     }
     constexpr uint64_t kMax = uint64_t{1} << 58;
     uint64_t numel = 1;
     for (int64_t dim : tensor.dims()) {
         if (dim < 0 || (dim != 0 && numel > kMax / static_cast<uint64_t>(dim))) {
-            throw FormatError("Tensor " + in_quotes(tensor.name()) + " has invalid dimensions");
+            throw FormatError("Tensor " + python_repr(tensor.name()) + " has invalid dimensions");
         }
         numel *= static_cast<uint64_t>(dim);
     }
@@ -82,27 +79,28 @@ bool is_polygraphy_key(const std::string& key) {
 fs::path resolve_inside(const std::string& label, const fs::path& folder, const std::string& location) {
     const fs::path relative(location);
     if (relative.is_absolute() || relative.has_root_name() || relative.has_root_directory()) {
-        throw PolygraphyException(label + " has an absolute external data location: " + in_quotes(location) +
+        throw PolygraphyException(label + " has an absolute external data location: " + python_repr(location) +
                                   "\nNote: External data must be given relative to the model's folder");
     }
     const fs::path normal = relative.lexically_normal();
     if (!normal.empty() && *normal.begin() == "..") {
         throw PolygraphyException(
-            label + " has an external data location that leaves the external data folder: " + in_quotes(location));
+            label + " has an external data location that leaves the external data folder: " + python_repr(location));
     }
     std::error_code error;
     const fs::path resolved = fs::canonical(folder / relative, error);
     if (error) {
-        throw PolygraphyException(label + ": external data file " + in_quotes(location) + " was not found in " +
-                                  in_quotes(folder.string()) + " (" + error.message() + ")");
+        throw PolygraphyException(label + ": external data file " + python_repr(location) + " was not found in " +
+                                  python_repr(folder.string()) + " (" + error.message() + ")");
     }
     if (!is_within(resolved, folder)) {
-        throw PolygraphyException(label + ": external data location " + in_quotes(location) + " resolves to " +
-                                  in_quotes(resolved.string()) + ", outside the external data folder " +
-                                  in_quotes(folder.string()));
+        throw PolygraphyException(label + ": external data location " + python_repr(location) + " resolves to " +
+                                  python_repr(resolved.string()) + ", outside the external data folder " +
+                                  python_repr(folder.string()));
     }
     if (!fs::is_regular_file(resolved, error)) {
-        throw PolygraphyException(label + ": external data location " + in_quotes(location) + " is not a regular file");
+        throw PolygraphyException(label + ": external data location " + python_repr(location) +
+                                  " is not a regular file");
     }
     return resolved;
 }
@@ -112,11 +110,11 @@ void check_range(const std::string& label, const std::string& location, uint64_t
                  uint64_t file_size) {
     if (start > file_size) {
         throw FormatError(label + ": external data offset " + std::to_string(start) + " is past the end of " +
-                          in_quotes(location) + " (" + std::to_string(file_size) + " bytes)");
+                          python_repr(location) + " (" + std::to_string(file_size) + " bytes)");
     }
     if (length > file_size - start) {
         throw FormatError(label + ": external data of " + std::to_string(length) + " bytes at offset " +
-                          std::to_string(start) + " runs past the end of " + in_quotes(location) + " (" +
+                          std::to_string(start) + " runs past the end of " + python_repr(location) + " (" +
                           std::to_string(file_size) + " bytes)");
     }
 }
@@ -132,7 +130,7 @@ public:
     explicit ExternalDataChecker(fs::path folder) : folder_(std::move(folder)) {}
 
     void check(onnx::TensorProto& tensor) {
-        const std::string label = "Tensor " + in_quotes(tensor.name());
+        const std::string label = "Tensor " + python_repr(tensor.name());
         std::string location;
         std::optional<uint64_t> offset;
         std::optional<uint64_t> length;
@@ -151,7 +149,7 @@ public:
         const fs::path resolved = resolve_inside(label, base, location);
         std::error_code error;
         const uint64_t file_size = fs::file_size(resolved, error);
-        if (error) throw PolygraphyException(label + ": cannot read external data file " + in_quotes(location));
+        if (error) throw PolygraphyException(label + ": cannot read external data file " + python_repr(location));
 
         const uint64_t start = offset.value_or(0);
         if (start > file_size) check_range(label, location, start, 0, file_size);
@@ -181,7 +179,7 @@ private:
             std::error_code error;
             fs::path canonical = fs::canonical(folder_, error);
             if (error || !fs::is_directory(canonical)) {
-                throw PolygraphyException("External data folder does not exist: " + in_quotes(folder_.string()));
+                throw PolygraphyException("External data folder does not exist: " + python_repr(folder_.string()));
             }
             logger().verbose("Loading external data from: " + canonical.string());
             base_ = std::move(canonical);
@@ -219,13 +217,13 @@ struct OpenedReference {
 };
 
 OpenedReference open_reference(const onnx::TensorProto& tensor) {
-    OpenedReference opened{checked_reference(tensor), "Tensor " + in_quotes(tensor.name()), nullptr};
+    OpenedReference opened{checked_reference(tensor), "Tensor " + python_repr(tensor.name()), nullptr};
     const ExternalReference& reference = opened.reference;
     const fs::path path = resolve_inside(opened.label, reference.folder, reference.location);
     opened.file = std::make_unique<FileDescriptor>(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat info {};
     if (opened.file->get() < 0 || fstat(opened.file->get(), &info) != 0)
-        throw PolygraphyException(opened.label + ": cannot read external data file " + in_quotes(reference.location) +
+        throw PolygraphyException(opened.label + ": cannot read external data file " + python_repr(reference.location) +
                                   " (" + std::strerror(errno) + ")");
     check_range(opened.label, reference.location, reference.offset, reference.length,
                 static_cast<uint64_t>(info.st_size));
@@ -239,7 +237,7 @@ void read_at(const OpenedReference& opened, uint64_t offset, char* out, std::siz
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0)
             throw PolygraphyException(opened.label + ": failed to read external data from " +
-                                      in_quotes(opened.reference.location));
+                                      python_repr(opened.reference.location));
         out += n;
         offset += static_cast<uint64_t>(n);
         size -= static_cast<std::size_t>(n);
@@ -285,7 +283,7 @@ void refuse_overwriting_sources(const onnx::ModelProto& model, const fs::path& d
         const ExternalReference reference = checked_reference(tensor);
         std::error_code ignored;
         if (fs::weakly_canonical(reference.folder / reference.location, ignored) == target)
-            throw PolygraphyException("Cannot save external data to " + in_quotes(data_path.string()) +
+            throw PolygraphyException("Cannot save external data to " + python_repr(data_path.string()) +
                                       ": the model reads its weights from that file" +
                                       "\nNote: Save to another file name or folder");
     });
@@ -345,7 +343,7 @@ ExternalReference checked_reference(const onnx::TensorProto& tensor) {
         }
     }
     if (!checked || tensor.data_location() != onnx::TensorProto::EXTERNAL)
-        throw InternalError("Tensor " + in_quotes(tensor.name()) + " is not a checked external data reference");
+        throw InternalError("Tensor " + python_repr(tensor.name()) + " is not a checked external data reference");
     return reference;
 }
 
@@ -367,7 +365,7 @@ ExternalBytes read_external_bytes(const onnx::TensorProto& tensor) {
     void* mapping = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, opened.file->get(), static_cast<off_t>(start));
     if (mapping == MAP_FAILED)
         throw PolygraphyException(opened.label + ": cannot map external data file " +
-                                  in_quotes(opened.reference.location) + " (" + std::strerror(errno) + ")");
+                                  python_repr(opened.reference.location) + " (" + std::strerror(errno) + ")");
     std::shared_ptr<const void> owner(mapping, [size](const void* base) { munmap(const_cast<void*>(base), size); });
     const std::string_view bytes(static_cast<const char*>(mapping) + (offset - start),
                                  static_cast<std::size_t>(length));
@@ -492,7 +490,7 @@ WeightlessCopy weightless_copy(const onnx::ModelProto& model, std::size_t min_by
     // Tensors of subgraphs and attributes are left in place; their references lose polygraphy's key.
     for_each_tensor(result.model, [&](onnx::TensorProto& tensor) {
         if (is_checked_external(tensor) && !keep_reference(tensor))
-            throw UnsupportedError("Tensor " + in_quotes(tensor.name()) +
+            throw UnsupportedError("Tensor " + python_repr(tensor.name()) +
                                    " is not an initializer and its external data lies in another folder than the "
                                    "model's other weights");
     });

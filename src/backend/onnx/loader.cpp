@@ -26,6 +26,7 @@
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/name_match.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy {
 namespace fs = std::filesystem;
@@ -40,10 +41,6 @@ void route_protobuf_logs() {
 }
 
 namespace {
-
-std::string in_quotes(const std::string& text) {
-    return "'" + text + "'";
-}
 
 OnnxModel parse_model(std::string_view bytes, const std::string& what, bool check = true) {
     const std::string prefix = what + " is not a valid ONNX model: ";
@@ -79,8 +76,8 @@ void check_tensors_exist(const std::vector<std::string>& requested, const std::v
     for (const auto& name : requested) {
         if (known_set.count(name)) continue;
         std::string message =
-            "Tensor " + in_quotes(name) + " does not exist in the model, so it cannot be " + what + ".";
-        if (auto match = closest_match(name, known)) message += " Did you mean " + in_quotes(*match) + "?";
+            "Tensor " + python_repr(name) + " does not exist in the model, so it cannot be " + what + ".";
+        if (auto match = closest_match(name, known)) message += " Did you mean " + python_repr(*match) + "?";
         throw PolygraphyException(message);
     }
 }
@@ -110,11 +107,11 @@ onnx::ValueInfoProto typed_value_info(const onnx::GraphProto& graph, const std::
 
 std::string bytes_from_path(const std::string& path) {
     std::error_code error;
-    if (!fs::exists(path, error)) throw PolygraphyException("File does not exist: " + in_quotes(path));
+    if (!fs::exists(path, error)) throw PolygraphyException("File does not exist: " + python_repr(path));
     if (fs::is_directory(path, error))
-        throw PolygraphyException("Expected a file, but got a directory: " + in_quotes(path));
+        throw PolygraphyException("Expected a file, but got a directory: " + python_repr(path));
     std::ifstream file(path, std::ios::binary);
-    if (!file) throw PolygraphyException("Could not open file: " + in_quotes(path));
+    if (!file) throw PolygraphyException("Could not open file: " + python_repr(path));
     if (fs::is_regular_file(path, error)) {
         // One allocation and one read for (possibly large) model files.
         const auto size = fs::file_size(path, error);
@@ -122,14 +119,14 @@ std::string bytes_from_path(const std::string& path) {
             std::string contents(static_cast<std::size_t>(size), '\0');
             file.read(contents.data(), static_cast<std::streamsize>(size));
             if (static_cast<uintmax_t>(file.gcount()) != size) {
-                throw PolygraphyException("Could not read file: " + in_quotes(path));
+                throw PolygraphyException("Could not read file: " + python_repr(path));
             }
             return contents;
         }
     }
     std::ostringstream contents;  // pipes and other streams of unknown size
     contents << file.rdbuf();
-    if (file.bad()) throw PolygraphyException("Could not read file: " + in_quotes(path));
+    if (file.bad()) throw PolygraphyException("Could not read file: " + python_repr(path));
     return std::move(contents).str();
 }
 
@@ -151,14 +148,14 @@ OnnxModel load_model_file(const std::string& path, const std::optional<std::stri
                           bool ignore_external_data, bool check) {
     logger().info("Loading model: " + path);
     std::error_code error;
-    if (!fs::exists(path, error)) throw PolygraphyException("Model file does not exist: " + in_quotes(path));
+    if (!fs::exists(path, error)) throw PolygraphyException("Model file does not exist: " + python_repr(path));
     if (fs::is_directory(path, error))
-        throw PolygraphyException("Expected a file, but got a directory: " + in_quotes(path));
+        throw PolygraphyException("Expected a file, but got a directory: " + python_repr(path));
     // Parsed straight from the mapped file: no copy of a (possibly huge) file in anonymous memory.
     OnnxModel model;
     {
         MappedFile file(path);
-        model = parse_model(file.view(), in_quotes(path), check);
+        model = parse_model(file.view(), python_repr(path), check);
     }
     remove_checked_marks(*model);  // only the checks below may mark a reference as checked
     if (!ignore_external_data) check_external_data(*model, external_data_folder(path, external_data_dir));
@@ -323,7 +320,7 @@ void save_onnx(const onnx::ModelProto& model, const std::string& path) {
     if (size > onnx_size_limit()) {
         logger().warning("The model is " + std::to_string(size) + " bytes, more than one ONNX file holds (" +
                          std::to_string(onnx_size_limit()) + "): saving its weights to the external data file " +
-                         in_quotes(fs::path(path).filename().string() + ".data"));
+                         python_repr(fs::path(path).filename().string() + ".data"));
         save_onnx_with_external_data(model, path);
         return;
     }
@@ -339,7 +336,7 @@ void save_onnx(const onnx::ModelProto& model, const std::string& path) {
 
 OnnxModel SaveOnnx::operator()() const {
     OnnxModel model = model_();
-    if (!model) throw PolygraphyException("Cannot save model to " + in_quotes(path_) + ": the model is null");
+    if (!model) throw PolygraphyException("Cannot save model to " + python_repr(path_) + ": the model is null");
     save_onnx(*model, path_);
     return model;
 }

@@ -16,9 +16,10 @@ namespace polygraphy {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::error_message;
 using ::testing::ElementsAre;
+using testing::error_message;
 using ::testing::HasSubstr;
+using testing::make_node;
 using testing::ModelBuilder;
 using testing::set_attr;
 using testing::TempDir;
@@ -601,16 +602,6 @@ TEST(ExtractSubgraphTest, MultiOutputNodeProducingAnInputKeepsOneDefinition) {
 
 namespace polygraphy {
 namespace {
-
-onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs,
-                          const std::vector<std::string>& outputs, const std::string& name) {
-    onnx::NodeProto node;
-    node.set_op_type(op);
-    node.set_name(name);
-    for (const auto& input : inputs) node.add_input(input);
-    for (const auto& output : outputs) node.add_output(output);
-    return node;
-}
 
 // x -> Relu -> a -> Sigmoid -> b -> Neg -> y
 OnnxModel chain_model() {

@@ -34,6 +34,11 @@ inline bool is_half(DataType dtype) {
     return dtype == DataType::kFloat16 || dtype == DataType::kBFloat16;
 }
 
+/// The float types the kernels compute (float8 types are only cast and quantized).
+inline bool is_float_type(DataType dtype) {
+    return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 || is_half(dtype);
+}
+
 /// Calls fn(TypeTag<T>{}) with the C++ type of a computable dtype: float32/64, every integer width,
 /// bool. float16/bfloat16 are not dispatched: callers compute them in float32 (see is_half()).
 template <typename Fn>

@@ -12,11 +12,6 @@
 namespace polygraphy::ref {
 namespace {
 
-bool is_float_type(DataType dtype) {
-    return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 || dtype == DataType::kFloat16 ||
-           dtype == DataType::kBFloat16;
-}
-
 std::vector<double> doubles_of(const Tensor& tensor) {
     const Tensor wide = tensor.cast(DataType::kFloat64);
     const double* data = wide.data_as<double>();

@@ -26,11 +26,6 @@ namespace {
 
 const char* const kFloatTypes = "float32, float64, float16, bfloat16";
 
-bool is_float_type(DataType dtype) {
-    return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 || dtype == DataType::kFloat16 ||
-           dtype == DataType::kBFloat16;
-}
-
 void require_float(const NodeInfo& node, const Tensor& tensor, const char* what) {
     if (!is_float_type(tensor.dtype())) onednn::fail_dtype(node, what, tensor.dtype(), kFloatTypes);
 }

@@ -330,11 +330,6 @@ void average_or_lp_pool(const Window3& w, int64_t planes, const T* x, T* y, bool
     else separable_pool<T, Reduction::kPowerSum>(w, planes, x, y, false, p, threads);
 }
 
-bool is_float_type(DataType dtype) {
-    return dtype == DataType::kFloat32 || dtype == DataType::kFloat64 || dtype == DataType::kFloat16 ||
-           dtype == DataType::kBFloat16;
-}
-
 void check_pool_input(const NodeInfo& node, const Tensor& x, int64_t min_rank) {
     if (x.rank() < min_rank) {
         node.fail("input X must have rank >= " + std::to_string(min_rank) + " (N, C and spatial dims)\nNote: X shape = " +
