@@ -182,7 +182,14 @@ TensorMap run_once(BaseRunner& runner, const TensorMap& feed) {
 // (empty when they fit, or when their sizes are unknown): the layer-wise run's planning, with B's
 // values of a slice and the runtime's own copy of them (two copies) within the budget.
 std::vector<GraphSlice> plan_b_slices(onnx::ModelProto& b, const TensorMap& feed,
-                                      const std::optional<std::size_t>& memory_budget) {
+                                      const std::optional<std::size_t>& memory_budget, std::size_t a_bytes) {
+    constexpr std::size_t kCopies = 2;
+    const std::size_t budget =
+        memory_budget.value_or(std::max(kDefaultCompareMemoryBudget, job_detail::weight_bytes(b)));
+    // B's paired tensors are the counterparts of A's, of the same sizes in dtypes at most twice as
+    // wide (float32 against float16 or int8, float64 against float32): when those fit, B runs
+    // whole without the shape inference a plan needs (BENCHMARKS.md, debug diff).
+    if (2 * a_bytes * kCopies <= budget) return {};
     std::unordered_map<std::string, std::size_t> bytes = job_detail::tensor_bytes(b, feed);
     if (bytes.empty()) {
         logger().warning(
@@ -191,9 +198,6 @@ std::vector<GraphSlice> plan_b_slices(onnx::ModelProto& b, const TensorMap& feed
         return {};
     }
     job_detail::estimate_unknown_sizes(b.graph(), feed, bytes);
-    constexpr std::size_t kCopies = 2;
-    const std::size_t budget =
-        memory_budget.value_or(std::max(kDefaultCompareMemoryBudget, job_detail::weight_bytes(b)));
     std::vector<GraphSlice> slices =
         job_detail::plan_model_slices(b.graph(), bytes, kCopies, budget, memory_budget.has_value());
     if (slices.size() < 2) return {};
@@ -336,12 +340,16 @@ DiffResult run_diff_job(const DiffJob& job) {
     std::optional<std::vector<GraphSlice>> slices;  // planned on the first sample; empty: B runs whole
     while (std::optional<TensorMap> feed_a = data_loader(result.iterations, a_inputs)) {
         const TensorMap feed_b = feed_of_b(result.matching, *feed_a, b_inputs);
-        if (!slices) slices = plan_b_slices(*b, feed_b, job.memory_budget);
-        result.b_slices = std::max<std::size_t>(slices->size(), 1);
-        logger().info(fmt::format("Sample {}: running A on {} and B on {}{}", result.iterations, runner_a->name(),
-                                  runner_b->name(),
-                                  slices->empty() ? "" : fmt::format(" in {} slices", slices->size())));
+        logger().info(fmt::format("Sample {}: running A on {}", result.iterations, runner_a->name()));
         TensorMap a_values = run_once(*runner_a, *feed_a);
+        if (!slices) {
+            std::size_t a_bytes = 0;
+            for (const auto& [name, value] : a_values) a_bytes += value.nbytes();
+            slices = plan_b_slices(*b, feed_b, job.memory_budget, a_bytes);
+        }
+        result.b_slices = std::max<std::size_t>(slices->size(), 1);
+        logger().info(fmt::format("Sample {}: running B on {}{}", result.iterations, runner_b->name(),
+                                  slices->empty() ? "" : fmt::format(" in {} slices", slices->size())));
         for (const auto& [name, value] : *feed_a) a_values.set(name, value);
 
         ValueTypes b_types;

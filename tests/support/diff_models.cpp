@@ -168,7 +168,7 @@ onnx::ModelProto renamed_reordered_version(const onnx::ModelProto& model, bool r
     graph.clear_value_info();
     int index = 0;
     for (auto& node : *graph.mutable_node()) {
-        node.set_name("n" + std::to_string(index++));
+        node.set_name(fmt::format("n{}", index++));
         for (auto& input : *node.mutable_input()) input = rename(input);
         for (auto& output : *node.mutable_output()) output = rename(output);
     }
