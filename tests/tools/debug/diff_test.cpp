@@ -145,6 +145,10 @@ TEST_F(DebugDiffCli, BadInputsAreOneLineWithNothingWritten) {
     expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--report", dir_.file("file/report.json")}),
                           "--report: ");
     expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--report", dir_.path()}), "is a folder");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--compare-memory-budget", "0"}),
+                          "--compare-memory-budget must be more than 0 bytes");
+    expect_one_line_error(run_polygraphy({"debug", "diff", a_, a_, "--compare-memory-budget", "lots"}),
+                          "Could not convert 'lots' in --compare-memory-budget to a number of bytes");
     expect_one_line_error(
         run_polygraphy({"debug", "diff", a_, a_, "--model-explorer-node-data", dir_.file("one.json")}),
         "--model-explorer-node-data: expected two files, A's then B's, got 1");
