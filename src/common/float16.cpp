@@ -36,27 +36,4 @@ uint16_t double_to_half(double value) {
     return round_to_half(value);
 }
 
-uint16_t float_to_half(float value) {
-    // float -> double is exact, so a single rounding from double gives the correctly rounded half.
-    return double_to_half(static_cast<double>(value));
-}
-
-float half_to_float(uint16_t bits) {
-    const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-    const uint32_t exponent = (bits >> 10) & 0x1fu;
-    const uint32_t mantissa = bits & 0x3ffu;
-    if (exponent == 0) {
-        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-        return sign ? -magnitude : magnitude;
-    }
-    uint32_t result;
-    if (exponent == 31)
-        result = sign | 0x7f800000u | (mantissa << 13);
-    else
-        result = sign | ((exponent + 112u) << 23) | (mantissa << 13);
-    float value;
-    std::memcpy(&value, &result, sizeof(value));
-    return value;
-}
-
 }  // namespace polygraphy
