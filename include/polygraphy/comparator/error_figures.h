@@ -57,6 +57,9 @@ public:
     ErrorFigures figures() const;
 
 private:
+    /// Adds `count` pairs of elements, read as doubles.
+    void add_block(const double* x, const double* y, int64_t count);
+
     DiffTolerances tolerances_;
     int64_t size_ = 0, failing_ = 0, nonfinite_failing_ = 0, finite_ = 0;
     double max_abs_ = 0, sum_abs_ = 0, max_rel_ = 0, sum_rel_ = 0;
