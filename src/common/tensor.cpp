@@ -92,6 +92,37 @@ double float8_to_double(DataType dtype, uint8_t bits) {
     return negative ? -magnitude : magnitude;
 }
 
+// `value` as one of dispatch_numeric's types, numpy astype semantics.
+template <typename T>
+T from_double(double value) {
+    if constexpr (std::is_integral_v<T>) {
+        // Out-of-range and NaN conversions are undefined in C++; saturate instead.
+        if (std::isnan(value)) return 0;
+        if (value <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+        if (value >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    }
+    return static_cast<T>(value);
+}
+
+// Whether dispatch_numeric takes `dtype`.
+bool is_dispatch_numeric(DataType dtype) {
+    switch (dtype) {
+        case DataType::kFloat32:
+        case DataType::kFloat64:
+        case DataType::kInt8:
+        case DataType::kInt16:
+        case DataType::kInt32:
+        case DataType::kInt64:
+        case DataType::kUInt8:
+        case DataType::kUInt16:
+        case DataType::kUInt32:
+        case DataType::kUInt64:
+            return true;
+        default:
+            return false;
+    }
+}
+
 // Stores `value` into element `index` of a buffer of `dtype`, numpy astype semantics.
 void store_double(DataType dtype, void* data, int64_t index, double value) {
     switch (dtype) {
@@ -107,23 +138,8 @@ void store_double(DataType dtype, void* data, int64_t index, double value) {
         default:
             break;
     }
-    dispatch_numeric(dtype, [&](auto tag) {
-        using T = decltype(tag);
-        if constexpr (std::is_integral_v<T>) {
-            // Out-of-range and NaN conversions are undefined in C++; saturate instead.
-            if (std::isnan(value)) {
-                static_cast<T*>(data)[index] = 0;
-            } else if (value <= static_cast<double>(std::numeric_limits<T>::lowest())) {
-                static_cast<T*>(data)[index] = std::numeric_limits<T>::lowest();
-            } else if (value >= static_cast<double>(std::numeric_limits<T>::max())) {
-                static_cast<T*>(data)[index] = std::numeric_limits<T>::max();
-            } else {
-                static_cast<T*>(data)[index] = static_cast<T>(value);
-            }
-        } else {
-            static_cast<T*>(data)[index] = static_cast<T>(value);
-        }
-    });
+    dispatch_numeric(dtype,
+                     [&](auto tag) { static_cast<decltype(tag)*>(data)[index] = from_double<decltype(tag)>(value); });
 }
 
 }  // namespace
@@ -296,6 +312,20 @@ Tensor Tensor::cast(DataType dtype) const {
             else
                 static_cast<double*>(result.data_)[i] = value;
         }
+        return result;
+    }
+    // Between the plain numeric types (the quantizers' int8 <-> float casts): the per-element
+    // conversion below, with the dispatch hoisted out of the loop.
+    if (is_dispatch_numeric(dtype_) && is_dispatch_numeric(dtype)) {
+        dispatch_numeric(dtype_, [&](auto source_tag) {
+            using S = decltype(source_tag);
+            dispatch_numeric(dtype, [&](auto target_tag) {
+                using T = decltype(target_tag);
+                const S* source = static_cast<const S*>(data_);
+                T* target = static_cast<T*>(result.data_);
+                for (int64_t i = 0; i < numel_; ++i) target[i] = from_double<T>(static_cast<double>(source[i]));
+            });
+        });
         return result;
     }
     for (int64_t i = 0; i < numel_; ++i) store_double(dtype, result.data_, i, value_as_double(i));

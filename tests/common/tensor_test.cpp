@@ -92,6 +92,26 @@ TEST(Tensor, CastFollowsNumpy) {
     EXPECT_FLOAT_EQ(static_cast<float>(halves.value_as_double(3)), 300.0f);
 }
 
+// Casts between the plain numeric types saturate into integers, map NaN to 0 and round through
+// double, element by element as value_as_double() reads them.
+TEST(Tensor, NumericCastsSaturateAndMatchTheElementValues) {
+    const double nan = std::nan("");
+    const Tensor doubles = Tensor::from_doubles(DataType::kFloat64, {7}, {-1e10, -129.0, -2.5, 0.0, 127.9, 1e10, nan});
+    const Tensor int8s = doubles.cast(DataType::kInt8);
+    EXPECT_EQ(std::vector<int8_t>(int8s.data_as<int8_t>(), int8s.data_as<int8_t>() + 7),
+              (std::vector<int8_t>{-128, -128, -2, 0, 127, 127, 0}));
+    const Tensor uint8s = doubles.cast(DataType::kUInt8);
+    EXPECT_EQ(std::vector<uint8_t>(uint8s.data_as<uint8_t>(), uint8s.data_as<uint8_t>() + 7),
+              (std::vector<uint8_t>{0, 0, 0, 0, 127, 255, 0}));
+    const Tensor floats = int8s.cast(DataType::kFloat32);
+    for (int64_t i = 0; i < 7; ++i) EXPECT_EQ(floats.value_as_double(i), int8s.value_as_double(i)) << i;
+    Tensor wide(DataType::kInt64, {1});
+    wide.data_as<int64_t>()[0] = (int64_t{1} << 60) + 1;
+    // Through double first (numpy's int64 -> float32 rounds once here, as the cast always has).
+    EXPECT_EQ(wide.cast(DataType::kFloat32).data_as<float>()[0],
+              static_cast<float>(static_cast<double>((int64_t{1} << 60) + 1)));
+}
+
 TEST(Tensor, ReshapeChecksVolume) {
     Tensor tensor(DataType::kFloat32, {2, 3});
     EXPECT_EQ(tensor.reshaped({3, 2}).shape(), (Shape{3, 2}));
