@@ -1,6 +1,7 @@
 #include "decoder_model.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "export_graph.h"
 #include "model_builder.h"
+#include "nbits_weights.h"
 #include "polygraphy/common/exception.h"
 
 namespace polygraphy::testing {
@@ -55,10 +57,14 @@ std::string emit_rms_norm(ExportGraph& graph, const std::string& scope, const st
     return graph.op(scope, "Mul", {weight, normed});
 }
 
+// A projection `x` times the weight of the MLP's `gate_proj`, `up_proj` or `down_proj`: a MatMul, or
+// (with quantized weights) the MatMulNBits that replaces it.
+using Projection = std::function<std::string(const std::string& scope, const std::string& x, const std::string& which)>;
+
 // down_proj(silu(gate_proj(x)) * up_proj(x)); SiLU as x * Sigmoid(x), or as a call of the SiLU function.
-std::string emit_mlp(ExportGraph& graph, const std::string& scope, const std::string& x, const std::string& gate_weight,
-                     const std::string& up_weight, const std::string& down_weight, bool silu_as_function) {
-    const std::string gate = graph.op(scope + "/gate_proj", "MatMul", {x, gate_weight});
+std::string emit_mlp(ExportGraph& graph, const std::string& scope, const std::string& x, const Projection& project,
+                     bool silu_as_function) {
+    const std::string gate = project(scope + "/gate_proj", x, "gate_proj");
     std::string activated;
     if (silu_as_function) {
         activated = graph.node(scope + "/act_fn", kSiluFunction, {gate}, 1, kFunctionDomain).output(0);
@@ -66,9 +72,9 @@ std::string emit_mlp(ExportGraph& graph, const std::string& scope, const std::st
         const std::string sigmoid = graph.op(scope + "/act_fn", "Sigmoid", {gate});
         activated = graph.op(scope + "/act_fn", "Mul", {gate, sigmoid});
     }
-    const std::string up = graph.op(scope + "/up_proj", "MatMul", {x, up_weight});
+    const std::string up = project(scope + "/up_proj", x, "up_proj");
     const std::string product = graph.op(scope, "Mul", {activated, up});
-    return graph.op(scope + "/down_proj", "MatMul", {product, down_weight});
+    return project(scope + "/down_proj", product, "down_proj");
 }
 
 onnx::FunctionProto& new_function(onnx::ModelProto& model, const std::string& name,
@@ -99,8 +105,11 @@ void add_functions(onnx::ModelProto& model) {
     custom_import->set_domain(kFunctionDomain);
     custom_import->set_version(1);
     ExportGraph mlp_body(mlp.mutable_node());
-    mlp_body.rename_last_output(emit_mlp(mlp_body, "", "X", "gate_weight", "up_weight", "down_weight", true),
-                                kFunctionResult);
+    const Projection by_formal_weight = [&](const std::string& scope, const std::string& x, const std::string& which) {
+        const std::string weight = which.substr(0, which.find('_')) + "_weight";  // "gate_proj" -> "gate_weight"
+        return mlp_body.op(scope, "MatMul", {x, weight});
+    };
+    mlp_body.rename_last_output(emit_mlp(mlp_body, "", "X", by_formal_weight, true), kFunctionResult);
 }
 
 class DecoderBuilder {
@@ -115,6 +124,7 @@ public:
         const int64_t h = options_.hidden;
         model().set_producer_name("polygraphy make_decoder_model");
         builder_.input("input_ids", DataType::kInt64, DynShape{Dim::named("batch"), Dim::named("seq")});
+        if (options_.nbits != 0) builder_.opset_import("com.microsoft", 1);
         if (options_.functions) {
             builder_.opset_import(kFunctionDomain, 1);
             add_functions(model());
@@ -125,8 +135,8 @@ public:
         emit_positions_and_mask();
         for (int64_t layer = 0; layer < options_.layers; ++layer) hidden = emit_layer(layer, hidden);
         hidden = rms_norm("/model/norm", hidden, "model.norm.weight");
-        const std::string lm_head = uniform_weight("lm_head.weight", {h, options_.vocab}, 1.0f / std::sqrt(float(h)));
-        graph_.rename_last_output(graph_.op("/lm_head", "MatMul", {hidden, lm_head}), "logits");
+        graph_.rename_last_output(
+            linear("/lm_head", hidden, "lm_head.weight", h, options_.vocab, 1.0f / std::sqrt(float(h))), "logits");
         builder_.output("logits", DataType::kFloat32,
                         DynShape{Dim::named("batch"), Dim::named("seq"), Dim::fixed(options_.vocab)});
         return std::move(model());
@@ -143,6 +153,29 @@ private:
     std::string uniform_weight(const std::string& name, const Shape& shape, float bound) {
         add_weight(name, shape, uniform_fill(tensor_seed(static_cast<uint64_t>(options_.seed), name), -bound, bound));
         return name;
+    }
+
+    // x times a K x N weight uniform in [-bound, bound): a MatMul, or with `nbits` a MatMulNBits of the
+    // same weight quantized (codes, scales and packed zero points named after it).
+    std::string linear(const std::string& scope, const std::string& x, const std::string& name, int64_t k, int64_t n,
+                       float bound) {
+        if (options_.nbits == 0) return graph_.op(scope, "MatMul", {x, uniform_weight(name, {k, n}, bound)});
+        Tensor weight(DataType::kFloat32, {k, n});
+        uniform_fill(tensor_seed(static_cast<uint64_t>(options_.seed), name), -bound, bound)(weight.data(), 0, k * n);
+        const NBitsWeights q =
+            quantize_nbits(weight, options_.nbits, options_.nbits_block_size, NBitsZeroPoints::kPacked);
+        const std::string codes = fmt::format("{}_Q{}", name, options_.nbits);
+        auto* graph = model().mutable_graph();
+        *graph->add_initializer() = weights_.write(codes, q.b);
+        *graph->add_initializer() = weights_.write(name + "_scales", q.scales);
+        *graph->add_initializer() = weights_.write(name + "_zero_points", q.zero_points);
+        auto& node =
+            graph_.node(scope, "MatMulNBits", {x, codes, name + "_scales", name + "_zero_points"}, 1, "com.microsoft");
+        set_attr(node, "K", k);
+        set_attr(node, "N", n);
+        set_attr(node, "bits", options_.nbits);
+        set_attr(node, "block_size", options_.nbits_block_size);
+        return node.output(0);
     }
 
     std::string norm_weight(const std::string& name) {
@@ -207,17 +240,24 @@ private:
             rms_norm(scope + "/post_attention_layernorm", residual, prefix + "post_attention_layernorm.weight");
         const float in_bound = 1.0f / std::sqrt(float(options_.hidden));
         const float down_bound = 1.0f / std::sqrt(float(options_.intermediate));
-        const std::string gate =
-            uniform_weight(prefix + "mlp.gate_proj.weight", {options_.hidden, options_.intermediate}, in_bound);
-        const std::string up =
-            uniform_weight(prefix + "mlp.up_proj.weight", {options_.hidden, options_.intermediate}, in_bound);
-        const std::string down =
-            uniform_weight(prefix + "mlp.down_proj.weight", {options_.intermediate, options_.hidden}, down_bound);
         std::string mlp;
-        if (options_.functions)
+        if (options_.functions) {
+            const std::string gate =
+                uniform_weight(prefix + "mlp.gate_proj.weight", {options_.hidden, options_.intermediate}, in_bound);
+            const std::string up =
+                uniform_weight(prefix + "mlp.up_proj.weight", {options_.hidden, options_.intermediate}, in_bound);
+            const std::string down =
+                uniform_weight(prefix + "mlp.down_proj.weight", {options_.intermediate, options_.hidden}, down_bound);
             mlp = graph_.node(scope + "/mlp", kMlpFunction, {normed2, gate, up, down}, 1, kFunctionDomain).output(0);
-        else
-            mlp = emit_mlp(graph_, scope + "/mlp", normed2, gate, up, down, false);
+        } else {
+            const Projection project = [&](const std::string& at, const std::string& x, const std::string& which) {
+                const bool down = which == "down_proj";
+                return linear(at, x, prefix + "mlp." + which + ".weight",
+                              down ? options_.intermediate : options_.hidden,
+                              down ? options_.hidden : options_.intermediate, down ? down_bound : in_bound);
+            };
+            mlp = emit_mlp(graph_, scope + "/mlp", normed2, project, false);
+        }
         return graph_.op(scope, "Add", {residual, mlp});
     }
 
@@ -240,8 +280,7 @@ private:
         const std::string batch = graph_.dim(scope, x, 0);
         const std::string seq = graph_.dim(scope, x, 1);
         auto project_to_heads = [&](const std::string& name) {
-            const std::string weight = uniform_weight(prefix + name + ".weight", {h, h}, bound);
-            const std::string projected = graph_.op(scope + "/" + name, "MatMul", {x, weight});
+            const std::string projected = linear(scope + "/" + name, x, prefix + name + ".weight", h, h, bound);
             const std::string heads = graph_.reshape(scope, projected, {batch, seq, options_.heads, d});
             return graph_.transpose(scope, heads, {0, 2, 1, 3});
         };
@@ -264,8 +303,7 @@ private:
         const std::string context = graph_.op(scope, "MatMul", {softmax.output(0), value});
         const std::string merged =
             graph_.reshape(scope, graph_.transpose(scope, context, {0, 2, 1, 3}), {batch, seq, h});
-        const std::string out_weight = uniform_weight(prefix + "o_proj.weight", {h, h}, bound);
-        return graph_.op(scope + "/o_proj", "MatMul", {merged, out_weight});
+        return linear(scope + "/o_proj", merged, prefix + "o_proj.weight", h, h, bound);
     }
 
     const DecoderOptions& options_;
@@ -283,13 +321,26 @@ void validate(const DecoderOptions& options) {
     if (options.head_size() % 2 != 0)
         throw UsageError(fmt::format("the head size --hidden / --heads must be even for rotary embeddings, got {}",
                                      options.head_size()));
+    if (options.nbits != 0 && options.nbits != 2 && options.nbits != 4 && options.nbits != 8)
+        throw UsageError(fmt::format("--nbits must be 0 (float32 weights), 2, 4 or 8, got {}", options.nbits));
+    if (options.nbits != 0 &&
+        (options.nbits_block_size < 16 || (options.nbits_block_size & (options.nbits_block_size - 1))))
+        throw UsageError(
+            fmt::format("--block-size must be a power of two of at least 16, got {}", options.nbits_block_size));
+    if (options.nbits != 0 && options.functions)
+        throw UsageError("--nbits and --functions cannot be combined (the MLP function takes float weights)");
 }
 
 uint64_t decoder_weight_bytes(const DecoderOptions& o) {
-    const int64_t per_layer = 4 * o.hidden * o.hidden + 3 * o.hidden * o.intermediate + 2 * o.hidden;
-    const int64_t elements = o.layers * per_layer + 2 * o.vocab * o.hidden + o.hidden +
-                             2 * o.max_positions * o.head_size() + o.max_positions * o.max_positions;
-    return static_cast<uint64_t>(elements) * sizeof(float);
+    const int64_t float_elements = o.layers * 2 * o.hidden + o.vocab * o.hidden + o.hidden +
+                                   2 * o.max_positions * o.head_size() + o.max_positions * o.max_positions;
+    const auto projection = [&](int64_t k, int64_t n) {
+        return o.nbits == 0 ? k * n * 4
+                            : nbits_weight_bytes(k, n, o.nbits, o.nbits_block_size, NBitsZeroPoints::kPacked);
+    };
+    const int64_t per_layer = 4 * projection(o.hidden, o.hidden) + 2 * projection(o.hidden, o.intermediate) +
+                              projection(o.intermediate, o.hidden);
+    return static_cast<uint64_t>(float_elements * 4 + o.layers * per_layer + projection(o.hidden, o.vocab));
 }
 
 int64_t decoder_node_count(const DecoderOptions& options) {

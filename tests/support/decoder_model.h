@@ -18,15 +18,21 @@ struct DecoderOptions : TransformerSizes {
     /// Emit RMSNorm and the MLP as ONNX local functions (domain "custom"): RMSNorm takes its epsilon as an
     /// attribute that its body references (ref_attr_name), and the MLP calls a SiLU function (nesting).
     bool functions = false;
+    /// Bits of the projections' weights (the attention's, the MLP's and lm_head): 0 keeps them float32
+    /// MatMuls; 2, 4 or 8 makes each a com.microsoft MatMulNBits with packed zero points, quantized in
+    /// blocks of `nbits_block_size` along K (as ONNX Runtime's MatMulNBitsQuantizer writes it).
+    int64_t nbits = 0;
+    int64_t nbits_block_size = 32;
 };
 
-/// Throws UsageError naming the first option out of range (see validate(const TransformerSizes&)), or
-/// for an odd head size (rotary embeddings rotate pairs).
+/// Throws UsageError naming the first option out of range (see validate(const TransformerSizes&)), for
+/// an odd head size (rotary embeddings rotate pairs), or for `nbits` or its block size out of range.
 void validate(const DecoderOptions& options);
 
-/// Bytes of all the decoder's initializers, all float32: per layer 4h^2 + 3hi + 2h elements, plus the
-/// embedding and lm_head (2 vocab h), the final norm (h), the rotary cos/sin tables
-/// (2 max_positions head_size) and the causal mask (max_positions^2).
+/// Bytes of all the decoder's initializers: per layer 4h^2 + 3hi + 2h elements, plus the embedding and
+/// lm_head (2 vocab h), the final norm (h), the rotary cos/sin tables (2 max_positions head_size) and
+/// the causal mask (max_positions^2), all float32, except the projections' (4h^2 + 3hi per layer and
+/// lm_head) with `nbits` (nbits_weight_bytes()).
 uint64_t decoder_weight_bytes(const DecoderOptions& options);
 
 /// Nodes of the main graph: 122 per layer + 30 (embedding, positions, mask, final norm, lm_head); with

@@ -79,6 +79,22 @@ void add_onnx_runtime_contrib_signatures(Table& table) {
     // input, skip, gamma, beta, bias; output, mean, inv_std_var, input_skip_bias_sum
     add("SkipLayerNormalization", fixed(3, 5, 1, 4));
     add("SkipSimplifiedLayerNormalization", fixed(3, 4, 1, 4));          // input, skip, gamma, bias
+    add("MatMulNBits", fixed(3, 6, 1, 1, {"K", "N", "block_size"}));     // A, B, scales, zero_points?, g_idx?, bias?
+    // QOperator-format operators: each quantized tensor followed by its scale and optional zero point.
+    const auto with_zero_points = [](int min_inputs, int max_inputs, std::vector<int> optional,
+                                     std::vector<std::string> required = {}) {
+        OperatorSignature sig = fixed(min_inputs, max_inputs, 1, 1, std::move(required));
+        sig.optional_inputs = std::move(optional);
+        return sig;
+    };
+    add("QLinearAdd", with_zero_points(7, 8, {2, 5}));
+    add("QLinearMul", with_zero_points(7, 8, {2, 5}));
+    add("QLinearSigmoid", with_zero_points(4, 5, {2}));
+    add("QLinearLeakyRelu", with_zero_points(4, 5, {2}));
+    add("QLinearSoftmax", with_zero_points(5, 5, {2}, {"opset"}));
+    add("QLinearGlobalAveragePool", with_zero_points(4, 5, {2}));
+    add("QLinearAveragePool", with_zero_points(4, 5, {2}, {"kernel_shape"}));
+    add("QLinearConcat", fixed(5, OperatorSignature::kUnbounded, 1, 1, {"axis"}));
     table[{"", "SimplifiedLayerNormalization", 1}] = fixed(2, 2, 1, 2);  // X, scale; Y, inv_std_var
 }
 

@@ -129,6 +129,26 @@ TEST(DecoderModel, NodeCountsFollowTheDocumentedFormula) {
     EXPECT_EQ(decoder_weight_bytes(full), 2971869184u);
 }
 
+TEST(DecoderModel, QuantizedWeightsReplaceEveryProjectionByMatMulNBits) {
+    for (int64_t bits : {4, 8}) {
+        DecoderOptions options = small<DecoderOptions>(2);
+        options.nbits = bits;
+        options.nbits_block_size = 16;
+        WeightWriter weights;
+        const onnx::ModelProto model = build_decoder_model(options, weights);
+        EXPECT_EQ(model.graph().node_size(), decoder_node_count(options));
+        auto ops = op_histogram(model.graph());
+        EXPECT_EQ(ops["MatMulNBits"], 7 * 2 + 1);  // q, k, v, o, gate, up, down; lm_head
+        EXPECT_EQ(ops["MatMul"], 2 * 2);           // scores and context stay float products
+        EXPECT_EQ(weights.tensor_bytes(), decoder_weight_bytes(options));
+        for (const auto& node : model.graph().node()) {
+            if (node.op_type() != "MatMulNBits") continue;
+            EXPECT_EQ(node.domain(), "com.microsoft");
+            ASSERT_EQ(node.input_size(), 4);  // A, codes, scales, packed zero points
+        }
+    }
+}
+
 TEST(DecoderModel, LocalFunctionsHaveTheirOwnImportsAnAttributeReferenceAndNest) {
     DecoderOptions options = small<DecoderOptions>();
     options.functions = true;
@@ -222,6 +242,14 @@ TEST_F(GeneratedModelCli, DecoderOnTheBuiltInRuntimeMatchesOnnxRuntimeWithFinite
     expect_runs_pass(dir.file("decoder.onnx"), {"input_ids"}, {"--ref", "--onnxrt", "--validate"});
 }
 
+// The int4 decoder (com.microsoft.MatMulNBits, blocks of 32) of the benchmarks, on both runtimes.
+TEST_F(GeneratedModelCli, DecoderWithInt4WeightsOnTheBuiltInRuntimeMatchesOnnxRuntime) {
+    TempDir dir;
+    ASSERT_EQ(generate("make_decoder_model", dir.file("int4.onnx"), {"--nbits", "4", "--block-size", "32"}).exit_code,
+              0);
+    expect_runs_pass(dir.file("int4.onnx"), {"input_ids"}, {"--ref", "--onnxrt", "--validate"});
+}
+
 TEST_F(GeneratedModelCli, DecoderWithLocalFunctionsRunsOnOnnxRuntimeAsTheInlinedModel) {
     TempDir dir;
     ASSERT_EQ(generate("make_decoder_model", dir.file("plain.onnx"), {"--inline-weights"}).exit_code, 0);
@@ -257,6 +285,9 @@ TEST(MakeDecoderModel, BadOptionsAreOneLineErrorsAndWriteNothing) {
         {{"--layers", "two"}, 2, "[!] --layers expects an integer, got 'two'"},
         {{"--vocab"}, 2, "[!] --vocab expects a value"},
         {{"--bogus"}, 2, "[!] unknown option '--bogus'"},
+        {{"--nbits", "3"}, 1, "[!] --nbits must be 0 (float32 weights), 2, 4 or 8, got 3"},
+        {{"--nbits", "4", "--block-size", "24"}, 1, "[!] --block-size must be a power of two of at least 16, got 24"},
+        {{"--nbits", "4", "--functions"}, 1, "[!] --nbits and --functions cannot be combined"},
     };
     for (const auto& c : cases) {
         const CommandResult result = generate("make_decoder_model", path, c.args);

@@ -19,7 +19,7 @@ namespace {
 // one for A's broadcast value. A depth block of a panel (256 x 16 floats, 16 KiB) stays in the L1
 // cache while every row tile of a row block passes over it.
 constexpr int64_t kTileRows = 6;
-constexpr int64_t kPanelWidth = 16;
+constexpr int64_t kPanelWidth = PackedMatrix::kPanelWidth;
 constexpr int64_t kDepthBlock = 256;
 constexpr int64_t kMaxRowBlock = 240;
 // A row block is packed over all of K once (up to 4 MiB), then read from L2/L3 for each chunk of 8
@@ -477,25 +477,39 @@ bool available() {
 }
 
 PackedMatrix::PackedMatrix(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride, int threads)
-    : k_(k), n_(n), panels_(ceil_div(n, kPanelWidth)) {
-    const std::size_t bytes = static_cast<std::size_t>(panels_ * kPanelWidth * k) * sizeof(float);
-    std::shared_ptr<void> memory = allocate_aligned(bytes);
-    if (memory == nullptr)
-        throw PolygraphyException("could not allocate " + std::to_string(bytes) + " bytes for packed weights");
-    data_ = std::shared_ptr<float>(memory, static_cast<float*>(memory.get()));
+    : PackedMatrix(
+          k, n,
+          [&](int64_t k0, int64_t depth, int64_t panel_index, float* out) {
+              for (int64_t kk = k0; kk < k0 + depth; ++kk) {
+                  for (int64_t c = 0; c < kPanelWidth; ++c, ++out) {
+                      const int64_t col = panel_index * kPanelWidth + c;
+                      *out = col < n ? b[kk * row_stride + col * col_stride] : 0.0f;
+                  }
+              }
+          },
+          threads) {}
+
+PackedMatrix::PackedMatrix(int64_t k, int64_t n, const PanelFill& fill, int threads, std::shared_ptr<float> storage)
+    : k_(k), n_(n), panels_(ceil_div(n, kPanelWidth)), data_(std::move(storage)) {
+    if (data_ == nullptr) {
+        const std::size_t bytes = static_cast<std::size_t>(packed_floats(k, n)) * sizeof(float);
+        std::shared_ptr<void> memory = allocate_aligned(bytes);
+        if (memory == nullptr)
+            throw PolygraphyException("could not allocate " + std::to_string(bytes) + " bytes for packed weights");
+        data_ = std::shared_ptr<float>(memory, static_cast<float*>(memory.get()));
+    }
+    fill_panels(fill, threads);
+}
+
+void PackedMatrix::fill_panels(const PanelFill& fill, int threads) {
     // One task per (depth block, panel), each writing its own depth x 16 floats.
-    const int64_t blocks = ceil_div(k, kDepthBlock);
-    onednn::parallel_for(blocks * panels_, threads, kDepthBlock * kPanelWidth, [&](int64_t begin, int64_t end) {
+    const int64_t blocks = ceil_div(k_, kDepthBlock);
+    const int64_t panels = panels_;
+    onednn::parallel_for(blocks * panels, threads, kDepthBlock * kPanelWidth, [&](int64_t begin, int64_t end) {
         for (int64_t task = begin; task < end; ++task) {
-            const int64_t k0 = (task / panels_) * kDepthBlock;
-            const int64_t panel_index = task % panels_;
-            float* out = const_cast<float*>(panel(k0, panel_index));
-            for (int64_t kk = k0; kk < std::min(k0 + kDepthBlock, k); ++kk) {
-                for (int64_t c = 0; c < kPanelWidth; ++c, ++out) {
-                    const int64_t col = panel_index * kPanelWidth + c;
-                    *out = col < n ? b[kk * row_stride + col * col_stride] : 0.0f;
-                }
-            }
+            const int64_t k0 = (task / panels) * kDepthBlock;
+            const int64_t panel_index = task % panels;
+            fill(k0, std::min(kDepthBlock, k_ - k0), panel_index, const_cast<float*>(panel(k0, panel_index)));
         }
     });
 }

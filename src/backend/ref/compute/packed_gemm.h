@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -24,6 +25,21 @@ public:
     /// on up to `threads` threads. Throws PolygraphyException when the memory cannot be allocated.
     PackedMatrix(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride, int threads);
 
+    /// Writes one panel of one depth block: out[kk * kPanelWidth + c] is element (k0 + kk, panel *
+    /// kPanelWidth + c) for kk < depth, and 0 for columns at or past N. Called once per (block, panel),
+    /// possibly from several threads at once; must not throw.
+    using PanelFill = std::function<void(int64_t k0, int64_t depth, int64_t panel, float* out)>;
+    /// A K x N matrix whose panels `fill` writes (weights stored in another form, such as block-quantized
+    /// ones, dequantized straight into the packed layout). Into `storage` when it is not null (at least
+    /// packed_floats(k, n) floats, 64-byte aligned; shared, not copied), so that a caller packing
+    /// many matrices in turn reuses one buffer.
+    PackedMatrix(int64_t k, int64_t n, const PanelFill& fill, int threads, std::shared_ptr<float> storage = nullptr);
+
+    /// Columns in one panel.
+    static constexpr int64_t kPanelWidth = 16;
+    /// Floats a packed K x N matrix occupies.
+    static int64_t packed_floats(int64_t k, int64_t n) { return (n + kPanelWidth - 1) / kPanelWidth * kPanelWidth * k; }
+
     int64_t k() const { return k_; }
     int64_t n() const { return n_; }
     /// Number of 16-column panels.
@@ -32,6 +48,8 @@ public:
     const float* panel(int64_t k0, int64_t panel) const;
 
 private:
+    void fill_panels(const PanelFill& fill, int threads);
+
     int64_t k_;
     int64_t n_;
     int64_t panels_;

@@ -25,6 +25,8 @@ void register_pool_ops(OpRegistry& registry);          // MaxPool, AveragePool, 
 void register_col2im_ops(OpRegistry& registry);        // Col2Im
 void register_matmul_ops(OpRegistry& registry);        // MatMul, Gemm (oneDNN)
 void register_quantized_ops(OpRegistry& registry);     // QuantizeLinear, DequantizeLinear, QLinear*, ConvInteger...
+void register_quantized_matmul_ops(OpRegistry& registry);  // com.microsoft MatMulNBits
+void register_qlinear_ops(OpRegistry& registry);           // com.microsoft QLinearAdd, QLinearSoftmax, QLinearConcat...
 void register_linalg_ops(OpRegistry& registry);        // Einsum, Det
 void register_recurrent_ops(OpRegistry& registry);     // RNN, GRU, LSTM
 void register_loss_ops(OpRegistry& registry);          // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
@@ -41,13 +43,14 @@ void register_ml_ops(OpRegistry& registry);            // ai.onnx.ml: LabelEncod
 /// Every family, in the order OpRegistry::builtin() registers them: adding a family is its file
 /// and one line here.
 inline constexpr void (*kOpFamilies[])(OpRegistry&) = {
-    register_unary_ops,   register_activation_ops, register_binary_ops,    register_cast_ops,
-    register_tensor_ops,  register_shape_ops,      register_indexing_ops,  register_generator_ops,
-    register_reduce_ops,  register_nn_ops,         register_conv_ops,      register_pool_ops,
-    register_col2im_ops,  register_matmul_ops,     register_quantized_ops, register_linalg_ops,
-    register_recurrent_ops, register_loss_ops,     register_image_ops,     register_sampling_ops,
-    register_detection_ops, register_signal_ops,   register_sort_ops,      register_control_flow_ops,
-    register_sequence_ops, register_string_ops,    register_ml_ops,
+    register_unary_ops,   register_activation_ops,   register_binary_ops,    register_cast_ops,
+    register_tensor_ops,  register_shape_ops,        register_indexing_ops,  register_generator_ops,
+    register_reduce_ops,  register_nn_ops,           register_conv_ops,      register_pool_ops,
+    register_col2im_ops,  register_matmul_ops,       register_quantized_ops, register_quantized_matmul_ops,
+    register_qlinear_ops, register_linalg_ops,       register_recurrent_ops, register_loss_ops,
+    register_image_ops,   register_sampling_ops,     register_detection_ops, register_signal_ops,
+    register_sort_ops,    register_control_flow_ops, register_sequence_ops,  register_string_ops,
+    register_ml_ops,
 };
 
 }  // namespace polygraphy::ref

@@ -1,0 +1,230 @@
+#include "backend/ref/compute/block_quant_gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "backend/ref/compute/dnnl_util.h"
+#include "backend/ref/compute/packed_gemm.h"
+#include "common/aligned_memory.h"
+#include "polygraphy/common/exception.h"
+
+namespace polygraphy::ref::block_quant {
+namespace {
+
+// Products of up to this many rows read each dequantized row of W once per row of A, straight from
+// a buffer of K floats; taller ones pack W a slice at a time for the tiled GEMM, whose packing pays
+// off once several rows share it.
+constexpr int64_t kDirectRows = 4;
+// Columns of the product dequantized and packed at a time on one thread: 16 panels, 64 KiB per 256
+// rows of K, so that the slice stays in L2 while every row tile of A passes over it.
+constexpr int64_t kSliceColumns = 256;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+
+float zero_point(const QuantizedWeights& w, int64_t row, int64_t group) {
+    if (w.zero_points_float != nullptr) return w.zero_points_float[row * w.blocks() + group];
+    if (w.zero_points_packed == nullptr) return static_cast<float>(1 << (w.bits - 1));
+    const int64_t bit = group * w.bits;
+    const uint8_t byte = w.zero_points_packed[row * w.zero_point_row_bytes() + bit / 8];
+    return static_cast<float>((byte >> (bit % 8)) & ((1 << w.bits) - 1));
+}
+
+int code(const uint8_t* blob, int64_t j, int64_t bits) {
+    const int64_t bit = j * bits;
+    return (blob[bit / 8] >> (bit % 8)) & ((1 << bits) - 1);
+}
+
+#define POLYGRAPHY_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+bool cpu_has_avx512() {
+    static const bool supported = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") != 0;
+    }();
+    return supported;
+}
+
+// The zero-masked forms of the intrinsics below: GCC 12's plain forms start from an "undefined"
+// register that -Wuninitialized reports.
+constexpr __mmask16 kAll = 0xFFFF;
+
+/// 32 four-bit codes (16 bytes, low nibble first) through a table of their 16 values, in order.
+POLYGRAPHY_AVX512 void dequantize_nibbles32(const uint8_t* bytes, __m512 table, float* out) {
+    const __m512i packed = _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)));
+    const __m512 low = _mm512_maskz_permutexvar_ps(kAll, _mm512_and_si512(packed, _mm512_set1_epi32(15)), table);
+    const __m512 high = _mm512_maskz_permutexvar_ps(kAll, _mm512_maskz_srli_epi32(kAll, packed, 4), table);
+    // Interleave: code 2i is low[i], code 2i + 1 is high[i].
+    const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i second = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    _mm512_storeu_ps(out, _mm512_permutex2var_ps(low, first, high));
+    _mm512_storeu_ps(out + 16, _mm512_permutex2var_ps(low, second, high));
+}
+
+POLYGRAPHY_AVX512 void dequantize_nibbles_avx512(const uint8_t* blob, int64_t j0, int64_t count, const float* values,
+                                                 float* out) {
+    const __m512 table = _mm512_loadu_ps(values);
+    int64_t j = j0;
+    for (; j % 2 != 0 && j < j0 + count; ++j) *out++ = values[code(blob, j, 4)];
+    for (; j + 32 <= j0 + count; j += 32, out += 32) dequantize_nibbles32(blob + j / 2, table, out);
+    for (; j < j0 + count; ++j) *out++ = values[code(blob, j, 4)];
+}
+
+/// Codes [j0, j0 + count) of one block, whose codes take the values values[code].
+void dequantize_block(const uint8_t* blob, int64_t bits, int64_t j0, int64_t count, float scale, float zero,
+                      float* out) {
+    if (bits == 8) {
+        for (int64_t j = 0; j < count; ++j) out[j] = (static_cast<float>(blob[j0 + j]) - zero) * scale;
+        return;
+    }
+    float values[16];
+    for (int q = 0; q < (1 << bits); ++q) values[q] = (static_cast<float>(q) - zero) * scale;
+    if (bits == 4 && cpu_has_avx512()) return dequantize_nibbles_avx512(blob, j0, count, values, out);
+    for (int64_t j = 0; j < count; ++j) out[j] = values[code(blob, j0 + j, bits)];
+}
+
+/// Sum of a[i] * b[i] over n in 16 running partial sums (fixed order: the same on every call).
+POLYGRAPHY_AVX512 float dot_avx512(const float* a, const float* b, int64_t n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    int64_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+    }
+    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    if (i < n) {
+        const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
+        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, a + i), _mm512_maskz_loadu_ps(mask, b + i), s1);
+    }
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    float sum = 0.0f;
+    for (float lane : lanes) sum += lane;
+    return sum;
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+    if (cpu_has_avx512()) return dot_avx512(a, b, n);
+    constexpr int kLanes = 16;
+    float lanes[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+        for (int l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * b[i + l];
+    for (int l = 0; i < n; ++i, ++l) lanes[l] += a[i] * b[i];
+    float sum = 0.0f;
+    for (float lane : lanes) sum += lane;
+    return sum;
+}
+
+/// The calling thread's buffer of at least `floats` floats (kept between calls).
+float* thread_buffer(int64_t floats) {
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < static_cast<std::size_t>(floats)) buffer.resize(static_cast<std::size_t>(floats));
+    return buffer.data();
+}
+
+/// Few rows: each row of W dequantized once into K floats, then one dot product per row of A.
+void multiply_direct(const float* a, int64_t m, const QuantizedWeights& w, const float* bias, float* y, int threads) {
+    const int64_t k = w.k, n = w.n;
+    onednn::parallel_for(n, threads, k * (m + 4), [&](int64_t begin, int64_t end) {
+        float* row = thread_buffer(k);
+        for (int64_t j = begin; j < end; ++j) {
+            dequantize_row(w, j, 0, k, row);
+            for (int64_t i = 0; i < m; ++i) y[i * n + j] = dot(a + i * k, row, k) + (bias != nullptr ? bias[j] : 0.0f);
+        }
+    });
+}
+
+/// Writes one panel of a slice of W^T (columns [col0, col0 + width) of the product) in packed_gemm's
+/// layout: each of its 16 rows of W dequantized over the depth block, then transposed.
+void fill_panel(const QuantizedWeights& w, int64_t col0, int64_t width, int64_t k0, int64_t depth, int64_t panel,
+                float* out) {
+    constexpr int64_t kWidth = packed_gemm::PackedMatrix::kPanelWidth;
+    float rows[kWidth][256];
+    const int64_t first = col0 + panel * kWidth;
+    const int64_t count = std::min(kWidth, col0 + width - first);
+    for (int64_t c = 0; c < count; ++c) dequantize_row(w, first + c, k0, depth, rows[c]);
+    for (int64_t kk = 0; kk < depth; ++kk, out += kWidth)
+        for (int64_t c = 0; c < kWidth; ++c) out[c] = c < count ? rows[c][kk] : 0.0f;
+}
+
+/// Many rows: slices of kSliceColumns columns, each dequantized into packed panels and multiplied by
+/// the tiled GEMM on one thread; the threads take whole slices.
+void multiply_packed(const float* a, int64_t m, const QuantizedWeights& w, const float* bias, float* y, int threads) {
+    const int64_t k = w.k, n = w.n;
+    const int64_t resolved = onednn::resolve_threads(threads);
+    // Narrow products still spread over every thread: slices shrink to whole panels.
+    const int64_t slice = std::clamp<int64_t>(ceil_div(ceil_div(n, resolved), packed_gemm::PackedMatrix::kPanelWidth) *
+                                                  packed_gemm::PackedMatrix::kPanelWidth,
+                                              packed_gemm::PackedMatrix::kPanelWidth, kSliceColumns);
+    const int64_t slices = ceil_div(n, slice);
+    onednn::parallel_for(slices, threads, m * k * slice, [&](int64_t begin, int64_t end) {
+        const int64_t packed_floats = packed_gemm::PackedMatrix::packed_floats(k, slice);
+        thread_local std::shared_ptr<float> storage;
+        thread_local int64_t storage_floats = 0;
+        if (storage_floats < packed_floats) {
+            std::shared_ptr<void> memory = allocate_aligned(static_cast<std::size_t>(packed_floats) * sizeof(float));
+            storage = std::shared_ptr<float>(memory, static_cast<float*>(memory.get()));
+            storage_floats = storage != nullptr ? packed_floats : 0;
+        }
+        float* product = thread_buffer(m * slice);
+        for (int64_t s = begin; s < end; ++s) {
+            const int64_t col0 = s * slice;
+            const int64_t width = std::min(slice, n - col0);
+            const packed_gemm::PackedMatrix packed(
+                k, width,
+                [&](int64_t k0, int64_t depth, int64_t panel, float* out) {
+                    fill_panel(w, col0, width, k0, depth, panel, out);
+                },
+                1, storage);
+            packed_gemm::multiply(a, m, k, packed, bias != nullptr ? bias + col0 : nullptr, product, 1);
+            for (int64_t i = 0; i < m; ++i) std::copy(product + i * width, product + (i + 1) * width, y + i * n + col0);
+        }
+    });
+}
+
+}  // namespace
+
+void dequantize_row(const QuantizedWeights& w, int64_t row, int64_t k0, int64_t count, float* out) {
+    const uint8_t* codes = w.codes + row * w.row_bytes();
+    const int64_t blob = w.blob_bytes();
+    if (w.group_index != nullptr) {
+        for (int64_t k = k0; k < k0 + count; ++k) {
+            const int64_t group = w.group_index[k];
+            const float scale = w.scales[row * w.blocks() + group];
+            const int q = code(codes + (k / w.block_size) * blob, k % w.block_size, w.bits);
+            *out++ = (static_cast<float>(q) - zero_point(w, row, group)) * scale;
+        }
+        return;
+    }
+    for (int64_t k = k0; k < k0 + count;) {
+        const int64_t group = k / w.block_size;
+        const int64_t end = std::min((group + 1) * w.block_size, k0 + count);
+        dequantize_block(codes + group * blob, w.bits, k - group * w.block_size, end - k,
+                         w.scales[row * w.blocks() + group], zero_point(w, row, group), out);
+        out += end - k;
+        k = end;
+    }
+}
+
+void multiply(const float* a, int64_t m, const QuantizedWeights& w, const float* bias, float* y, int threads) {
+    if (m <= 0 || w.n <= 0) return;
+    if (w.k == 0) {
+        for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < w.n; ++j) y[i * w.n + j] = bias != nullptr ? bias[j] : 0.0f;
+        return;
+    }
+    if (m <= kDirectRows || !packed_gemm::available()) {
+        multiply_direct(a, m, w, bias, y, threads);
+        return;
+    }
+    multiply_packed(a, m, w, bias, y, threads);
+}
+
+}  // namespace polygraphy::ref::block_quant

@@ -1,0 +1,44 @@
+// Products with block-quantized weights in ONNX Runtime's MatMulNBits layout: Y = A W^T, where W is
+// N x K and each column of the product (a row of W) is stored as codes of 2, 4 or 8 bits, packed low
+// bits first along K, with one scale (and zero point) per block of K. The weights stay quantized in
+// memory: each product dequantizes them a slice at a time, straight into the layout the float32 GEMM
+// reads (packed_gemm.h), or into a row of K for products of a few rows.
+#pragma once
+
+#include <cstdint>
+
+namespace polygraphy::ref::block_quant {
+
+/// A view of quantized weights (nothing is owned; every pointer outlives the view).
+struct QuantizedWeights {
+    int64_t k = 0;           ///< the reduction length
+    int64_t n = 0;           ///< the number of columns of the product (rows of W)
+    int64_t bits = 4;        ///< bits per code: 2, 4 or 8
+    int64_t block_size = 0;  ///< codes per block (a power of two, at least 16)
+    /// Codes: row n of W is `blocks() * blob_bytes()` bytes at codes + n * row_bytes(); code k sits in
+    /// byte (k / block_size) * blob_bytes() + (k % block_size) * bits / 8, at bit ((k * bits) % 8).
+    const uint8_t* codes = nullptr;
+    /// One float32 scale per (row, group): scales[n * blocks() + g].
+    const float* scales = nullptr;
+    /// Zero points, one per (row, group), either packed like the codes (zero_point_row_bytes() bytes
+    /// per row) or as floats (zero_points_float[n * blocks() + g]); both null: 2^(bits - 1).
+    const uint8_t* zero_points_packed = nullptr;
+    const float* zero_points_float = nullptr;
+    /// The group of each k (K values in [0, blocks())), or null: k / block_size.
+    const int32_t* group_index = nullptr;
+
+    int64_t blocks() const { return (k + block_size - 1) / block_size; }
+    int64_t blob_bytes() const { return block_size * bits / 8; }
+    int64_t row_bytes() const { return blocks() * blob_bytes(); }
+    int64_t zero_point_row_bytes() const { return (blocks() * bits + 7) / 8; }
+};
+
+/// Row `row` of W over [k0, k0 + count), dequantized as (code - zero point) * scale into out[0..count).
+void dequantize_row(const QuantizedWeights& w, int64_t row, int64_t k0, int64_t count, float* out);
+
+/// y (M x N, rows N apart) = a (M x K, rows K apart) times W^T, plus bias[j] in column j when `bias`
+/// is not null (added after the whole sum). Each element is summed in an order that does not depend
+/// on `threads`, so results are the same at every thread count.
+void multiply(const float* a, int64_t m, const QuantizedWeights& w, const float* bias, float* y, int threads);
+
+}  // namespace polygraphy::ref::block_quant

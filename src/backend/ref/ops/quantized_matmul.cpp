@@ -1,0 +1,139 @@
+// Products with quantized weights, as ONNX Runtime's quantizers and model builders write them
+// (com.microsoft): MatMulNBits, the int4/int8 weight-only product of quantized LLMs. The weights stay
+// quantized in memory; the product is in float32 (float16 inputs are widened), as ONNX Runtime's CPU
+// kernel computes it at accuracy levels 0 to 3.
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "backend/onnx/domain.h"
+#include "backend/ref/compute/block_quant_gemm.h"
+#include "backend/ref/compute/dnnl_util.h"
+#include "backend/ref/ops/families.h"
+
+namespace polygraphy::ref {
+namespace {
+
+int64_t required_positive_attr(const NodeInfo& node, const char* name) {
+    if (!node.has_attr(name)) node.fail(fmt::format("it lacks the required attribute '{}'", name));
+    const int64_t value = node.attr_int(name, 0);
+    if (value <= 0) node.fail(fmt::format("attribute {} must be positive, but it is {}", name, value));
+    return value;
+}
+
+/// `tensor` as float32 values (a copy only when it has another float type).
+Tensor as_float32(const Tensor& tensor) {
+    return tensor.dtype() == DataType::kFloat32 ? tensor : tensor.cast(DataType::kFloat32);
+}
+
+/// com.microsoft.MatMulNBits: Y = A B, where B (K x N) is stored transposed as N rows of K codes of
+/// `bits` bits in blocks of `block_size`, each block with a scale and a zero point (inputs A, B,
+/// scales, zero_points?, g_idx?, bias?).
+class MatMulNBitsKernel final : public Kernel {
+public:
+    explicit MatMulNBitsKernel(const NodeInfo& node)
+        : k_(required_positive_attr(node, "K")),
+          n_(required_positive_attr(node, "N")),
+          bits_(node.attr_int("bits", 4)),
+          block_size_(required_positive_attr(node, "block_size")) {
+        if (bits_ != 2 && bits_ != 4 && bits_ != 8)
+            node.fail(fmt::format("attribute bits must be 2, 4 or 8, but it is {}", bits_));
+        if (block_size_ < 16 || (block_size_ & (block_size_ - 1)) != 0)
+            node.fail(
+                fmt::format("attribute block_size must be a power of two of at least 16, but it is {}", block_size_));
+    }
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const Tensor& a = context.required_input(0);
+        const DataType dtype = a.dtype();
+        if (dtype != DataType::kFloat32 && dtype != DataType::kFloat16)
+            onednn::fail_dtype(node, "input A", dtype, "float32, float16");
+        if (a.rank() < 1 || a.shape().back() != k_)
+            node.fail(fmt::format("input A of shape {} must end in K = {}", shape_to_string(a.shape()), k_));
+
+        block_quant::QuantizedWeights w;
+        w.k = k_;
+        w.n = n_;
+        w.bits = bits_;
+        w.block_size = block_size_;
+        const Tensor& b = context.required_input(1);
+        const Shape b_shape = {n_, w.blocks(), w.blob_bytes()};
+        if (b.dtype() != DataType::kUInt8 || b.shape() != b_shape)
+            node.fail(
+                fmt::format("input B must be uint8 of shape {} (N, K / block_size rounded up, block_size * "
+                            "bits / 8), but it is {} of shape {}",
+                            shape_to_string(b_shape), dtype_name(b.dtype()), shape_to_string(b.shape())));
+        w.codes = b.data_as<uint8_t>();
+
+        const Tensor scales = as_float32(typed_input(node, context.required_input(2), dtype, "scales"));
+        if (scales.numel() != n_ * w.blocks())
+            node.fail(fmt::format("input scales must hold N * blocks = {} values, but it has shape {}", n_ * w.blocks(),
+                                  shape_to_string(scales.shape())));
+        w.scales = scales.data_as<float>();
+
+        Tensor zero_points;
+        if (const Tensor* zp = context.input(3); zp != nullptr && zp->defined()) {
+            if (zp->dtype() == DataType::kUInt8) {
+                if (zp->numel() != n_ * w.zero_point_row_bytes())
+                    node.fail(fmt::format(
+                        "packed uint8 zero_points must hold {} bytes ({} per row), but it has "
+                        "shape {}",
+                        n_ * w.zero_point_row_bytes(), w.zero_point_row_bytes(), shape_to_string(zp->shape())));
+                w.zero_points_packed = zp->data_as<uint8_t>();
+            } else {
+                zero_points = as_float32(typed_input(node, *zp, dtype, "zero_points"));
+                if (zero_points.numel() != n_ * w.blocks())
+                    node.fail(fmt::format("input zero_points must hold N * blocks = {} values, but it has shape {}",
+                                          n_ * w.blocks(), shape_to_string(zp->shape())));
+                w.zero_points_float = zero_points.data_as<float>();
+            }
+        }
+        if (const Tensor* g_idx = context.input(4); g_idx != nullptr && g_idx->defined()) {
+            if (g_idx->dtype() != DataType::kInt32 || g_idx->numel() != k_)
+                node.fail(fmt::format("input g_idx must be int32 with K = {} values, but it is {} of shape {}", k_,
+                                      dtype_name(g_idx->dtype()), shape_to_string(g_idx->shape())));
+            const int32_t* groups = g_idx->data_as<int32_t>();
+            for (int64_t i = 0; i < k_; ++i)
+                if (groups[i] < 0 || groups[i] >= w.blocks())
+                    node.fail(
+                        fmt::format("g_idx[{}] = {} is not a block index (0 to {})", i, groups[i], w.blocks() - 1));
+            w.group_index = groups;
+        }
+        Tensor bias;
+        if (const Tensor* given = context.input(5); given != nullptr && given->defined()) {
+            bias = as_float32(typed_input(node, *given, dtype, "bias"));
+            if (bias.numel() != n_)
+                node.fail(fmt::format("input bias must hold N = {} values, but it has shape {}", n_,
+                                      shape_to_string(given->shape())));
+        }
+
+        Shape out_shape = a.shape();
+        out_shape.back() = n_;
+        const Tensor a32 = as_float32(a);
+        Tensor y = dtype == DataType::kFloat32 ? context.allocate_uninitialized_output(0, dtype, out_shape)
+                                               : Tensor::uninitialized(DataType::kFloat32, out_shape);
+        block_quant::multiply(a32.data_as<float>(), a.numel() / k_, w, bias.defined() ? bias.data_as<float>() : nullptr,
+                              y.data_as<float>(), context.num_threads());
+        if (dtype != DataType::kFloat32) context.set_output(0, y.cast(dtype));
+    }
+
+private:
+    static const Tensor& typed_input(const NodeInfo& node, const Tensor& tensor, DataType dtype, const char* name) {
+        if (tensor.dtype() != dtype)
+            node.fail(fmt::format("input {} must have A's data type ({}), but it is {}", name, dtype_name(dtype),
+                                  dtype_name(tensor.dtype())));
+        return tensor;
+    }
+
+    int64_t k_, n_, bits_, block_size_;
+};
+
+}  // namespace
+
+void register_quantized_matmul_ops(OpRegistry& registry) {
+    registry.add(kMicrosoftDomain, "MatMulNBits", 1, kMaxOpset, make_factory<MatMulNBitsKernel>());
+}
+
+}  // namespace polygraphy::ref
