@@ -155,14 +155,14 @@ void fill_panel(const QuantizedWeights& w, int64_t col0, int64_t width, int64_t 
 }
 
 /// Many rows: slices of kSliceColumns columns, each dequantized into packed panels and multiplied by
-/// the tiled GEMM on one thread; the threads take whole slices.
-void multiply_packed(const float* a, int64_t m, const QuantizedWeights& w, const float* bias, float* y, int threads) {
+/// the tiled GEMM on one thread, straight into its columns of y; the threads take whole slices.
+void multiply_packed(const float* a, int64_t m, const QuantizedWeights& w, const PanelWeights* panels,
+                     const float* bias, float* y, int threads) {
+    constexpr int64_t kWidth = packed_gemm::PackedMatrix::kPanelWidth;
     const int64_t k = w.k, n = w.n;
     const int64_t resolved = onednn::resolve_threads(threads);
     // Narrow products still spread over every thread: slices shrink to whole panels.
-    const int64_t slice = std::clamp<int64_t>(ceil_div(ceil_div(n, resolved), packed_gemm::PackedMatrix::kPanelWidth) *
-                                                  packed_gemm::PackedMatrix::kPanelWidth,
-                                              packed_gemm::PackedMatrix::kPanelWidth, kSliceColumns);
+    const int64_t slice = std::clamp<int64_t>(ceil_div(ceil_div(n, resolved), kWidth) * kWidth, kWidth, kSliceColumns);
     const int64_t slices = ceil_div(n, slice);
     onednn::parallel_for(slices, threads, m * k * slice, [&](int64_t begin, int64_t end) {
         const int64_t packed_floats = packed_gemm::PackedMatrix::packed_floats(k, slice);
@@ -173,20 +173,54 @@ void multiply_packed(const float* a, int64_t m, const QuantizedWeights& w, const
             storage = std::shared_ptr<float>(memory, static_cast<float*>(memory.get()));
             storage_floats = storage != nullptr ? packed_floats : 0;
         }
-        float* product = thread_buffer(m * slice);
         for (int64_t s = begin; s < end; ++s) {
             const int64_t col0 = s * slice;
             const int64_t width = std::min(slice, n - col0);
+            const int64_t first_panel = col0 / kWidth;
             const packed_gemm::PackedMatrix packed(
                 k, width,
                 [&](int64_t k0, int64_t depth, int64_t panel, float* out) {
-                    fill_panel(w, col0, width, k0, depth, panel, out);
+                    if (panels != nullptr)
+                        panels->fill(k0, depth, first_panel + panel, out);
+                    else
+                        fill_panel(w, col0, width, k0, depth, panel, out);
                 },
                 1, storage);
-            packed_gemm::multiply(a, m, k, packed, bias != nullptr ? bias + col0 : nullptr, product, 1);
-            for (int64_t i = 0; i < m; ++i) std::copy(product + i * width, product + (i + 1) * width, y + i * n + col0);
+            packed_gemm::multiply(a, m, k, packed, bias != nullptr ? bias + col0 : nullptr, y + col0, 1,
+                                  packed_gemm::KernelChoice::kWidest, n);
         }
     });
+}
+
+/// 16 codes of one k (one byte each) dequantized with their columns' zero points and scales.
+POLYGRAPHY_AVX512 inline __m512 dequantize16(__m512i codes, __m512 zeros, __m512 scales) {
+    return _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_cvtepi32_ps(kAll, codes), zeros), scales);
+}
+
+/// PanelWeights::fill over whole groups with AVX-512: `codes` the panel's codes from the first k.
+POLYGRAPHY_AVX512 void fill_groups_avx512(const uint8_t* codes, int64_t code_bytes, bool nibbles, const float* scales,
+                                          const float* zeros, int64_t block_size, int64_t k0, int64_t depth,
+                                          float* out) {
+    const __m512i shifts = _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+    const __m512i low4 = _mm512_set1_epi32(15);
+    for (int64_t k = k0; k < k0 + depth;) {
+        const int64_t group = k / block_size;
+        const int64_t end = std::min((group + 1) * block_size, k0 + depth);
+        const __m512 s = _mm512_loadu_ps(scales + group * 16), z = _mm512_loadu_ps(zeros + group * 16);
+        const uint8_t* at = codes + k * code_bytes;
+        for (; k < end; ++k, at += code_bytes, out += 16) {
+            __m512i q;
+            if (nibbles) {
+                // Byte j holds columns 2j (low nibble) and 2j + 1 (high): each byte twice, then shifted.
+                const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(at));
+                q = _mm512_maskz_cvtepu8_epi32(kAll, _mm_unpacklo_epi8(bytes, bytes));
+                q = _mm512_and_si512(_mm512_maskz_srlv_epi32(kAll, q, shifts), low4);
+            } else {
+                q = _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
+            }
+            _mm512_storeu_ps(out, dequantize16(q, z, s));
+        }
+    }
 }
 
 }  // namespace
@@ -213,7 +247,74 @@ void dequantize_row(const QuantizedWeights& w, int64_t row, int64_t k0, int64_t 
     }
 }
 
-void multiply(const float* a, int64_t m, const QuantizedWeights& w, const float* bias, float* y, int threads) {
+PanelWeights::PanelWeights(const QuantizedWeights& w, int threads)
+    : k_(w.k),
+      n_(w.n),
+      bits_(w.bits),
+      block_size_(w.block_size),
+      groups_(w.blocks()),
+      panels_(ceil_div(w.n, 16)),
+      code_bytes_(w.bits == 4 ? 8 : 16) {
+    // Every byte is written below: no zero-fill pass over the largest array.
+    codes_.reset(new uint8_t[static_cast<std::size_t>(panels_ * k_ * code_bytes_)]);
+    scales_.assign(static_cast<std::size_t>(panels_ * groups_ * 16), 0.0f);
+    zeros_.assign(static_cast<std::size_t>(panels_ * groups_ * 16), 0.0f);
+    const int64_t padded_k = groups_ * block_size_;  // the codes of a row's last block run past K
+    onednn::parallel_for(panels_, threads, k_ * 16, [&](int64_t begin, int64_t end) {
+        // Row `row`'s codes, one per byte (zeros past N).
+        std::vector<uint8_t> first(static_cast<std::size_t>(padded_k)), second(first.size());
+        const auto unpack_row = [&](int64_t row, std::vector<uint8_t>& out) {
+            if (row >= n_) return std::fill(out.begin(), out.end(), uint8_t{0});
+            const uint8_t* bytes = w.codes + row * w.row_bytes();
+            const int per_byte = 8 / static_cast<int>(bits_), mask = (1 << bits_) - 1;
+            for (int64_t i = 0; i < w.row_bytes(); ++i)
+                for (int j = 0; j < per_byte; ++j)
+                    out[static_cast<std::size_t>(i * per_byte + j)] =
+                        static_cast<uint8_t>((bytes[i] >> (j * bits_)) & mask);
+        };
+        for (int64_t panel = begin; panel < end; ++panel) {
+            for (int64_t c = 0; c < 16 && panel * 16 + c < n_; ++c)
+                for (int64_t group = 0; group < groups_; ++group) {
+                    const std::size_t at = static_cast<std::size_t>((panel * groups_ + group) * 16 + c);
+                    scales_[at] = w.scales[(panel * 16 + c) * groups_ + group];
+                    zeros_[at] = zero_point(w, panel * 16 + c, group);
+                }
+            // Byte c of the panel's row k holds code k of column c; at 4 bits, byte c / 2 holds columns
+            // c (low nibble) and c + 1.
+            uint8_t* codes = codes_.get() + panel * k_ * code_bytes_;
+            for (int64_t c = 0; c < 16; c += bits_ == 4 ? 2 : 1) {
+                unpack_row(panel * 16 + c, first);
+                if (bits_ == 4) unpack_row(panel * 16 + c + 1, second);
+                uint8_t* target = codes + (bits_ == 4 ? c / 2 : c);
+                for (int64_t k = 0; k < k_; ++k, target += code_bytes_)
+                    *target = bits_ == 4 ? static_cast<uint8_t>(first[k] | (second[k] << 4)) : first[k];
+            }
+        }
+    });
+}
+
+void PanelWeights::fill(int64_t k0, int64_t depth, int64_t panel, float* out) const {
+    const uint8_t* codes = codes_.get() + panel * k_ * code_bytes_;
+    const float* scales = scales_.data() + panel * groups_ * 16;
+    const float* zeros = zeros_.data() + panel * groups_ * 16;
+    if (cpu_has_avx512())
+        return fill_groups_avx512(codes, code_bytes_, bits_ == 4, scales, zeros, block_size_, k0, depth, out);
+    for (int64_t k = k0; k < k0 + depth; ++k) {
+        const int64_t group = k / block_size_;
+        for (int64_t c = 0; c < 16; ++c, ++out) {
+            const uint8_t byte = codes[k * code_bytes_ + (bits_ == 4 ? c / 2 : c)];
+            const int q = bits_ == 4 ? (byte >> (4 * (c % 2))) & 15 : byte;
+            *out = (static_cast<float>(q) - zeros[group * 16 + c]) * scales[group * 16 + c];
+        }
+    }
+}
+
+int64_t PanelWeights::bytes() const {
+    return panels_ * k_ * code_bytes_ + static_cast<int64_t>((scales_.size() + zeros_.size()) * sizeof(float));
+}
+
+void multiply(const float* a, int64_t m, const QuantizedWeights& w, const PanelWeights* panels, const float* bias,
+              float* y, int threads) {
     if (m <= 0 || w.n <= 0) return;
     if (w.k == 0) {
         for (int64_t i = 0; i < m; ++i)
@@ -224,7 +325,7 @@ void multiply(const float* a, int64_t m, const QuantizedWeights& w, const float*
         multiply_direct(a, m, w, bias, y, threads);
         return;
     }
-    multiply_packed(a, m, w, bias, y, threads);
+    multiply_packed(a, m, w, panels, bias, y, threads);
 }
 
 }  // namespace polygraphy::ref::block_quant

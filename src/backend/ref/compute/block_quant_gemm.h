@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace polygraphy::ref::block_quant {
 
@@ -36,9 +38,34 @@ struct QuantizedWeights {
 /// Row `row` of W over [k0, k0 + count), dequantized as (code - zero point) * scale into out[0..count).
 void dequantize_row(const QuantizedWeights& w, int64_t row, int64_t k0, int64_t count, float* out);
 
+/// Constant quantized weights rearranged once for the tiled product: the codes of each panel of 16
+/// columns stored k by k (the 16 codes of one k together: 8 bytes at 4 bits, one byte per code at 2
+/// and 8), and each (panel, group)'s 16 scales and zero points as floats, so that a depth block of a
+/// panel dequantizes with a few vector instructions per k, each value exactly as dequantize_row()
+/// gives it. For weights without a group index (groups are then the blocks).
+class PanelWeights {
+public:
+    /// Rearranges `w` (whose group_index must be null) on up to `threads` threads.
+    PanelWeights(const QuantizedWeights& w, int threads);
+
+    /// Writes the panel `panel` of W^T's depth block [k0, k0 + depth) in packed_gemm's layout
+    /// (PackedMatrix::PanelFill).
+    void fill(int64_t k0, int64_t depth, int64_t panel, float* out) const;
+
+    /// Bytes held (codes, scales, zero points).
+    int64_t bytes() const;
+
+private:
+    int64_t k_, n_, bits_, block_size_, groups_, panels_, code_bytes_;  // code_bytes_: bytes per (panel, k)
+    std::unique_ptr<uint8_t[]> codes_;                                  // [panel][k][code_bytes_]
+    std::vector<float> scales_, zeros_;                                 // [panel][group][16]
+};
+
 /// y (M x N, rows N apart) = a (M x K, rows K apart) times W^T, plus bias[j] in column j when `bias`
-/// is not null (added after the whole sum). Each element is summed in an order that does not depend
-/// on `threads`, so results are the same at every thread count.
-void multiply(const float* a, int64_t m, const QuantizedWeights& w, const float* bias, float* y, int threads);
+/// is not null (added after the whole sum). `panels`, when not null, is `w` rearranged (it is then
+/// read instead of `w` for products of many rows). Each element is summed in an order that does not
+/// depend on `threads`, so results are the same at every thread count.
+void multiply(const float* a, int64_t m, const QuantizedWeights& w, const PanelWeights* panels, const float* bias,
+              float* y, int threads);
 
 }  // namespace polygraphy::ref::block_quant

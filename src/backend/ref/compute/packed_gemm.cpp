@@ -325,7 +325,7 @@ void pack_rows(const float* a, int64_t lda, int64_t k, int64_t rows, int64_t til
 /// (row 0 of the block), on the calling thread (a bias holds 16 values for every panel, as multiply()
 /// pads it); pairs of whole panels through the AVX-512 kernel when `wide_kernel`.
 void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatrix& b, const float* bias, float* y,
-                          int64_t panel_begin, int64_t panel_end, bool wide_kernel) {
+                          int64_t ldy, int64_t panel_begin, int64_t panel_end, bool wide_kernel) {
     const int64_t n = b.n();
     const int64_t k = b.k();
     const int64_t padded_rows = ceil_div(rows, kTileRows) * kTileRows;
@@ -379,13 +379,13 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
                     for (; i + 2 * kTileRows <= rows; i += 2 * kTileRows) {
                         prefetch_share();
                         multiply_wide_tile<2>(depth, a_block + i * depth, a_block + (i + kTileRows) * depth, b_panel,
-                                              b_panel + depth * kPanelWidth, y + i * n + col, n, accumulate,
+                                              b_panel + depth * kPanelWidth, y + i * ldy + col, ldy, accumulate,
                                               panel_bias);
                     }
                     if (i + kTileRows <= rows) {
                         prefetch_share();
                         multiply_wide_tile<1>(depth, a_block + i * depth, a_block + i * depth, b_panel,
-                                              b_panel + depth * kPanelWidth, y + i * n + col, n, accumulate,
+                                              b_panel + depth * kPanelWidth, y + i * ldy + col, ldy, accumulate,
                                               panel_bias);
                         i += kTileRows;
                     }
@@ -394,7 +394,7 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
                         for (int64_t half = 0; half < 2; ++half)
                             multiply_tile_rows(rows - i, depth, a_block + i * depth,
                                                b_panel + half * depth * kPanelWidth,
-                                               y + i * n + col + half * kPanelWidth, n, accumulate,
+                                               y + i * ldy + col + half * kPanelWidth, ldy, accumulate,
                                                panel_bias != nullptr ? panel_bias + half * kPanelWidth : nullptr);
                     }
                     panel += step;
@@ -404,18 +404,18 @@ void multiply_packed_rows(const float* packed_a, int64_t rows, const PackedMatri
                     const int64_t tile_rows = std::min(kTileRows, rows - i);
                     prefetch_share();
                     const float* a_tile = a_block + i * depth;
-                    float* c = y + i * n + col;
+                    float* c = y + i * ldy + col;
                     if (width == kPanelWidth) {
-                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, n, accumulate, panel_bias);
+                        multiply_tile_rows(tile_rows, depth, a_tile, b_panel, c, ldy, accumulate, panel_bias);
                         continue;
                     }
                     // The last, narrower panel: through a full-width tile, copied in and out.
                     for (int64_t r = 0; r < tile_rows && accumulate; ++r)
-                        std::copy(c + r * n, c + r * n + width, edge_tile + r * kPanelWidth);
+                        std::copy(c + r * ldy, c + r * ldy + width, edge_tile + r * kPanelWidth);
                     multiply_tile_rows(tile_rows, depth, a_tile, b_panel, edge_tile, kPanelWidth, accumulate,
                                        panel_bias);
                     for (int64_t r = 0; r < tile_rows; ++r)
-                        std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * n);
+                        std::copy(edge_tile + r * kPanelWidth, edge_tile + r * kPanelWidth + width, c + r * ldy);
                 }
                 panel += step;
             }
@@ -431,14 +431,14 @@ float* packing_buffer(int64_t floats) {
 }
 
 /// Rows [row_begin, row_end) x panels [panel_begin, panel_end) of the product, on the calling thread.
-void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t row_begin,
-                    int64_t row_end, int64_t panel_begin, int64_t panel_end, bool wide_kernel) {
+void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int64_t ldy,
+                    int64_t row_begin, int64_t row_end, int64_t panel_begin, int64_t panel_end, bool wide_kernel) {
     const int64_t block_rows = row_block_size(row_end - row_begin, b.k());
     float* const packed_a = packing_buffer(block_rows * b.k());
     for (int64_t i0 = row_begin; i0 < row_end; i0 += block_rows) {
         const int64_t rows = std::min(block_rows, row_end - i0);
         pack_rows(a + i0 * lda, lda, b.k(), rows, 0, ceil_div(rows, kTileRows), packed_a);
-        multiply_packed_rows(packed_a, rows, b, bias, y + i0 * b.n(), panel_begin, panel_end, wide_kernel);
+        multiply_packed_rows(packed_a, rows, b, bias, y + i0 * ldy, ldy, panel_begin, panel_end, wide_kernel);
     }
 }
 
@@ -446,7 +446,7 @@ void multiply_block(const float* a, int64_t lda, const PackedMatrix& b, const fl
 /// which is most of the memory a product touches. The threads pack each block of A's rows together,
 /// a share of its tiles each, and all read the one copy.
 void multiply_by_panels(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y,
-                        int threads, bool wide_kernel) {
+                        int64_t ldy, int threads, bool wide_kernel) {
     const int64_t block_rows = row_block_size(m, b.k());
     float* const packed = packing_buffer(block_rows * b.k());  // the caller's, shared with the team
 #pragma omp parallel num_threads(threads)
@@ -459,8 +459,8 @@ void multiply_by_panels(const float* a, int64_t m, int64_t lda, const PackedMatr
             const int64_t tiles = ceil_div(rows, kTileRows);
             pack_rows(a + i0 * lda, lda, b.k(), rows, share(tiles, t), share(tiles, t + 1), packed);
 #pragma omp barrier
-            multiply_packed_rows(packed, rows, b, bias, y + i0 * b.n(), share(b.panels(), t), share(b.panels(), t + 1),
-                                 wide_kernel);
+            multiply_packed_rows(packed, rows, b, bias, y + i0 * ldy, ldy, share(b.panels(), t),
+                                 share(b.panels(), t + 1), wide_kernel);
 #pragma omp barrier
         }
     }
@@ -520,7 +520,8 @@ const float* PackedMatrix::panel(int64_t k0, int64_t panel_index) const {
 }
 
 void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads,
-              KernelChoice kernel) {
+              KernelChoice kernel, int64_t ldy) {
+    if (ldy < 0) ldy = b.n();
     const bool wide_kernel = kernel == KernelChoice::kWidest && cpu_has_avx512();
     if (m <= 0 || b.n() <= 0) return;
     if (b.k() == 0) throw InternalError("packed_gemm::multiply with K = 0");
@@ -544,12 +545,12 @@ void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, con
                 multiply_single_row(a, b, bias, y, begin * kRowPanels, std::min(end * kRowPanels, b.panels()));
             });
     } else if (useful <= 1) {
-        multiply_block(a, lda, b, bias, y, 0, m, 0, b.panels(), wide_kernel);
+        multiply_block(a, lda, b, bias, y, ldy, 0, m, 0, b.panels(), wide_kernel);
     } else if (b.panels() >= 2 * useful) {
-        multiply_by_panels(a, m, lda, b, bias, y, useful, wide_kernel);
+        multiply_by_panels(a, m, lda, b, bias, y, ldy, useful, wide_kernel);
     } else {
         onednn::parallel_chunks(ceil_div(m, kTileRows), useful, [&](int64_t begin, int64_t end) {
-            multiply_block(a, lda, b, bias, y, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels(),
+            multiply_block(a, lda, b, bias, y, ldy, begin * kTileRows, std::min(end * kTileRows, m), 0, b.panels(),
                            wide_kernel);
         });
     }

@@ -60,12 +60,12 @@ private:
 /// tests, which compare the two).
 enum class KernelChoice { kWidest, kAvx2Only };
 
-/// y (M x N, rows N apart) = a (M x K, row i at a + i * lda) times b, plus bias[j] in column j when
-/// `bias` is not null; the bias is added after the whole sum, as a separate Add would. Each element
-/// is summed over k in the same order whatever `threads` and `kernel` are, so results do not depend
-/// on them.
+/// y (M x N, rows `ldy` apart; N when ldy is negative) = a (M x K, row i at a + i * lda) times b, plus
+/// bias[j] in column j when `bias` is not null; the bias is added after the whole sum, as a separate
+/// Add would. Each element is summed over k in the same order whatever `threads` and `kernel` are,
+/// so results do not depend on them.
 void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, const float* bias, float* y, int threads,
-              KernelChoice kernel = KernelChoice::kWidest);
+              KernelChoice kernel = KernelChoice::kWidest, int64_t ldy = -1);
 
 /// A constant matrix packed on first use (kernels are const during compute, and the thread count
 /// for the packing is known only then). Thread-safe.

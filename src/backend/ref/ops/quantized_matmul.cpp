@@ -2,6 +2,8 @@
 // (com.microsoft): MatMulNBits, the int4/int8 weight-only product of quantized LLMs. The weights stay
 // quantized in memory; the product is in float32 (float16 inputs are widened), as ONNX Runtime's CPU
 // kernel computes it at accuracy levels 0 to 3.
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -114,12 +116,27 @@ public:
         const Tensor a32 = as_float32(a);
         Tensor y = dtype == DataType::kFloat32 ? context.allocate_uninitialized_output(0, dtype, out_shape)
                                                : Tensor::uninitialized(DataType::kFloat32, out_shape);
-        block_quant::multiply(a32.data_as<float>(), a.numel() / k_, w, bias.defined() ? bias.data_as<float>() : nullptr,
-                              y.data_as<float>(), context.num_threads());
+        block_quant::multiply(a32.data_as<float>(), a.numel() / k_, w, panel_weights(node, w, context.num_threads()),
+                              bias.defined() ? bias.data_as<float>() : nullptr, y.data_as<float>(),
+                              context.num_threads());
         if (dtype != DataType::kFloat32) context.set_output(0, y.cast(dtype));
     }
 
 private:
+    /// The weights rearranged for the tiled product, made on first use when the codes, scales and
+    /// zero points are constants (initializers: the weights of a quantized model) and no g_idx
+    /// regroups them; null otherwise.
+    const block_quant::PanelWeights* panel_weights(const NodeInfo& node, const block_quant::QuantizedWeights& w,
+                                                   int threads) const {
+        if (w.group_index != nullptr) return nullptr;
+        for (std::size_t input : {1, 2, 3})
+            if (input < static_cast<std::size_t>(node.proto().input_size()) &&
+                !node.proto().input(int(input)).empty() && node.constant_input(input) == nullptr)
+                return nullptr;
+        std::call_once(panels_once_, [&] { panels_ = std::make_unique<block_quant::PanelWeights>(w, threads); });
+        return panels_.get();
+    }
+
     static const Tensor& typed_input(const NodeInfo& node, const Tensor& tensor, DataType dtype, const char* name) {
         if (tensor.dtype() != dtype)
             node.fail(fmt::format("input {} must have A's data type ({}), but it is {}", name, dtype_name(dtype),
@@ -128,6 +145,8 @@ private:
     }
 
     int64_t k_, n_, bits_, block_size_;
+    mutable std::once_flag panels_once_;
+    mutable std::unique_ptr<block_quant::PanelWeights> panels_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "nbits_weights.h"
 #include "onnxrt_reference.h"
 #include "op_test_util.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
 #include "test_helpers.h"
 
 namespace polygraphy::testing {
@@ -227,6 +228,38 @@ TEST(MatMulNBits, AGroupIndexTakesEachKsScaleAndZeroPointFromItsGroup) {
     const Tensor y = ref::Session(*builder.build()).run(feed).at("y");
     ASSERT_EQ(y.numel(), expected.numel());
     EXPECT_EQ(std::memcmp(y.data(), expected.data(), static_cast<std::size_t>(y.numel()) * sizeof(float)), 0);
+}
+
+// Constant weights are rearranged once for the tiled product (block_quant::PanelWeights); weights
+// that arrive as inputs are dequantized from their own layout. Both give the same bits.
+TEST(MatMulNBits, RearrangedConstantWeightsGiveTheBitsOfWeightsFedAsInputs) {
+    for (int64_t bits : {2, 4, 8}) {
+        for (ZeroPoints zero_points : {ZeroPoints::kNone, ZeroPoints::kPacked, ZeroPoints::kFloat}) {
+            SCOPED_TRACE(::testing::Message() << "bits " << bits << " zero points " << static_cast<int>(zero_points));
+            NBitsCase c;
+            c.m = 20;
+            c.k = 300;  // a partial last block
+            c.n = 37;   // a partial last panel
+            c.bits = bits;
+            c.zero_points = zero_points;
+            c.bias = true;
+            auto [builder, feed] = nbits_model(c);
+            const Tensor constant = ref::Session(*builder.build()).run(feed).at("y");
+            // The same node with B as a graph input.
+            onnx::GraphProto& graph = *builder.proto().mutable_graph();
+            for (int i = 0; i < graph.initializer_size(); ++i) {
+                if (graph.initializer(i).name() != "b") continue;
+                feed.set("b", tensor_from_proto(graph.initializer(i)));
+                graph.mutable_initializer()->DeleteSubrange(i, 1);
+                break;
+            }
+            builder.input("b", DataType::kUInt8, feed.at("b").shape());
+            const Tensor fed = ref::Session(*builder.build()).run(feed).at("y");
+            ASSERT_EQ(fed.numel(), constant.numel());
+            EXPECT_EQ(std::memcmp(fed.data(), constant.data(), static_cast<std::size_t>(fed.numel()) * sizeof(float)),
+                      0);
+        }
+    }
 }
 
 TEST(MatMulNBits, ResultsDoNotDependOnTheThreadCount) {
