@@ -1,5 +1,7 @@
 #include "model_builder.h"
 
+#include "polygraphy/backend/onnx/tensor_proto.h"
+
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -34,7 +36,9 @@ onnx::TensorProto encode_tensor(const Tensor& tensor, const std::string& name) {
     proto.set_name(name);
     proto.set_data_type(dtype_to_onnx(tensor.dtype()));
     for (int64_t dim : tensor.shape()) proto.add_dims(dim);
-    if (tensor.dtype() == DataType::kString) {
+    if (tensor.dtype() == DataType::kInt4 || tensor.dtype() == DataType::kUInt4) {
+        return tensor_to_proto(tensor, name);  // two elements per byte in the file, one per byte in memory
+    } else if (tensor.dtype() == DataType::kString) {
         for (const auto& text : tensor.strings()) proto.add_string_data(text);
     } else {
         proto.set_raw_data(std::string(static_cast<const char*>(tensor.data()), tensor.nbytes()));

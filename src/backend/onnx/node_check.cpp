@@ -95,6 +95,10 @@ void add_onnx_runtime_contrib_signatures(Table& table) {
     add("QLinearGlobalAveragePool", with_zero_points(4, 5, {2}));
     add("QLinearAveragePool", with_zero_points(4, 5, {2}, {"kernel_shape"}));
     add("QLinearConcat", fixed(5, OperatorSignature::kUnbounded, 1, 1, {"axis"}));
+    add("QuantizeLinear", fixed(2, 3));         // x, y_scale, y_zero_point?
+    add("DequantizeLinear", fixed(2, 3));       // x, x_scale, x_zero_point?
+    add("MatMulIntegerToFloat", fixed(4, 7));   // A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?
+    add("DynamicQuantizeMatMul", fixed(3, 5));  // A, B, b_scale, b_zero_point?, bias?
     table[{"", "SimplifiedLayerNormalization", 1}] = fixed(2, 2, 1, 2);  // X, scale; Y, inv_std_var
 }
 

@@ -16,6 +16,7 @@
 #include "backend/onnx/domain.h"
 #include "backend/ref/compute/broadcast.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/twin_kernel.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -92,27 +93,6 @@ Tensor quantize(const Tensor& y, const Quantization& quant, DataType dtype) {
         set_code(out, i, quantize_value(values[i] / quant.scale, quant.zero_point, dtype));
     return out;
 }
-
-/// The kernel of the standard operator `op_type` at `opset`, reading the quantized node's
-/// attributes (its float twin).
-class FloatTwin {
-public:
-    FloatTwin(const NodeInfo& node, const char* op_type, int64_t opset) : info_(node.proto(), opset, node.name()) {
-        const OpEntry* entry = OpRegistry::builtin().find("", op_type, opset);
-        if (entry == nullptr) node.fail(fmt::format("{} has no float kernel at opset {}", op_type, opset));
-        kernel_ = entry->factory(info_);
-    }
-
-    Tensor run(const Tensor& x, int threads) const {
-        KernelContext context(info_, {&x}, 1, threads);
-        kernel_->compute(context);
-        return context.output(0);
-    }
-
-private:
-    NodeInfo info_;
-    std::unique_ptr<Kernel> kernel_;
-};
 
 // ---- QLinearAdd, QLinearMul: (A, A_scale, A_zero_point?, B, B_scale, B_zero_point?, C_scale, C_zero_point?) ----
 
@@ -203,7 +183,7 @@ public:
         const Quantization qy = quantization(node, context, 3, 4, x.dtype());
         Tensor values = dequantize(x, qx);
         if (channels_last_) values = move_channels(node, values, true);
-        Tensor y = twin_.run(values, context.num_threads());
+        Tensor y = std::move(twin_.run({&values}, 1, context.num_threads())[0]);
         if (channels_last_) y = move_channels(node, y, false);
         context.set_output(0, quantize(y, qy, x.dtype()));
     }
@@ -241,7 +221,7 @@ private:
         return out;
     }
 
-    FloatTwin twin_;
+    TwinKernel twin_;
     bool channels_last_;
 };
 

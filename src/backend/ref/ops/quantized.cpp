@@ -1,6 +1,7 @@
 // Quantization and quantized linear algebra: QuantizeLinear and DequantizeLinear (per-tensor, per-axis from opset 13,
 // blocked from opset 21; int4/int8/int16/int32 and float8), QLinearMatMul, QLinearConv, ConvInteger and
-// DynamicQuantizeLinear. Products accumulate exactly in int64 (values fit int32 for real models); requantization
+// DynamicQuantizeLinear; ONNX Runtime's com.microsoft QuantizeLinear and DequantizeLinear (the standard ones at opset
+// 21). Products accumulate exactly in int64 (values fit int32 for real models); requantization
 // multiplies by a_scale * b_scale / y_scale computed in the scales' own type (as the ONNX reference does), rounds half
 // to even and saturates to the output type, as the spec says (the 1.17 test data of int8 QLinearMatMul wraps instead:
 // see the conformance expected failures).
@@ -11,11 +12,13 @@
 
 #include <fmt/format.h>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/compute/kernel_util.h"
 #include "backend/ref/compute/small_types.h"
 #include "backend/ref/compute/window_util.h"
 #include "backend/ref/ops/elementwise.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/twin_kernel.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -559,6 +562,13 @@ void register_quantized_ops(OpRegistry& registry) {
     registry.add("", "QLinearConv", 10, kMaxOpset, make_factory<QLinearConvKernel>());
     registry.add("", "ConvInteger", 10, kMaxOpset, make_factory<ConvIntegerKernel>());
     registry.add("", "DynamicQuantizeLinear", 11, kMaxOpset, make_factory<DynamicQuantizeLinearKernel>());
+    // ONNX Runtime's own QuantizeLinear and DequantizeLinear, which took int16, uint16, int4 and uint4
+    // before the standard did: the standard operators at opset 21 (per-tensor, or per axis with a 1-D
+    // scale).
+    for (const char* op : {"QuantizeLinear", "DequantizeLinear"})
+        registry.add(kMicrosoftDomain, op, 1, kMaxOpset, [op](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+            return std::make_unique<RunAsTwinKernel>(node, op, 21);
+        });
 }
 
 }  // namespace polygraphy::ref

@@ -1,7 +1,8 @@
 // Products with quantized weights, as ONNX Runtime's quantizers and model builders write them
-// (com.microsoft): MatMulNBits, the int4/int8 weight-only product of quantized LLMs. The weights stay
-// quantized in memory; the product is in float32 (float16 inputs are widened), as ONNX Runtime's CPU
-// kernel computes it at accuracy levels 0 to 3.
+// (com.microsoft): MatMulNBits, the int4/int8 weight-only product of quantized LLMs, whose weights stay
+// quantized in memory and whose product is in float32 (float16 inputs are widened), as ONNX Runtime's
+// CPU kernel computes it at accuracy levels 0 to 3; MatMulIntegerToFloat and DynamicQuantizeMatMul,
+// the integer products of dynamically quantized models (MatMulInteger's exact sums, scaled to float).
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,6 +14,7 @@
 #include "backend/ref/compute/block_quant_gemm.h"
 #include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/ops/families.h"
+#include "backend/ref/ops/twin_kernel.h"
 
 namespace polygraphy::ref {
 namespace {
@@ -149,10 +151,88 @@ private:
     mutable std::unique_ptr<block_quant::PanelWeights> panels_;
 };
 
+/// The integer products with float results: MatMulIntegerToFloat (A, B, a_scale, b_scale,
+/// a_zero_point?, b_zero_point?, bias?) and DynamicQuantizeMatMul (A in float, quantized to uint8 over
+/// the whole tensor as DynamicQuantizeLinear does, then B, b_scale, b_zero_point?, bias?). The sums
+/// are MatMulInteger's, exact in int32; y = float(sum) * (a_scale * b_scale[j]) + bias[j], as ONNX
+/// Runtime's kernels scale them. b_scale and b_zero_point are scalars or hold one value per column.
+class IntegerToFloatKernel final : public Kernel {
+public:
+    IntegerToFloatKernel(const NodeInfo& node, bool dynamic)
+        : dynamic_(dynamic),
+          product_(node, "MatMulInteger", 10),
+          quantize_a_(dynamic ? std::make_unique<TwinKernel>(node, "DynamicQuantizeLinear", 11) : nullptr) {}
+
+    void compute(KernelContext& context) const override {
+        const NodeInfo& node = context.node();
+        const int threads = context.num_threads();
+        Tensor a, a_scale, a_zero;
+        std::size_t b_scale_index = 2;
+        if (dynamic_) {
+            const Tensor& x = context.required_input(0);
+            if (x.dtype() != DataType::kFloat32) onednn::fail_dtype(node, "input A", x.dtype(), "float32");
+            std::vector<Tensor> q = quantize_a_->run({&x}, 3, threads);
+            a = std::move(q[0]);
+            a_scale = std::move(q[1]);
+            a_zero = std::move(q[2]);
+        } else {
+            a = context.required_input(0);
+            a_scale = context.required_input(2);
+            b_scale_index = 3;
+        }
+        const Tensor& b = context.required_input(1);
+        const Tensor& b_scale = context.required_input(b_scale_index);
+        const Tensor* b_zero = context.input(dynamic_ ? 3 : 5);
+        const Tensor* a_zero_given = dynamic_ ? &a_zero : context.input(4);
+        const Tensor* bias = context.input(dynamic_ ? 4 : 6);
+        if (bias != nullptr && !bias->defined()) bias = nullptr;
+        for (const Tensor* scale : {static_cast<const Tensor*>(&a_scale), &b_scale})
+            if (scale->dtype() != DataType::kFloat32)
+                onednn::fail_dtype(node, scale == &a_scale ? "input a_scale" : "input b_scale", scale->dtype(),
+                                   "float32");
+        if (a_scale.numel() != 1)
+            node.fail(
+                fmt::format("input a_scale must be a scalar, but it has shape {}", shape_to_string(a_scale.shape())));
+
+        const Tensor sums = std::move(product_.run({&a, &b, a_zero_given, b_zero}, 1, threads)[0]);
+        const int64_t n = sums.rank() > 0 ? sums.shape().back() : 1;
+        if (b_scale.numel() != 1 && b_scale.numel() != n)
+            node.fail(
+                fmt::format("input b_scale must be a scalar or hold one value per column ({}), but it has shape {}", n,
+                            shape_to_string(b_scale.shape())));
+        if (bias != nullptr && (bias->dtype() != DataType::kFloat32 || bias->numel() != n))
+            node.fail(fmt::format("input bias must be float32 with one value per column ({}), but it is {} of shape {}",
+                                  n, dtype_name(bias->dtype()), shape_to_string(bias->shape())));
+        const float sa = a_scale.data_as<float>()[0];
+        const float* sb = b_scale.data_as<float>();
+        const int32_t* in = sums.data_as<int32_t>();
+        Tensor& y = context.allocate_uninitialized_output(0, DataType::kFloat32, sums.shape());
+        float* out = y.data_as<float>();
+        for (int64_t i = 0; i < y.numel(); ++i) {
+            const int64_t j = i % n;
+            const float scale = sa * sb[b_scale.numel() == 1 ? 0 : j];
+            out[i] = static_cast<float>(in[i]) * scale + (bias != nullptr ? bias->data_as<float>()[j] : 0.0f);
+        }
+    }
+
+private:
+    bool dynamic_;
+    TwinKernel product_;
+    std::unique_ptr<TwinKernel> quantize_a_;
+};
+
 }  // namespace
 
 void register_quantized_matmul_ops(OpRegistry& registry) {
     registry.add(kMicrosoftDomain, "MatMulNBits", 1, kMaxOpset, make_factory<MatMulNBitsKernel>());
+    registry.add(kMicrosoftDomain, "MatMulIntegerToFloat", 1, kMaxOpset,
+                 [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+                     return std::make_unique<IntegerToFloatKernel>(node, false);
+                 });
+    registry.add(kMicrosoftDomain, "DynamicQuantizeMatMul", 1, kMaxOpset,
+                 [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+                     return std::make_unique<IntegerToFloatKernel>(node, true);
+                 });
 }
 
 }  // namespace polygraphy::ref

@@ -1,4 +1,6 @@
-// QuantizeLinear, DequantizeLinear, QLinearMatMul, QLinearConv, ConvInteger and DynamicQuantizeLinear.
+// QuantizeLinear, DequantizeLinear, QLinearMatMul, QLinearConv, ConvInteger and DynamicQuantizeLinear; ONNX
+// Runtime's com.microsoft QuantizeLinear and DequantizeLinear against its own kernels.
+#include "onnxrt_reference.h"
 #include "op_test_util.h"
 
 namespace polygraphy::testing {
@@ -153,6 +155,49 @@ TEST(QuantizeLinearOp, QuantizeAndDequantize) {
                              .run(),
                          ModelError,
                          "per-axis scale must be 1-D with 3 elements (axis 1 of input (2, 3)), got shape (2,)");
+}
+
+/// Integer `values` of `dtype`, 4-bit types included (stored one per byte, which from_doubles does not write).
+Tensor integers(DataType dtype, const Shape& shape, const std::vector<double>& values) {
+    if (dtype != DataType::kInt4 && dtype != DataType::kUInt4) return make(dtype, shape, values);
+    Tensor tensor(dtype, shape);
+    auto* bytes = static_cast<int8_t*>(tensor.data());
+    for (std::size_t i = 0; i < values.size(); ++i) bytes[i] = static_cast<int8_t>(values[i]);
+    return tensor;
+}
+
+// com.microsoft QuantizeLinear then DequantizeLinear in every integer type ONNX Runtime gives them,
+// per tensor and per axis, against ONNX Runtime.
+TEST(ContribQuantizeLinear, EveryTypePerTensorAndPerAxisMatchesOnnxRuntime) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    const DataType types[] = {DataType::kUInt8, DataType::kInt8,  DataType::kUInt16,
+                              DataType::kInt16, DataType::kUInt4, DataType::kInt4};
+    for (DataType dtype : types) {
+        for (bool per_axis : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << dtype_name(dtype) << (per_axis ? " per axis" : " per tensor"));
+            const bool is_unsigned =
+                dtype == DataType::kUInt8 || dtype == DataType::kUInt16 || dtype == DataType::kUInt4;
+            ModelBuilder builder(17);
+            builder.opset_import("com.microsoft", 1);
+            builder.input("x", DataType::kFloat32, Shape{2, 3, 4});
+            builder.initializer("scale", per_axis ? f32({3}, {0.05, 0.2, 0.01}) : f32({}, {0.07}));
+            builder.initializer("zero", per_axis ? integers(dtype, {3}, {is_unsigned ? 3.0 : -1.0, 1.0, 2.0})
+                                                 : integers(dtype, {}, {is_unsigned ? 5.0 : -2.0}));
+            onnx::NodeProto& q = builder.node("QuantizeLinear", {"x", "scale", "zero"}, {"q"}, "q", "com.microsoft");
+            onnx::NodeProto& dq =
+                builder.node("DequantizeLinear", {"q", "scale", "zero"}, {"y"}, "dq", "com.microsoft");
+            if (per_axis) {
+                set_attr(q, "axis", int64_t{1});
+                set_attr(dq, "axis", int64_t{1});
+            }
+            // y shows every code (q itself stays inside: the ONNX Runtime backend returns no 4-bit tensors).
+            builder.output("y", DataType::kFloat32, Shape{2, 3, 4});
+            TensorMap feed;
+            // Values past every type's range, to see both saturate alike.
+            feed.set("x", random_tensor({2, 3, 4}, 11, -300.0f, 300.0f));
+            expect_matches_onnxrt(builder, feed, 1e-6, 1e-6);
+        }
+    }
 }
 
 }  // namespace
