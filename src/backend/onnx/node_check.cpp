@@ -81,24 +81,40 @@ void add_onnx_runtime_contrib_signatures(Table& table) {
     add("SkipSimplifiedLayerNormalization", fixed(3, 4, 1, 4));          // input, skip, gamma, bias
     add("MatMulNBits", fixed(3, 6, 1, 1, {"K", "N", "block_size"}));     // A, B, scales, zero_points?, g_idx?, bias?
     // QOperator-format operators: each quantized tensor followed by its scale and optional zero point.
-    const auto with_zero_points = [](int min_inputs, int max_inputs, std::vector<int> optional,
-                                     std::vector<std::string> required = {}) {
+    const auto with_optional_inputs = [](int min_inputs, int max_inputs, std::vector<int> optional,
+                                         std::vector<std::string> required = {}) {
         OperatorSignature sig = fixed(min_inputs, max_inputs, 1, 1, std::move(required));
         sig.optional_inputs = std::move(optional);
         return sig;
     };
-    add("QLinearAdd", with_zero_points(7, 8, {2, 5}));
-    add("QLinearMul", with_zero_points(7, 8, {2, 5}));
-    add("QLinearSigmoid", with_zero_points(4, 5, {2}));
-    add("QLinearLeakyRelu", with_zero_points(4, 5, {2}));
-    add("QLinearSoftmax", with_zero_points(5, 5, {2}, {"opset"}));
-    add("QLinearGlobalAveragePool", with_zero_points(4, 5, {2}));
-    add("QLinearAveragePool", with_zero_points(4, 5, {2}, {"kernel_shape"}));
+    add("QLinearAdd", with_optional_inputs(7, 8, {2, 5}));
+    add("QLinearMul", with_optional_inputs(7, 8, {2, 5}));
+    add("QLinearSigmoid", with_optional_inputs(4, 5, {2}));
+    add("QLinearLeakyRelu", with_optional_inputs(4, 5, {2}));
+    add("QLinearSoftmax", with_optional_inputs(5, 5, {2}, {"opset"}));
+    add("QLinearGlobalAveragePool", with_optional_inputs(4, 5, {2}));
+    add("QLinearAveragePool", with_optional_inputs(4, 5, {2}, {"kernel_shape"}));
     add("QLinearConcat", fixed(5, OperatorSignature::kUnbounded, 1, 1, {"axis"}));
     add("QuantizeLinear", fixed(2, 3));         // x, y_scale, y_zero_point?
     add("DequantizeLinear", fixed(2, 3));       // x, x_scale, x_zero_point?
     add("MatMulIntegerToFloat", fixed(4, 7));   // A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?
     add("DynamicQuantizeMatMul", fixed(3, 5));  // A, B, b_scale, b_zero_point?, bias?
+    // input_ids, segment_ids?, word/position/segment? embeddings, gamma, beta, mask?, position_ids?;
+    // output, mask_index?, embedding_sum?
+    add("EmbedLayerNormalization", with_optional_inputs(7, 9, {1, 4}));
+    table[{kMicrosoftDomain, "EmbedLayerNormalization", 1}].max_outputs = 3;
+    add("RotaryEmbedding", fixed(4, 4));  // input, position_ids, cos_cache, sin_cache
+    // The attention operators (src/backend/ref/ops/attention.cpp).
+    // input, weights, bias?, mask_index?, past?, attention_bias?, past_sequence_length?; output, present?
+    add("Attention", fixed(2, 7, 1, 2, {"num_heads"}));
+    // query, key?, value?, bias?, key_padding_mask?, attention_bias?, past_key?, past_value?,
+    // past_sequence_length?, cache_indirection?; output, present_key?, present_value?, qk?
+    add("MultiHeadAttention", fixed(1, 10, 1, 4, {"num_heads"}));
+    // query, key?, value?, past_key?, past_value?, seqlens_k, total_sequence_length, cos_cache?,
+    // sin_cache?, position_ids?, attention_bias?, head_sink?, k_scale?, v_scale?, q_norm_weight?,
+    // k_norm_weight?; output, present_key?, present_value?, output_qk?
+    add("GroupQueryAttention", with_optional_inputs(7, 16, {1, 2, 3, 4}, {"num_heads", "kv_num_heads"}));
+    table[{kMicrosoftDomain, "GroupQueryAttention", 1}].max_outputs = 4;
     table[{"", "SimplifiedLayerNormalization", 1}] = fixed(2, 2, 1, 2);  // X, scale; Y, inv_std_var
 }
 
