@@ -12,6 +12,7 @@
 //         registrar.add_run_arg_group<MyLoaderArgs>();   // option groups of `polygraphy run`
 //         registrar.add_run_arg_group<MyRunnerArgs>();   // a RunnerArgGroup adds a runner (`--my-runner`)
 //         registrar.add_tool<MyTool>();                  // optional: a whole new subtool
+//         registrar.add_ref_kernel({"my.ops", "MyOp", 1, 1, 1, 1, 1, compute});  // optional: MyOp on --ref
 //     }
 //
 // (POLYGRAPHY_EXTENSION(registrar) { ... } writes both for you.)
@@ -39,15 +40,17 @@
 #include <string>
 #include <utility>
 
+#include "polygraphy/backend/ref/custom_kernel.h"
 #include "polygraphy/tools/args/arg_group.h"
 #include "polygraphy/tools/tool.h"
 
 /// Version of the extension interface (ExtensionRegistrar and the headers it exposes).
 #define POLYGRAPHY_EXTENSION_ABI_VERSION \
-    5  // 3: ArgGroup::add_to_job, RunnerArgGroup::runner_step (RunJob), Tool without the parser header;
+    6  // 3: ArgGroup::add_to_job, RunnerArgGroup::runner_step (RunJob), Tool without the parser header;
        // OutputCompareResult, SimpleCompareOptions and CompareJob grew (HTML reports);
        // 4: Logger::log/log_once take the caller's source location, Logger members added;
-       // 5: stats::array_to_string/PrintOptions became numpy::array_str/PrintOptions (common/numpy_print.h)
+       // 5: stats::array_to_string/PrintOptions became numpy::array_str/PrintOptions (common/numpy_print.h);
+       // 6: ExtensionRegistrar::add_ref_kernel (custom kernels of the built-in runtime)
 
 /// Marks the entry points as exported even when a module builds with -fvisibility=hidden.
 #define POLYGRAPHY_EXTENSION_EXPORT __attribute__((visibility("default")))
@@ -80,6 +83,11 @@ public:
     virtual void add_run_arg_group(ArgGroupFactory factory) = 0;
     /// Adds a subtool (`polygraphy <tool->name()>`), listed after the built-in tools.
     virtual void add_tool(ToolFactory factory) = 0;
+    /// Adds a kernel of the module's own operator to the built-in runtime (`--ref`, `--pluginref`), so
+    /// that a custom operator whose ONNX Runtime kernel comes from `--onnxrt-custom-op-libs` runs on
+    /// both and can be compared. Registered with the module (register_custom_kernel); a kernel that
+    /// register_custom_kernel would refuse makes the whole module refused.
+    virtual void add_ref_kernel(ref::CustomKernel kernel) = 0;
 
     /// add_run_arg_group() for a default-constructible group type.
     template <typename Group>

@@ -244,12 +244,14 @@ activate_impl() and deactivate_impl(); they take part in Comparator.run like bui
         module, "OnnxrtSessionFromOnnx",
         "Builds an ONNX-Runtime session (lazily) from a model path (read by ONNX-Runtime itself), serialized "
         "bytes, a loader of bytes, or an ONNX model or its loader. intra_op_num_threads=0 is ONNX-Runtime's "
-        "default (one thread per physical core).")
+        "default (one thread per physical core); custom_op_libs are ONNX-Runtime custom-op libraries to load "
+        "(RegisterCustomOps).")
         .def(py::init([](const py::object& model, std::optional<std::vector<std::string>> providers,
-                         int intra_op_num_threads) {
+                         int intra_op_num_threads, std::vector<std::string> custom_op_libs) {
                  onnxrt::SessionOptions options;
                  if (providers) options.providers = *providers;
                  options.intra_op_num_threads = intra_op_num_threads;
+                 options.custom_op_libraries = std::move(custom_op_libs);
                  if (py::isinstance<py::str>(model))
                      return NamedLoader<OnnxrtSessionTag, std::shared_ptr<onnxrt::Session>>(
                          onnxrt::SessionFromOnnx::from_path(model.cast<std::string>(), options));
@@ -259,7 +261,8 @@ activate_impl() and deactivate_impl(); they take part in Comparator.run like bui
                  return NamedLoader<OnnxrtSessionTag, std::shared_ptr<onnxrt::Session>>(
                      onnxrt::SessionFromOnnx(onnx_loader(model), options));
              }),
-             "model"_a, "providers"_a = py::none(), "intra_op_num_threads"_a = 0);
+             "model"_a, "providers"_a = py::none(), "intra_op_num_threads"_a = 0,
+             "custom_op_libs"_a = std::vector<std::string>{});
     py::class_<onnxrt::OnnxrtRunner, BaseRunner>(module, "OnnxrtRunner",
                                                  "Runs a model with ONNX-Runtime. infer() returns new arrays each time "
                                                  "(no buffer reuse).")

@@ -105,7 +105,7 @@ std::string print_session_options(const ref::SessionOptions& options) {
 
 // Only settings that differ from the defaults are written, as designated initializers.
 std::string print_session_options(const onnxrt::SessionOptions& options) {
-    static_assert(aggregate_field_count<onnxrt::SessionOptions>() == 6,
+    static_assert(aggregate_field_count<onnxrt::SessionOptions>() == 7,
                   "print_session_options(onnxrt::SessionOptions) prints every field: print the new one");
     static const char* kLevels[] = {"kDisableAll", "kBasic", "kExtended", "kAll"};
     static const char* kModes[] = {"kSequential", "kParallel"};
@@ -125,6 +125,8 @@ std::string print_session_options(const onnxrt::SessionOptions& options) {
                          kModes[static_cast<int>(options.execution_mode)]);
     if (options.optimized_model_path)
         fields.push_back(".optimized_model_path = " + Script::quote(*options.optimized_model_path));
+    if (!options.custom_op_libraries.empty())
+        fields.push_back(".custom_op_libraries = " + Script::string_vector(options.custom_op_libraries));
     return fields.empty() ? "" : ", onnxrt::SessionOptions{" + join_fields(fields) + "}";
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "backend/ref/custom_kernel_registry.h"
 #include "common/install_layout.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/python_repr.h"
@@ -40,11 +41,13 @@ public:
         if (!factory) throw InternalError("add_tool() was given an empty factory");
         tools_.push_back(std::move(factory));
     }
+    void add_ref_kernel(ref::CustomKernel kernel) override { kernels_.push_back(std::move(kernel)); }
 
     std::optional<std::string> name_;
     std::string version_ = "unknown";
     std::vector<ArgGroupFactory> groups_;
     std::vector<ToolFactory> tools_;
+    std::vector<ref::CustomKernel> kernels_;
 };
 
 // "libpolygraphy_reshape_destroyer.so" -> "polygraphy_reshape_destroyer".
@@ -202,8 +205,8 @@ std::optional<std::string> try_load(const std::string& path) {
     module.version = staging.version_;
     module.path = path;
     if (module.name.empty()) return std::string("it registered an empty module name");
-    if (staging.groups_.empty() && staging.tools_.empty())
-        return std::string("it registered nothing (no argument groups, no tools)");
+    if (staging.groups_.empty() && staging.tools_.empty() && staging.kernels_.empty())
+        return std::string("it registered nothing (no argument groups, no tools, no kernels)");
     for (const auto& existing : extension_modules())
         if (existing.name == module.name)
             return "an extension module named " + python_repr(module.name) + " is already loaded" +
@@ -233,6 +236,14 @@ std::optional<std::string> try_load(const std::string& path) {
     if (module.run_arg_groups)
         if (auto problem = check_run_groups(module)) return problem;
     if (auto problem = check_tools(module)) return problem;
+    for (std::size_t i = 0; i < staging.kernels_.size(); ++i) {
+        const ref::CustomKernel& kernel = staging.kernels_[i];
+        if (auto problem = ref::custom_kernel_problem(kernel)) return "its " + *problem;
+        for (std::size_t j = 0; j < i; ++j)
+            if (staging.kernels_[j].domain == kernel.domain && staging.kernels_[j].op_type == kernel.op_type)
+                return "it registers the kernel of " + kernel.op_type + " (domain '" + kernel.domain + "') twice";
+    }
+    for (ref::CustomKernel& kernel : staging.kernels_) ref::register_custom_kernel(std::move(kernel));
 
     detail::module_registry().push_back(std::move(module));
     return std::nullopt;

@@ -44,6 +44,7 @@ std::vector<std::unique_ptr<Tool>> make_tools() {
 std::vector<std::unique_ptr<ArgGroup>> builtin_runner_arg_groups() {
     std::vector<std::unique_ptr<ArgGroup>> groups;
     groups.push_back(std::make_unique<RefRunnerArgs>());
+    groups.push_back(std::make_unique<PluginRefRunnerArgs>());
     groups.push_back(make_onnxrt_runner_args());
     // Backends this build does not have: their selection flags fail with a clear message.
     groups.push_back(make_trt_runner_args());

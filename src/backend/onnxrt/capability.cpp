@@ -36,16 +36,33 @@ private:
 
 }  // namespace
 
-NodeChecker onnxrt_node_checker() {
+NodeChecker onnxrt_node_checker(std::vector<std::string> custom_op_libraries) {
     onnxrt::load_library();  // fails here, once, when ONNX-Runtime is not available
-    return [](const onnx::ModelProto& model, const onnx::NodeProto& /*node*/) -> NodeVerdict {
+    onnxrt::SessionOptions options;
+    options.custom_op_libraries = std::move(custom_op_libraries);
+    // A library that cannot be loaded is one error for the command, not a verdict on every node.
+    for (const std::string& library : options.custom_op_libraries) {
+        onnxrt::SessionOptions one;
+        one.custom_op_libraries = {library};
+        onnx::ModelProto probe;
+        probe.set_ir_version(8);
+        probe.add_opset_import()->set_version(17);
+        probe.mutable_graph()->set_name("probe");
+        try {
+            QuietInfo quiet;
+            onnxrt::session_from_onnx(probe, one);
+        } catch (const std::exception& error) {
+            if (std::string(error.what()).find(library) != std::string::npos) throw;
+        }
+    }
+    return [options](const onnx::ModelProto& model, const onnx::NodeProto& /*node*/) -> NodeVerdict {
         for (const auto& input : model.graph().input())
             if (!input.has_type())
                 return {false, "Cannot be checked: the type of input '" + input.name() +
                                    "' is unknown (the model has no value_info for it; run shape inference first)"};
         try {
             QuietInfo quiet;
-            onnxrt::session_from_onnx(model);
+            onnxrt::session_from_onnx(model, options);
         } catch (const std::exception& error) {
             return {false, prune_onnxrt_message(failure_reason(error.what()))};
         }

@@ -184,6 +184,20 @@ SessionOptionsPtr make_session_options(const SessionOptions& options, const std:
               "Could not set where ONNX-Runtime saves its optimized model");
         logger().info("ONNX-Runtime saves its optimized graph to " + *options.optimized_model_path);
     }
+    for (const std::string& library : options.custom_op_libraries) {
+        std::error_code error;
+        if (!std::filesystem::is_regular_file(library, error))
+            throw PolygraphyException("ONNX-Runtime custom-op library '" + library + "' does not exist");
+        if (OrtStatus* status = ort.RegisterCustomOpsLibrary_V2(raw, library.c_str())) {
+            std::string reason = ort.GetErrorMessage(status);
+            ort.ReleaseStatus(status);
+            for (char& c : reason)
+                if (c == '\n') c = ' ';
+            throw PolygraphyException("ONNX-Runtime could not load the custom-op library '" + library + "': " + reason +
+                                      " (a custom-op library exports RegisterCustomOps)");
+        }
+        logger().verbose("ONNX-Runtime loaded the custom-op library " + library);
+    }
     for (const std::string& provider : providers) append_provider(raw, provider);
     return result;
 }

@@ -1,6 +1,9 @@
 // The built-in runtime as the graph passes' evaluator (see include/polygraphy/backend/ref/evaluator.h).
 #include "polygraphy/backend/ref/evaluator.h"
 
+#include <mutex>
+
+#include "backend/ref/custom_kernel_registry.h"
 #include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/backend/ref/runner.h"
 
@@ -22,12 +25,20 @@ class RefGraphEvaluator final : public GraphEvaluator {
 public:
     std::string name() const override { return "the built-in runtime"; }
     const std::vector<SupportedOp>& supported_ops() const override {
-        static const std::vector<SupportedOp> ops = [] {
-            std::vector<SupportedOp> list;
+        // Built once with the kernels registered so far, and again when custom kernels were added since.
+        static std::mutex mutex;
+        static std::vector<SupportedOp> ops;
+        static std::size_t custom_count = static_cast<std::size_t>(-1);
+        std::lock_guard<std::mutex> lock(mutex);
+        const std::vector<OpEntry> custom = custom_entries();
+        if (custom.size() != custom_count) {
+            ops.clear();
             for (const OpEntry& entry : OpRegistry::builtin().entries())
-                list.push_back({entry.domain, entry.op_type, entry.since_version, entry.until_version});
-            return list;
-        }();
+                ops.push_back({entry.domain, entry.op_type, entry.since_version, entry.until_version});
+            for (const OpEntry& entry : custom)
+                ops.push_back({entry.domain, entry.op_type, entry.since_version, entry.until_version});
+            custom_count = custom.size();
+        }
         return ops;
     }
     std::unique_ptr<PreparedGraph> prepare(const onnx::ModelProto& model, const TensorMap& constants,

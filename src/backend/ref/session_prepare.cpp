@@ -9,6 +9,7 @@
 #include "backend/onnx/domain.h"
 #include "backend/ref/blocked_layout.h"
 #include "backend/ref/fusion.h"
+#include "backend/ref/custom_kernel_registry.h"
 #include "backend/ref/session_impl.h"
 #include "backend/ref/thread_budget.h"
 #include "polygraphy/backend/onnx/node_check.h"
@@ -207,13 +208,12 @@ std::vector<const OpEntry*> Session::Impl::find_kernels(
     node_opsets.assign(nodes.size(), 0);
     std::vector<const OpEntry*> entries(nodes.size());
     std::vector<std::string> unsupported;
-    const OpRegistry& registry = OpRegistry::builtin();
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const onnx::NodeProto& node = nodes[i];
         const std::string domain(canonical_domain(node.domain()));
         auto imported = opsets_of_node[i]->find(domain);
         node_opsets[i] = imported != opsets_of_node[i]->end() ? imported->second : kOpsetOfUnimportedDomain;
-        entries[i] = registry.find(domain, node.op_type(), node_opsets[i]);
+        entries[i] = find_kernel(domain, node.op_type(), node_opsets[i]);
         if (!entries[i])
             unsupported.push_back(fmt::format("node '{}' ({}, domain '{}', opset {})", display_names[i], node.op_type(),
                                               display_domain(domain), node_opsets[i]));

@@ -32,6 +32,11 @@ std::vector<OptionSpec> InspectCapabilityTool::tool_options() const {
             .kind(OptionKind::kFlag)
             .help("Whether to partition the model graph on the nodes the backend cannot run. Always done in this "
                   "build"),
+        Option({"--onnxrt-custom-op-libs"})
+            .kind(OptionKind::kValues)
+            .metavar("LIB")
+            .help("With --backend onnxrt: ONNX-Runtime custom-op libraries (exporting RegisterCustomOps) to load, so "
+                  "that their operators count as supported"),
         Option({"-o", "--output"})
             .dest("output")
             .help("Folder to save the subgraphs and results.txt in. Defaults to 'polygraphy_capability_dumps'"),
@@ -42,7 +47,10 @@ int InspectCapabilityTool::run_impl(const ParsedArgs& args) {
     const std::string backend = args.value("backend").value_or("ref");
     const std::string output = args.value("output").value_or("polygraphy_capability_dumps");
     // Fail on an unavailable backend before loading a possibly large model.
-    NodeChecker checker = backend == "onnxrt" ? onnxrt_node_checker() : ref_node_checker();
+    const std::vector<std::string> libraries = args.values("onnxrt_custom_op_libs");
+    if (!libraries.empty() && backend != "onnxrt")
+        throw UsageError("--onnxrt-custom-op-libs needs --backend onnxrt");
+    NodeChecker checker = backend == "onnxrt" ? onnxrt_node_checker(libraries) : ref_node_checker();
     const std::string display = backend == "onnxrt" ? "ONNX-Runtime" : "the built-in runtime (ref)";
 
     const OnnxModel model = arg_group<OnnxLoadArgs>().onnx_loader()();

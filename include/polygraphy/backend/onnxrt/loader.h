@@ -80,6 +80,10 @@ struct SessionOptions {
     /// (`--onnxrt-save-optimized-model`; its FusedConv, FusedMatMul, ... nodes run on `--ref` too).
     /// Missing folders are created. None: nothing is saved.
     std::optional<std::string> optimized_model_path;
+    /// ONNX-Runtime custom-op libraries loaded into the session, in order (`--onnxrt-custom-op-libs`;
+    /// RegisterCustomOpsLibrary_V2: each exports RegisterCustomOps). A path that does not exist, or a
+    /// library ONNX-Runtime cannot register, is a PolygraphyException naming it.
+    std::vector<std::string> custom_op_libraries;
 };
 
 /// An ONNX-Runtime inference session (an OrtSession and what is needed to run it).

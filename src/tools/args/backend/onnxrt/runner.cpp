@@ -14,6 +14,7 @@ constexpr const char* kInterOpThreads = "onnxrt_inter_op_threads";
 constexpr const char* kOptimizationLevel = "onnxrt_graph_optimization_level";
 constexpr const char* kExecutionMode = "onnxrt_execution_mode";
 constexpr const char* kSaveOptimizedModel = "onnxrt_save_optimized_model";
+constexpr const char* kCustomOpLibs = "onnxrt_custom_op_libs";
 
 int parse_thread_count(const ParsedArgs& args, const char* dest, const std::string& flag) {
     const std::optional<std::string> text = args.value(dest);
@@ -63,6 +64,10 @@ std::vector<OptionSpec> OnnxrtRunnerArgs::options() const {
         make_option({"--onnxrt-save-optimized-model"}, kSaveOptimizedModel, OptionKind::kValue, "FILE",
                     "Save the graph ONNX-Runtime runs, after its optimizations at --onnxrt-graph-optimization-level, "
                     "to FILE (its fused com.microsoft operators run on --ref too)"),
+        make_option({"--onnxrt-custom-op-libs"}, kCustomOpLibs, OptionKind::kValues, "LIB",
+                    "ONNX-Runtime custom-op libraries (shared libraries exporting RegisterCustomOps) to load into the "
+                    "session, for models with custom operators. Their kernels on the built-in runtime come from "
+                    "extension modules (--pluginref)"),
     };
 }
 
@@ -93,6 +98,13 @@ void OnnxrtRunnerArgs::parse(const ParsedArgs& args) {
     if (const auto path = args.value(kSaveOptimizedModel)) {
         if (path->empty()) throw UsageError("--onnxrt-save-optimized-model needs a file path");
         options.optimized_model_path = *path;
+    }
+    if (args.has(kCustomOpLibs)) {
+        options.custom_op_libraries = args.values(kCustomOpLibs);
+        if (options.custom_op_libraries.empty())
+            throw UsageError("--onnxrt-custom-op-libs needs at least one library path");
+        for (const std::string& library : options.custom_op_libraries)
+            if (library.empty()) throw UsageError("--onnxrt-custom-op-libs: a library path cannot be empty");
     }
     session_options_ = std::move(options);
 }

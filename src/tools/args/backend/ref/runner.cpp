@@ -57,4 +57,12 @@ bool RefRunnerArgs::add_to_job(RunJob& /*job*/) const {
     return true;
 }
 
+std::vector<std::type_index> PluginRefRunnerArgs::depends_on() const {
+    return {std::type_index(typeid(RefRunnerArgs))};
+}
+
+RunnerStep PluginRefRunnerArgs::runner_step() const {
+    return arg_groups()->get<RefRunnerArgs>()->runner_step();
+}
+
 }  // namespace polygraphy::tools

@@ -38,4 +38,29 @@ private:
     bool profile_ = false;
 };
 
+/// `--pluginref`: Polygraphy's runner of plugin reference implementations. Here it is the built-in
+/// runtime, which runs the kernels that extension modules register for their own operators
+/// (ExtensionRegistrar::add_ref_kernel) beside the built-in ones, so a custom operator whose ONNX
+/// Runtime kernel comes from `--onnxrt-custom-op-libs` can be compared across the two; it takes the
+/// `--ref-*` options.
+class PluginRefRunnerArgs : public RunnerArgGroup {
+public:
+    std::string title() const override { return "Plugin Reference Inference"; }
+    std::string description() const override {
+        return "Polygraphy's --pluginref runner: the built-in runtime with the kernels that extension modules "
+               "register for their own operators (TensorRT plugins have no place in this build). It takes the "
+               "--ref-* options.";
+    }
+    std::vector<std::type_index> depends_on() const override;
+    std::vector<OptionSpec> options() const override { return {}; }
+    void parse(const ParsedArgs& /*args*/) override {}
+    bool add_to_job(RunJob& /*job*/) const override { return true; }
+
+    std::string runner_display_name() const override {
+        return "the built-in runtime with the extension modules' kernels";
+    }
+    std::string runner_flag() const override { return "--pluginref"; }
+    RunnerStep runner_step() const override;
+};
+
 }  // namespace polygraphy::tools
