@@ -116,6 +116,13 @@ void add_onnx_runtime_contrib_signatures(Table& table) {
     add("GroupQueryAttention", with_optional_inputs(7, 16, {1, 2, 3, 4}, {"num_heads", "kv_num_heads"}));
     table[{kMicrosoftDomain, "GroupQueryAttention", 1}].max_outputs = 4;
     table[{"", "SimplifiedLayerNormalization", 1}] = fixed(2, 2, 1, 2);  // X, scale; Y, inv_std_var
+    // The channel-blocked operators of optimization level `all` (src/backend/ref/ops/nchwc.cpp).
+    const std::string nchwc = "com.microsoft.nchwc";
+    table[{nchwc, "ReorderInput", 1}] = fixed(1, 1);
+    table[{nchwc, "ReorderOutput", 1}] = fixed(1, 1, 1, 1, {"channels"});
+    table[{nchwc, "Conv", 1}] = fixed(2, 4);  // X, W, B?, Sum?
+    for (const char* op : {"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "Upsample"})
+        table[{nchwc, op, 1}] = fixed(1, 1);
 }
 
 Table known_signatures() {

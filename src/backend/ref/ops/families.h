@@ -28,6 +28,7 @@ void register_quantized_ops(OpRegistry& registry);     // QuantizeLinear, Dequan
 void register_quantized_matmul_ops(OpRegistry& registry);  // com.microsoft MatMulNBits, MatMulIntegerToFloat...
 void register_transformer_ops(OpRegistry& registry);       // com.microsoft EmbedLayerNormalization, RotaryEmbedding
 void register_attention_ops(OpRegistry& registry);  // com.microsoft Attention, MultiHeadAttention, GroupQueryAttention
+void register_nchwc_ops(OpRegistry& registry);      // com.microsoft.nchwc ReorderInput, Conv, MaxPool...
 void register_qlinear_ops(OpRegistry& registry);           // com.microsoft QLinearAdd, QLinearSoftmax, QLinearConcat...
 void register_linalg_ops(OpRegistry& registry);        // Einsum, Det
 void register_recurrent_ops(OpRegistry& registry);     // RNN, GRU, LSTM
@@ -52,7 +53,7 @@ inline constexpr void (*kOpFamilies[])(OpRegistry&) = {
     register_qlinear_ops, register_linalg_ops,       register_recurrent_ops, register_loss_ops,
     register_image_ops,   register_sampling_ops,     register_detection_ops, register_signal_ops,
     register_sort_ops,    register_control_flow_ops, register_sequence_ops,  register_string_ops,
-    register_ml_ops,      register_transformer_ops,  register_attention_ops,
+    register_ml_ops,      register_transformer_ops,  register_attention_ops, register_nchwc_ops,
 };
 
 }  // namespace polygraphy::ref

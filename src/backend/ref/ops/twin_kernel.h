@@ -14,12 +14,16 @@
 
 namespace polygraphy::ref {
 
-/// The built-in kernel of `op_type` (default domain) at `opset`, made for `node`: it reads the node's
-/// attributes, and its errors name the node.
+/// The built-in kernel of `op_type` (in `domain`, the default domain unless given) at `opset`, made for
+/// `node`: it reads the node's attributes, and its errors name the node. `constant_inputs` are the
+/// values the twin sees as constants (NodeInfo::constant_input: weights it may prepare once); they
+/// must outlive the twin.
 class TwinKernel {
 public:
-    TwinKernel(const NodeInfo& node, const char* op_type, int64_t opset) : info_(node.proto(), opset, node.name()) {
-        const OpEntry* entry = OpRegistry::builtin().find("", op_type, opset);
+    TwinKernel(const NodeInfo& node, const char* op_type, int64_t opset, const char* domain = "",
+               std::vector<const Tensor*> constant_inputs = {})
+        : info_(node.proto(), opset, node.name(), std::move(constant_inputs)) {
+        const OpEntry* entry = OpRegistry::builtin().find(domain, op_type, opset);
         if (entry == nullptr) node.fail(fmt::format("{} has no kernel at opset {}", op_type, opset));
         kernel_ = entry->factory(info_);
     }
