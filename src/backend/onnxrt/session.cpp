@@ -182,6 +182,14 @@ SessionOptionsPtr make_session_options(const SessionOptions& options, const std:
                                       error.message());
         check(ort.SetOptimizedModelFilePath(raw, options.optimized_model_path->c_str()),
               "Could not set where ONNX-Runtime saves its optimized model");
+        // Weights go to <file>.data beside the saved graph, so that it loads wherever it is saved (left
+        // alone, ONNX-Runtime refers to the source model's external data file by its relative name).
+        const std::string data_file = target.filename().string() + ".data";
+        check(ort.AddSessionConfigEntry(raw, "session.optimized_model_external_initializers_file_name",
+                                        data_file.c_str()),
+              "Could not set where ONNX-Runtime saves the optimized model's weights");
+        check(ort.AddSessionConfigEntry(raw, "session.optimized_model_external_initializers_min_size_in_bytes", "1024"),
+              "Could not set which weights ONNX-Runtime saves apart");
         logger().info("ONNX-Runtime saves its optimized graph to " + *options.optimized_model_path);
     }
     for (const std::string& library : options.custom_op_libraries) {

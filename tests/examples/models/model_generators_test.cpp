@@ -248,6 +248,11 @@ TEST_F(GeneratedModelCli, DecoderWithInt4WeightsOnTheBuiltInRuntimeMatchesOnnxRu
     ASSERT_EQ(generate("make_decoder_model", dir.file("int4.onnx"), {"--nbits", "4", "--block-size", "32"}).exit_code,
               0);
     expect_runs_pass(dir.file("int4.onnx"), {"input_ids"}, {"--ref", "--onnxrt", "--validate"});
+    // The model tools know the contrib operator: the built-in runtime runs every node, and lint passes.
+    const CommandResult capability = run_polygraphy({"inspect", "capability", dir.file("int4.onnx")});
+    EXPECT_THAT(capability.output, HasSubstr("Graph is fully supported by the built-in runtime"));
+    const CommandResult lint = run_polygraphy({"check", "lint", dir.file("int4.onnx")});
+    EXPECT_EQ(lint.exit_code, 0) << lint.output;
 }
 
 TEST_F(GeneratedModelCli, DecoderWithLocalFunctionsRunsOnOnnxRuntimeAsTheInlinedModel) {

@@ -8,7 +8,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "external_weights.h"
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/onnxrt/loader.h"
 
 namespace polygraphy {
@@ -125,6 +127,33 @@ TEST_F(RunOnnxrtCli, TheOptimizedGraphOnnxRuntimeSavesRunsOnTheBuiltInRuntimeAnd
     ASSERT_EQ(layers.exit_code, 0) << layers.output;
     EXPECT_THAT(layers.output, HasSubstr("FusedConv"));
 
+    auto compared = run_polygraphy({"run", optimized, "--ref", "--onnxrt", "--onnxrt-graph-optimization-level",
+                                    "disable", "--atol", "1e-4", "--rtol", "1e-4"});
+    EXPECT_EQ(compared.exit_code, 0) << compared.output;
+    EXPECT_THAT(compared.output, HasSubstr("PASSED | All outputs matched"));
+}
+
+// A source model with external data: the saved graph gets a data file of its own beside it
+// (<file>.data), so it loads from another folder.
+TEST_F(RunOnnxrtCli, TheOptimizedGraphOfAModelWithExternalDataLoadsFromWhereItIsSaved) {
+    TempDir dir;
+    testing::WeightWriter::Layout layout;
+    layout.size_threshold = 64;
+    testing::write_generated_model(
+        dir.file("source/model.onnx"), true,
+        [](testing::WeightWriter& weights) {
+            onnx::ModelProto model = conv_relu_conv().proto();
+            for (auto& initializer : *model.mutable_graph()->mutable_initializer())
+                initializer = weights.write(initializer.name(), tensor_from_proto(initializer));
+            return model;
+        },
+        0, layout);
+    ASSERT_TRUE(std::filesystem::exists(dir.file("source/model.onnx.data")));
+    const std::string optimized = dir.file("elsewhere/optimized.onnx");
+    auto saved = run_polygraphy({"run", dir.file("source/model.onnx"), "--onnxrt", "--onnxrt-graph-optimization-level",
+                                 "extended", "--onnxrt-save-optimized-model", optimized});
+    ASSERT_EQ(saved.exit_code, 0) << saved.output;
+    EXPECT_TRUE(std::filesystem::exists(optimized + ".data"));
     auto compared = run_polygraphy({"run", optimized, "--ref", "--onnxrt", "--onnxrt-graph-optimization-level",
                                     "disable", "--atol", "1e-4", "--rtol", "1e-4"});
     EXPECT_EQ(compared.exit_code, 0) << compared.output;
