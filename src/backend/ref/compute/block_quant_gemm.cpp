@@ -8,6 +8,7 @@
 
 #include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/compute/packed_gemm.h"
+#include "backend/ref/compute/vector_math.h"
 #include "common/aligned_memory.h"
 #include "polygraphy/common/exception.h"
 
@@ -87,41 +88,6 @@ void dequantize_block(const uint8_t* blob, int64_t bits, int64_t j0, int64_t cou
     for (int64_t j = 0; j < count; ++j) out[j] = values[code(blob, j0 + j, bits)];
 }
 
-/// Sum of a[i] * b[i] over n in 16 running partial sums (fixed order: the same on every call).
-POLYGRAPHY_AVX512 float dot_avx512(const float* a, const float* b, int64_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
-    }
-    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
-    if (i < n) {
-        const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
-        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, a + i), _mm512_maskz_loadu_ps(mask, b + i), s1);
-    }
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-    float sum = 0.0f;
-    for (float lane : lanes) sum += lane;
-    return sum;
-}
-
-float dot(const float* a, const float* b, int64_t n) {
-    if (cpu_has_avx512()) return dot_avx512(a, b, n);
-    constexpr int kLanes = 16;
-    float lanes[kLanes] = {};
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes)
-        for (int l = 0; l < kLanes; ++l) lanes[l] += a[i + l] * b[i + l];
-    for (int l = 0; i < n; ++i, ++l) lanes[l] += a[i] * b[i];
-    float sum = 0.0f;
-    for (float lane : lanes) sum += lane;
-    return sum;
-}
-
 /// The calling thread's buffer of at least `floats` floats (kept between calls).
 float* thread_buffer(int64_t floats) {
     thread_local std::vector<float> buffer;
@@ -136,7 +102,8 @@ void multiply_direct(const float* a, int64_t m, const QuantizedWeights& w, const
         float* row = thread_buffer(k);
         for (int64_t j = begin; j < end; ++j) {
             dequantize_row(w, j, 0, k, row);
-            for (int64_t i = 0; i < m; ++i) y[i * n + j] = dot(a + i * k, row, k) + (bias != nullptr ? bias[j] : 0.0f);
+            for (int64_t i = 0; i < m; ++i)
+                y[i * n + j] = dot_product(a + i * k, row, k) + (bias != nullptr ? bias[j] : 0.0f);
         }
     });
 }

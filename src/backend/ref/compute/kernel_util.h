@@ -168,6 +168,14 @@ T* storage(Tensor& tensor) {
         return static_cast<T*>(tensor.data());
 }
 
+/// The positive int attribute `name`, which the node must set; fails naming it otherwise.
+inline int64_t required_positive_attr(const NodeInfo& node, const char* name) {
+    if (!node.has_attr(name)) node.fail(fmt::format("it lacks the required attribute '{}'", name));
+    const int64_t value = node.attr_int(name, 0);
+    if (value <= 0) node.fail(fmt::format("attribute {} must be positive, but it is {}", name, value));
+    return value;
+}
+
 /// Normalizes `axis` in [-rank, rank) to [0, rank); fails naming the attribute otherwise.
 inline int64_t normalize_axis(const NodeInfo& node, int64_t axis, int64_t rank, std::string_view what = "axis") {
     if (axis < -rank || axis >= rank)

@@ -1,7 +1,8 @@
 // Private helpers of the kernels: 8-float vectors compiled for AVX-512 and AVX2 (and a baseline
 // fallback), exp and SiLU on them (and on 16-float vectors in code built for AVX-512: on AVX2 such a
 // vector spills). Shared by the
-// depthwise convolution's store and the SiLU pass of a fused activation.
+// depthwise convolution's store and the SiLU pass of a fused activation; dot products (attention,
+// block-quantized products of few rows).
 #pragma once
 
 #include <cstdint>
@@ -80,5 +81,10 @@ __attribute__((always_inline)) inline void silu_lanes(typename Lanes<kLanes>::Fl
 /// arithmetic), on 16-float vectors where the CPU has AVX-512 (the same arithmetic per lane).
 /// Much faster here than oneDNN's swish, as a pass or as a convolution's post-op.
 void silu_in_place(float* y, int64_t n);
+
+/// The sum of a[i] * b[i] for i < n, in partial sums whose order depends only on n (64 lanes where the
+/// CPU has AVX-512, else 16), so that the loop runs in vectors without -ffast-math and gives the same
+/// bits on every call.
+float dot_product(const float* a, const float* b, int64_t n);
 
 }  // namespace polygraphy::ref

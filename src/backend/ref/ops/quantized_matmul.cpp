@@ -13,18 +13,12 @@
 #include "backend/onnx/domain.h"
 #include "backend/ref/compute/block_quant_gemm.h"
 #include "backend/ref/compute/dnnl_util.h"
+#include "backend/ref/compute/kernel_util.h"
 #include "backend/ref/ops/families.h"
 #include "backend/ref/ops/twin_kernel.h"
 
 namespace polygraphy::ref {
 namespace {
-
-int64_t required_positive_attr(const NodeInfo& node, const char* name) {
-    if (!node.has_attr(name)) node.fail(fmt::format("it lacks the required attribute '{}'", name));
-    const int64_t value = node.attr_int(name, 0);
-    if (value <= 0) node.fail(fmt::format("attribute {} must be positive, but it is {}", name, value));
-    return value;
-}
 
 /// `tensor` as float32 values (a copy only when it has another float type).
 Tensor as_float32(const Tensor& tensor) {

@@ -58,6 +58,15 @@ inline Tensor iota(DataType dtype, Shape shape) {
     return make(dtype, std::move(shape), std::move(values));
 }
 
+/// uint8 or int8 codes over the type's whole range, deterministic in `seed` (quantized operators' inputs).
+inline Tensor random_codes(DataType dtype, const Shape& shape, uint32_t seed) {
+    const Tensor uniform = random_tensor(shape, seed, dtype == DataType::kUInt8 ? 0.0f : -128.0f,
+                                         dtype == DataType::kUInt8 ? 255.99f : 127.99f);
+    std::vector<double> values;
+    for (int64_t i = 0; i < uniform.numel(); ++i) values.push_back(std::floor(uniform.value_as_double(i)));
+    return Tensor::from_doubles(dtype, shape, values);
+}
+
 inline std::vector<double> values_of(const Tensor& tensor) {
     std::vector<double> values;
     for (int64_t i = 0; i < tensor.numel(); ++i) values.push_back(tensor.value_as_double(i));

@@ -19,15 +19,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-/// Codes of `dtype` (uint8 or int8) over the type's whole range, deterministic in `seed`.
-Tensor random_codes(DataType dtype, const Shape& shape, uint32_t seed) {
-    const Tensor uniform = random_tensor(shape, seed, dtype == DataType::kUInt8 ? 0.0f : -128.0f,
-                                         dtype == DataType::kUInt8 ? 255.99f : 127.99f);
-    std::vector<double> values;
-    for (int64_t i = 0; i < uniform.numel(); ++i) values.push_back(std::floor(uniform.value_as_double(i)));
-    return Tensor::from_doubles(dtype, shape, values);
-}
-
 Tensor scalar(DataType dtype, double value) {
     return Tensor::from_doubles(dtype, {}, {value});
 }

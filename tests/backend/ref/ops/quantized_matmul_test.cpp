@@ -328,15 +328,6 @@ namespace {
 
 // ---- MatMulIntegerToFloat, DynamicQuantizeMatMul ----------------------------------------------------------
 
-/// Integer codes of `dtype` (int8 or uint8) of `shape`, deterministic in `seed`.
-Tensor codes_of(DataType dtype, const Shape& shape, uint32_t seed) {
-    const Tensor uniform = random_tensor(shape, seed, dtype == DataType::kUInt8 ? 0.0f : -128.0f,
-                                         dtype == DataType::kUInt8 ? 255.99f : 127.99f);
-    std::vector<double> values;
-    for (int64_t i = 0; i < uniform.numel(); ++i) values.push_back(std::floor(uniform.value_as_double(i)));
-    return Tensor::from_doubles(dtype, shape, values);
-}
-
 TEST(MatMulIntegerToFloat, PerTensorAndPerColumnQuantizationWithBiasMatchOnnxRuntime) {
     POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
     for (DataType a_type : {DataType::kUInt8, DataType::kInt8}) {
@@ -349,18 +340,18 @@ TEST(MatMulIntegerToFloat, PerTensorAndPerColumnQuantizationWithBiasMatchOnnxRun
                 ModelBuilder builder(17);
                 builder.opset_import("com.microsoft", 1);
                 builder.input("a", a_type, Shape{2, 5, 12});
-                builder.initializer("b", codes_of(b_type, {12, 6}, 2));
+                builder.initializer("b", random_codes(b_type, {12, 6}, 2));
                 builder.initializer("a_scale", f32({}, {0.02}));
                 builder.initializer("b_scale", per_column ? random_tensor({6}, 3, 0.01f, 0.05f) : f32({}, {0.03}));
                 builder.initializer("a_zero", make(a_type, {}, {a_type == DataType::kUInt8 ? 128.0 : -3.0}));
-                const Tensor b_zero = codes_of(b_type, {per_column ? 6 : 1}, 4);
+                const Tensor b_zero = random_codes(b_type, {per_column ? 6 : 1}, 4);
                 builder.initializer("b_zero", per_column ? b_zero : make(b_type, {}, {b_zero.value_as_double(0)}));
                 builder.initializer("bias", random_tensor({6}, 5));
                 builder.node("MatMulIntegerToFloat", {"a", "b", "a_scale", "b_scale", "a_zero", "b_zero", "bias"},
                              {"y"}, "q", "com.microsoft");
                 builder.output("y", DataType::kFloat32, Shape{}, false);
                 TensorMap feed;
-                feed.set("a", codes_of(a_type, {2, 5, 12}, 1));
+                feed.set("a", random_codes(a_type, {2, 5, 12}, 1));
                 expect_matches_onnxrt(builder, feed, 1e-6, 1e-6);
             }
         }
@@ -376,11 +367,11 @@ TEST(DynamicQuantizeMatMul, QuantizesAOverTheWholeTensorAndMatchesOnnxRuntime) {
             ModelBuilder builder(17);
             builder.opset_import("com.microsoft", 1);
             builder.input("a", DataType::kFloat32, Shape{3, 16});
-            builder.initializer("b", codes_of(b_type, {16, 7}, 7));
+            builder.initializer("b", random_codes(b_type, {16, 7}, 7));
             builder.initializer("b_scale", random_tensor({7}, 8, 0.01f, 0.05f));
             std::vector<std::string> inputs = {"a", "b", "b_scale"};
             if (with_optional) {
-                builder.initializer("b_zero", codes_of(b_type, {7}, 9));
+                builder.initializer("b_zero", random_codes(b_type, {7}, 9));
                 builder.initializer("bias", random_tensor({7}, 10));
                 inputs.insert(inputs.end(), {"b_zero", "bias"});
             }
@@ -396,8 +387,8 @@ TEST(DynamicQuantizeMatMul, QuantizesAOverTheWholeTensorAndMatchesOnnxRuntime) {
 TEST(MatMulIntegerToFloat, AScaleOfTheWrongShapeIsOneLine) {
     const std::string message = error_message<ModelError>([] {
         OpTester("MatMulIntegerToFloat", 17, "com.microsoft")
-            .input(codes_of(DataType::kUInt8, {2, 3}, 1))
-            .input(codes_of(DataType::kUInt8, {3, 4}, 2))
+            .input(random_codes(DataType::kUInt8, {2, 3}, 1))
+            .input(random_codes(DataType::kUInt8, {3, 4}, 2))
             .input(f32({}, {0.1}))
             .input(f32({3}, {0.1, 0.2, 0.3}))
             .run();
