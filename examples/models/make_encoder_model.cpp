@@ -1,7 +1,7 @@
 // Writes a BERT-shaped encoder as PyTorch 1.13 exports one at opset 17 (tests/support/encoder_model.h):
 //   make_encoder_model OUT.onnx [--layers 12] [--hidden 768] [--heads 12] [--intermediate 3072]
 //                      [--vocab 30522] [--max-positions 512] [--seed 0] [--decomposed-layernorm]
-//                      [--external-data]
+//                      [--fused] [--external-data]
 // The defaults are BERT-base (436 MB of weights, inside the .onnx file unless --external-data).
 #include "encoder_model.h"
 #include "generator_cli.h"
@@ -14,6 +14,10 @@ int main(int argc, char** argv) {
     std::vector<GeneratorOption> flags = transformer_size_options(options, "encoder", "feed-forward layer");
     flags.push_back({"--decomposed-layernorm", "LayerNorm as ReduceMean/Sub/Pow/.../Add instead of LayerNormalization",
                      nullptr, &options.decomposed_layernorm});
+    flags.push_back({"--fused",
+                     "the graph as ONNX Runtime's transformer optimizer fuses it (EmbedLayerNormalization, Attention, "
+                     "SkipLayerNormalization, BiasGelu), same weights",
+                     nullptr, &options.fused});
     flags.push_back({"--external-data", "stream the weights to OUT.onnx.data", nullptr, &external_data});
     return run_model_generator(
         argc, argv, "Writes a BERT-shaped encoder (input_ids, attention_mask -> last_hidden_state), opset 17.", flags,

@@ -1,8 +1,11 @@
 #include "encoder_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -21,6 +24,8 @@ constexpr int64_t kTokenTypes = 2;
 constexpr int64_t kNodesPerLayer = 90;
 constexpr int64_t kNodesOutsideLayers = 33;
 constexpr int64_t kDecomposedLayerNormExtraNodes = 10;
+constexpr int64_t kFusedNodesPerLayer = 7;
+constexpr int64_t kFusedNodesOutsideLayers = 19;
 
 class EncoderBuilder {
 public:
@@ -36,9 +41,16 @@ public:
         builder_.input("input_ids", DataType::kInt64, batch_seq);
         builder_.input("attention_mask", DataType::kInt64, batch_seq);
 
-        std::string hidden = emit_embeddings();
-        emit_extended_mask();
-        for (int64_t layer = 0; layer < options_.layers; ++layer) hidden = emit_layer(layer, hidden);
+        std::string hidden;
+        if (options_.fused) {
+            builder_.opset_import("com.microsoft", 1);
+            hidden = emit_fused_embeddings();
+            for (int64_t layer = 0; layer < options_.layers; ++layer) hidden = emit_fused_layer(layer, hidden);
+        } else {
+            hidden = emit_embeddings();
+            emit_extended_mask();
+            for (int64_t layer = 0; layer < options_.layers; ++layer) hidden = emit_layer(layer, hidden);
+        }
         graph_.rename_last_output(hidden, "last_hidden_state");
         builder_.output("last_hidden_state", DataType::kFloat32,
                         DynShape{Dim::named("batch"), Dim::named("seq"), Dim::fixed(options_.hidden)});
@@ -191,11 +203,116 @@ private:
         return dense_residual_norm(scope + "/output", prefix + "output.", activated, options_.intermediate, attention);
     }
 
+    // ---- the fused graph (onnxruntime.transformers) ----
+
+    /// The values of the weight uniform_weight() would write for `name` (to concatenate several).
+    std::vector<float> uniform_values(const std::string& name, int64_t count, float lo, float hi) const {
+        std::vector<float> values(static_cast<std::size_t>(count));
+        uniform_fill(tensor_seed(static_cast<uint64_t>(options_.seed), name), lo, hi)(values.data(), 0, count);
+        return values;
+    }
+
+    std::string cast_to_int32(const std::string& scope, const std::string& x) {
+        auto& cast = graph_.node(scope, "Cast", {x});
+        set_attr(cast, "to", int64_t{onnx::TensorProto::INT32});
+        return cast.output(0);
+    }
+
+    // The buffers and tables of emit_embeddings(), looked up and normalized by one EmbedLayerNormalization
+    // (positions 0..seq-1, its default); the mask is cast once for every Attention.
+    std::string emit_fused_embeddings() {
+        const std::string scope = "/embeddings";
+        const int64_t h = options_.hidden, n = options_.max_positions;
+        add_weight("embeddings.position_ids", DataType::kInt64, {1, n}, [](void* out, int64_t first, int64_t count) {
+            for (int64_t i = 0; i < count; ++i) static_cast<int64_t*>(out)[i] = first + i;
+        });
+        add_weight("embeddings.token_type_ids", DataType::kInt64, {1, n}, [](void* out, int64_t, int64_t count) {
+            std::fill_n(static_cast<int64_t*>(out), count, int64_t{0});
+        });
+        const std::string words = uniform_weight("embeddings.word_embeddings.weight", {options_.vocab, h}, -1.0f, 1.0f);
+        const std::string positions = uniform_weight("embeddings.position_embeddings.weight", {n, h}, -0.5f, 0.5f);
+        const std::string token_types =
+            uniform_weight("embeddings.token_type_embeddings.weight", {kTokenTypes, h}, -0.5f, 0.5f);
+        const std::string gamma = uniform_weight("embeddings.LayerNorm.weight", {h}, 0.8f, 1.2f);
+        const std::string beta = uniform_weight("embeddings.LayerNorm.bias", {h}, -0.1f, 0.1f);
+
+        const std::string seq_1d = graph_.unsqueeze(scope, graph_.dim(scope, "input_ids", 1), {0});
+        const std::string buffered_types = graph_.slice(scope, "embeddings.token_type_ids", int64_t{0}, seq_1d, 1);
+        const std::string batch_1d = graph_.unsqueeze(scope, graph_.dim(scope, "input_ids", 0), {0});
+        auto& expand_shape = graph_.node(scope, "Concat", {batch_1d, seq_1d});
+        set_attr(expand_shape, "axis", int64_t{0});
+        const std::string token_type_ids = graph_.op(scope, "Expand", {buffered_types, expand_shape.output(0)});
+        mask_index_ = cast_to_int32(scope, "attention_mask");
+        auto& embed = graph_.node(scope, "EmbedLayerNormalization",
+                                  {cast_to_int32(scope, "input_ids"), cast_to_int32(scope, token_type_ids), words,
+                                   positions, token_types, gamma, beta},
+                                  2, "com.microsoft");  // output 1, mask_index, unused: ONNX Runtime wants it
+        set_attr(embed, "epsilon", kLayerNormEpsilon);
+        return embed.output(0);
+    }
+
+    // The weight and bias of a Linear layer (linear()'s draws), for a MatMul with its bias folded downstream.
+    std::pair<std::string, std::string> linear_weights(const std::string& prefix, int64_t in, int64_t out) {
+        const float bound = 1.0f / std::sqrt(float(in));
+        return {uniform_weight(prefix + ".weight", {in, out}, -bound, bound),
+                uniform_weight(prefix + ".bias", {out}, -bound, bound)};
+    }
+
+    // LayerNorm(x @ W + bias + residual) as one SkipLayerNormalization after the MatMul.
+    std::string skip_layer_norm(const std::string& scope, const std::string& prefix, const std::string& x, int64_t in,
+                                const std::string& residual) {
+        const auto [weight, bias] = linear_weights(prefix + "dense", in, options_.hidden);
+        const std::string product = graph_.op(scope + "/dense", "MatMul", {x, weight});
+        const std::string gamma = uniform_weight(prefix + "LayerNorm.weight", {options_.hidden}, 0.8f, 1.2f);
+        const std::string beta = uniform_weight(prefix + "LayerNorm.bias", {options_.hidden}, -0.1f, 0.1f);
+        auto& norm = graph_.node(scope + "/LayerNorm", "SkipLayerNormalization", {product, residual, gamma, beta, bias},
+                                 1, "com.microsoft");
+        set_attr(norm, "epsilon", kLayerNormEpsilon);
+        return norm.output(0);
+    }
+
+    std::string emit_fused_layer(int64_t layer, const std::string& input) {
+        const std::string scope = fmt::format("/encoder/layer.{}", layer);
+        const std::string prefix = fmt::format("encoder.layer.{}.", layer);
+        const int64_t h = options_.hidden;
+        // Q, K and V side by side: [h, 3h] and [3h], each part drawn as linear() draws it.
+        const float bound = 1.0f / std::sqrt(float(h));
+        std::vector<std::vector<float>> weights, biases;
+        for (const char* part : {"query", "key", "value"}) {
+            const std::string name = prefix + "attention.self." + part;
+            weights.push_back(uniform_values(name + ".weight", h * h, -bound, bound));
+            biases.push_back(uniform_values(name + ".bias", h, -bound, bound));
+        }
+        Tensor qkv_weight(DataType::kFloat32, {h, 3 * h}), qkv_bias(DataType::kFloat32, {3 * h});
+        for (int64_t row = 0; row < h; ++row)
+            for (int64_t part = 0; part < 3; ++part)
+                std::copy_n(weights[static_cast<std::size_t>(part)].data() + row * h, h,
+                            qkv_weight.data_as<float>() + row * 3 * h + part * h);
+        for (int64_t part = 0; part < 3; ++part)
+            std::copy_n(biases[static_cast<std::size_t>(part)].data(), h, qkv_bias.data_as<float>() + part * h);
+        const std::string qkv = prefix + "attention.self.qkv";
+        *model().mutable_graph()->add_initializer() = weights_.write(qkv + ".weight", qkv_weight);
+        *model().mutable_graph()->add_initializer() = weights_.write(qkv + ".bias", qkv_bias);
+        auto& attention = graph_.node(scope + "/attention/self", "Attention",
+                                      {input, qkv + ".weight", qkv + ".bias", mask_index_}, 1, "com.microsoft");
+        set_attr(attention, "num_heads", options_.heads);
+        const std::string attended =
+            skip_layer_norm(scope + "/attention/output", prefix + "attention.output.", attention.output(0), h, input);
+        const auto [inner_weight, inner_bias] = linear_weights(prefix + "intermediate.dense", h, options_.intermediate);
+        const std::string inner = graph_.op(scope + "/intermediate/dense", "MatMul", {attended, inner_weight});
+        const std::string activated =
+            graph_
+                .node(scope + "/intermediate/intermediate_act_fn", "BiasGelu", {inner, inner_bias}, 1, "com.microsoft")
+                .output(0);
+        return skip_layer_norm(scope + "/output", prefix + "output.", activated, options_.intermediate, attended);
+    }
+
     const EncoderOptions& options_;
     WeightWriter& weights_;
     ModelBuilder builder_;
     ExportGraph graph_;
     std::string extended_mask_;
+    std::string mask_index_;  // the fused graph's int32 attention mask
 };
 
 }  // namespace
@@ -208,12 +325,17 @@ uint64_t encoder_weight_bytes(const EncoderOptions& o) {
 }
 
 int64_t encoder_node_count(const EncoderOptions& options) {
+    if (options.fused) return kFusedNodesPerLayer * options.layers + kFusedNodesOutsideLayers;
     const int64_t extra = options.decomposed_layernorm ? kDecomposedLayerNormExtraNodes : 0;
     return (kNodesPerLayer + 2 * extra) * options.layers + kNodesOutsideLayers + extra;
 }
 
 onnx::ModelProto build_encoder_model(const EncoderOptions& options, WeightWriter& weights) {
     validate(options);
+    if (options.fused && options.decomposed_layernorm)
+        throw UsageError(
+            "--fused and --decomposed-layernorm cannot be combined (the fused graph has no LayerNorm "
+            "pattern left)");
     return EncoderBuilder(options, weights).build();
 }
 

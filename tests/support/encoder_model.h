@@ -17,6 +17,11 @@ struct EncoderOptions : TransformerSizes {
     /// LayerNorm as the ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add pattern of exporters before
     /// opset 17, instead of LayerNormalization.
     bool decomposed_layernorm = false;
+    /// The graph as ONNX Runtime's transformer optimizer (onnxruntime.transformers) fuses it, with the same
+    /// weights and the same function: com.microsoft EmbedLayerNormalization, Attention (Q, K and V in one
+    /// weight, the 0/1 attention mask as its raw 2-D mask_index), SkipLayerNormalization (the dense
+    /// layer's bias and the residual) and BiasGelu.
+    bool fused = false;
 };
 
 /// Bytes of all the encoder's initializers: float32 weights (per layer 4h^2 + 2hi + 9h + i elements;
@@ -25,12 +30,13 @@ struct EncoderOptions : TransformerSizes {
 uint64_t encoder_weight_bytes(const EncoderOptions& options);
 
 /// Nodes of the main graph: 90 per layer + 33 (embeddings 24, extended mask 9); with
-/// `decomposed_layernorm` 110 per layer + 43 (each LayerNormalization becomes 11 nodes).
+/// `decomposed_layernorm` 110 per layer + 43 (each LayerNormalization becomes 11 nodes); `fused`: 7 per
+/// layer + 19 (the token types' 15, three Casts to int32, the EmbedLayerNormalization).
 int64_t encoder_node_count(const EncoderOptions& options);
 
 /// The encoder: inputs `input_ids` and `attention_mask` int64 [batch, seq], output `last_hidden_state`
 /// float32 [batch, seq, hidden]; each weight is generated and written through `weights` as it is added.
-/// Throws UsageError (see validate()).
+/// Throws UsageError (see validate(), and for `fused` with `decomposed_layernorm`).
 onnx::ModelProto build_encoder_model(const EncoderOptions& options, WeightWriter& weights);
 
 }  // namespace polygraphy::testing

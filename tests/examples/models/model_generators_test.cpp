@@ -330,6 +330,20 @@ TEST(EncoderModel, NodeCountsFollowTheDocumentedFormula) {
         ops = op_histogram(decomposed.graph());
         EXPECT_EQ(ops.count("LayerNormalization"), 0u);
         EXPECT_EQ(ops["ReduceMean"], 2 * (2 * layers + 1));
+
+        options.decomposed_layernorm = false;
+        options.fused = true;
+        WeightWriter fused_weights;
+        const onnx::ModelProto transformers = build_encoder_model(options, fused_weights);
+        EXPECT_EQ(transformers.graph().node_size(), 7 * layers + 19);
+        EXPECT_EQ(transformers.graph().node_size(), encoder_node_count(options));
+        EXPECT_EQ(fused_weights.tensor_bytes(), encoder_weight_bytes(options));  // the same weights, concatenated
+        ops = op_histogram(transformers.graph());
+        EXPECT_EQ(ops["EmbedLayerNormalization"], 1);
+        EXPECT_EQ(ops["Attention"], layers);
+        EXPECT_EQ(ops["SkipLayerNormalization"], 2 * layers);
+        EXPECT_EQ(ops["BiasGelu"], layers);
+        EXPECT_EQ(ops["MatMul"], 3 * layers);
     }
     EncoderOptions base;
     EXPECT_EQ(encoder_node_count(base), 1113);
@@ -371,6 +385,25 @@ TEST_F(GeneratedModelCli, EncoderExternalDataGivesTheSameResults) {
     EXPECT_EQ(result.exit_code, 0) << result.output;
 }
 
+// The graph onnxruntime.transformers would write computes the plain one's function, on both runtimes
+// (a mask of ones: the fused Attention takes it as its raw mask).
+TEST_F(GeneratedModelCli, TheFusedEncoderMatchesThePlainOneOnBothRuntimes) {
+    TempDir dir;
+    ASSERT_EQ(generate("make_encoder_model", dir.file("plain.onnx"), {}).exit_code, 0);
+    ASSERT_EQ(generate("make_encoder_model", dir.file("fused.onnx"), {"--fused"}).exit_code, 0);
+    const std::vector<std::string> data = {"--val-range",    "input_ids:[0,99]", "attention_mask:[1,1]",
+                                           "--input-shapes", "input_ids:[2,11]", "attention_mask:[2,11]"};
+    const CommandResult plain = run_polygraphy(
+        concat({"run", dir.file("plain.onnx"), "--ref", "--save-outputs", dir.file("plain.json")}, data));
+    ASSERT_EQ(plain.exit_code, 0) << plain.output;
+    const CommandResult fused =
+        run_polygraphy(concat({"run", dir.file("fused.onnx"), "--ref", "--onnxrt", "--load-outputs",
+                               dir.file("plain.json"), "--atol", "1e-4", "--rtol", "1e-3"},
+                              data));
+    EXPECT_EQ(fused.exit_code, 0) << fused.output;
+    EXPECT_THAT(fused.output, HasSubstr("PASSED | All outputs matched"));
+}
+
 TEST(MakeEncoderModel, BadOptionsAreOneLineErrorsAndWriteNothing) {
     TempDir dir;
     const CommandResult result = generate("make_encoder_model", dir.file("encoder.onnx"), {"--heads", "5"});
@@ -379,6 +412,10 @@ TEST(MakeEncoderModel, BadOptionsAreOneLineErrorsAndWriteNothing) {
     const CommandResult unknown = generate("make_encoder_model", dir.file("encoder.onnx"), {"--functions"});
     EXPECT_EQ(unknown.exit_code, 2);
     EXPECT_THAT(unknown.output, HasSubstr("[!] unknown option '--functions'"));
+    const CommandResult both =
+        generate("make_encoder_model", dir.file("encoder.onnx"), {"--fused", "--decomposed-layernorm"});
+    EXPECT_EQ(both.exit_code, 1);
+    EXPECT_THAT(both.output, HasSubstr("[!] --fused and --decomposed-layernorm cannot be combined"));
     EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 

@@ -39,6 +39,24 @@ POLYGRAPHY_VECTOR_CLONES void silu_in_place_8(float* y, int64_t n) {
     silu_lanes_in_place<8>(y, n);
 }
 
+/// y[i] = exp(y[i] - shift) on vectors of 8 floats (the tail through one more vector), returning the sum
+/// of the results in double, added lane by lane in a fixed order.
+POLYGRAPHY_VECTOR_CLONES double exp_shifted_8(float* y, int64_t n, float shift) {
+    using V = Lanes<8>::Float;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i += 8) {
+        const int64_t count = std::min<int64_t>(8, n - i);
+        V lanes{};
+        std::copy(y + i, y + i + count, reinterpret_cast<float*>(&lanes));
+        lanes -= shift;
+        exp_in_place<8>(lanes);
+        const float* values = reinterpret_cast<const float*>(&lanes);
+        std::copy(values, values + count, y + i);
+        for (int64_t l = 0; l < count; ++l) sum += values[l];
+    }
+    return sum;
+}
+
 /// dot_product() in four AVX-512 accumulators of 16 lanes (a masked load for the tail).
 __attribute__((target("avx512f,avx2,fma"))) float dot_product_avx512(const float* a, const float* b, int64_t n) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
@@ -75,6 +93,10 @@ float dot_product(const float* a, const float* b, int64_t n) {
     float sum = 0.0f;
     for (float lane : lanes) sum += lane;
     return sum;
+}
+
+double exp_shifted_in_place(float* y, int64_t n, float shift) {
+    return exp_shifted_8(y, n, shift);
 }
 
 void silu_in_place(float* y, int64_t n) {

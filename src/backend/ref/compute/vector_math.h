@@ -82,6 +82,10 @@ __attribute__((always_inline)) inline void silu_lanes(typename Lanes<kLanes>::Fl
 /// Much faster here than oneDNN's swish, as a pass or as a convolution's post-op.
 void silu_in_place(float* y, int64_t n);
 
+/// y[i] = exp(y[i] - shift) for i < n (exp_in_place: within ~2 ulps, arguments clamped to [-87, 88], so
+/// exp(-inf) gives about 1e-38, not 0), vectorized (a softmax's numerators); returns their sum in double.
+double exp_shifted_in_place(float* y, int64_t n, float shift);
+
 /// The sum of a[i] * b[i] for i < n, in partial sums whose order depends only on n (64 lanes where the
 /// CPU has AVX-512, else 16), so that the loop runs in vectors without -ffast-math and gives the same
 /// bits on every call.

@@ -17,6 +17,7 @@
 #include "backend/ref/compute/attention_math.h"
 #include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/compute/kernel_util.h"
+#include "backend/ref/compute/packed_gemm.h"
 #include "backend/ref/ops/families.h"
 
 namespace polygraphy::ref {
@@ -219,7 +220,9 @@ struct MaskedAttentionAttrs {
 class AttentionKernel final : public Kernel {
 public:
     explicit AttentionKernel(const NodeInfo& node)
-        : attrs_(node), qkv_hidden_sizes_(node.attr_ints("qkv_hidden_sizes")) {
+        : attrs_(node),
+          qkv_hidden_sizes_(node.attr_ints("qkv_hidden_sizes")),
+          constant_weights_(node.constant_input(1) != nullptr) {
         if (flag_attr(node, "do_rotary"))
             node.fail(
                 "do_rotary is not supported: ONNX Runtime's CPU kernel refuses it too (use MultiHeadAttention "
@@ -274,22 +277,36 @@ public:
             require_shape(node, bias, "bias", {columns}, "(Q + K + V hidden sizes)");
         }
 
-        // Q, K, V = input x weights + bias, (B * S, D + D + D_v).
+        // Q, K, V = input x weights + bias, (B * S, D + D + D_v), in the runtime's GEMM: the weights
+        // (an initializer, as in every fused model) packed once, else for this run.
         const int64_t rows = batch * seq;
         std::vector<float> qkv(static_cast<std::size_t>(rows * columns));
         const float* x = input.data_as<float>();
         const float* w = weights.data_as<float>();
-        onednn::parallel_for(rows, context.num_threads(), input_hidden * columns, [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                float* y = qkv.data() + r * columns;
-                for (int64_t j = 0; j < columns; ++j) y[j] = bias.defined() ? bias.data_as<float>()[j] : 0.0f;
-                for (int64_t i = 0; i < input_hidden; ++i) {
-                    const float xi = x[r * input_hidden + i];
-                    const float* w_row = w + i * columns;
-                    for (int64_t j = 0; j < columns; ++j) y[j] += xi * w_row[j];
+        const float* bias_values = bias.defined() ? bias.data_as<float>() : nullptr;
+        const int threads = context.num_threads();
+        if (packed_gemm::available() && input_hidden > 0) {
+            std::unique_ptr<packed_gemm::PackedMatrix> own;
+            const packed_gemm::PackedMatrix& packed =
+                constant_weights_ ? packed_weights_.get(w, input_hidden, columns, columns, 1, threads)
+                                  : *(own = std::make_unique<packed_gemm::PackedMatrix>(w, input_hidden, columns,
+                                                                                        columns, 1, threads));
+            packed_gemm::multiply(x, rows, input_hidden, packed, bias_values, qkv.data(), threads);
+        } else {
+            onednn::parallel_for(rows, threads, input_hidden * columns, [&](int64_t begin, int64_t end) {
+                for (int64_t r = begin; r < end; ++r) {
+                    float* y = qkv.data() + r * columns;
+                    for (int64_t j = 0; j < columns; ++j) y[j] = 0.0f;
+                    for (int64_t i = 0; i < input_hidden; ++i) {
+                        const float xi = x[r * input_hidden + i];
+                        const float* w_row = w + i * columns;
+                        for (int64_t j = 0; j < columns; ++j) y[j] += xi * w_row[j];
+                    }
+                    // The bias after the whole sum, as the GEMM path adds it.
+                    for (int64_t j = 0; j < columns && bias_values != nullptr; ++j) y[j] += bias_values[j];
                 }
-            }
-        });
+            });
+        }
 
         CoreInputs in;
         in.batch = batch;
@@ -367,6 +384,8 @@ private:
 
     MaskedAttentionAttrs attrs_;
     std::vector<int64_t> qkv_hidden_sizes_;
+    bool constant_weights_;                         ///< weights is an initializer
+    packed_gemm::LazyPackedMatrix packed_weights_;  ///< its packed form, made by the first run
 };
 
 /// com.microsoft.MultiHeadAttention: query (B, S, D), key (B, L, D) and value (B, L, D_v) with an
