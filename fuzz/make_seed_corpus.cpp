@@ -11,7 +11,8 @@
 //                 external-data, segment and weightless tensors
 //   onnx_model    models built with tests/support/model_builder.h: dynamic shapes, initializers
 //                 that are also inputs, Constant and If nodes, value_info, several opset imports
-//   onnx_structure the same, plus Scan and Loop bodies, Split/Concat/Shape/GlobalAveragePool,
+//   onnx_structure the same, plus Scan and Loop bodies, ONNX Runtime's contrib and NCHWc operators,
+//                  Split/Concat/Shape/GlobalAveragePool,
 //                 Conv/Reshape/Gather/LayerNormalization, a local function, Slice with an omitted input
 //   cli_value_spec argument values of --input-shapes, --atol/--rtol, --val-range, --pool-limit...
 //   cli_args      command lines of every tool, one token per line, the tool's name first
@@ -27,6 +28,7 @@
 #include <stdlib.h>
 
 #include "model_builder.h"
+#include "nbits_weights.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/base64.h"
 #include "polygraphy/common/json.h"
@@ -37,6 +39,9 @@
 
 using namespace polygraphy;
 using polygraphy::testing::ModelBuilder;
+using polygraphy::testing::NBitsWeights;
+using polygraphy::testing::NBitsZeroPoints;
+using polygraphy::testing::quantize_nbits;
 using polygraphy::testing::random_tensor;
 using polygraphy::testing::set_attr;
 
@@ -384,6 +389,64 @@ void write_structure_models(const fs::path& dir) {
         builder.output("v_final", DataType::kFloat32, Shape{2});
         builder.output("v_each", DataType::kFloat32, Shape{3, 2});
         builder.save((dir / "loop_relu.onnx").string());
+    }
+    {  // ONNX Runtime's quantized contrib operators: MatMulNBits, its own Q/DQ, QLinearAdd, DynamicQuantizeMatMul
+        ModelBuilder builder(17, "contrib_quantized");
+        builder.opset_import("com.microsoft", 1);
+        builder.input("a", DataType::kFloat32, Shape{2, 32});
+        const NBitsWeights nbits = quantize_nbits(random_tensor({32, 8}, 5), 4, 16, NBitsZeroPoints::kPacked);
+        builder.initializer("b", nbits.b)
+            .initializer("b_scales", nbits.scales)
+            .initializer("b_zero", nbits.zero_points);
+        auto& matmul = builder.node("MatMulNBits", {"a", "b", "b_scales", "b_zero"}, {"y"}, "nbits", "com.microsoft");
+        set_attr(matmul, "K", int64_t{32});
+        set_attr(matmul, "N", int64_t{8});
+        set_attr(matmul, "block_size", int64_t{16});
+        builder.initializer("scale", Tensor::from_doubles(DataType::kFloat32, {}, {0.05}));
+        builder.initializer("zero", Tensor::from_doubles(DataType::kUInt8, {}, {128}));
+        builder.node("QuantizeLinear", {"y", "scale", "zero"}, {"q"}, "quantize", "com.microsoft");
+        builder.node("QLinearAdd", {"q", "scale", "zero", "q", "scale", "zero", "scale", "zero"}, {"q2"}, "qadd",
+                     "com.microsoft");
+        builder.node("DequantizeLinear", {"q2", "scale", "zero"}, {"dq"}, "dequantize", "com.microsoft");
+        builder.initializer("w8", Tensor::from_doubles(DataType::kUInt8, {8, 4}, std::vector<double>(32, 3)));
+        builder.node("DynamicQuantizeMatMul", {"dq", "w8", "scale"}, {"out"}, "dynamic", "com.microsoft");
+        builder.output("out", DataType::kFloat32, Shape{2, 4});
+        builder.save((dir / "contrib_quantized.onnx").string());
+    }
+    {  // A fused transformer layer: Attention, SkipLayerNormalization, BiasGelu, RotaryEmbedding
+        ModelBuilder builder(17, "contrib_transformer");
+        builder.opset_import("com.microsoft", 1);
+        builder.input("x", DataType::kFloat32, Shape{1, 4, 16});
+        builder.initializer("qkv", random_tensor({16, 48}, 6)).initializer("qkv_bias", random_tensor({48}, 7));
+        auto& attention =
+            builder.node("Attention", {"x", "qkv", "qkv_bias"}, {"context"}, "attention", "com.microsoft");
+        set_attr(attention, "num_heads", int64_t{2});
+        builder.initializer("gamma", random_tensor({16}, 8)).initializer("beta", random_tensor({16}, 9));
+        builder.node("SkipLayerNormalization", {"context", "x", "gamma", "beta"}, {"normed"}, "skip_norm",
+                     "com.microsoft");
+        builder.initializer("bias", random_tensor({16}, 10));
+        builder.node("BiasGelu", {"normed", "bias"}, {"activated"}, "gelu", "com.microsoft");
+        builder.initializer("positions", Tensor::from_doubles(DataType::kInt64, {1}, {0}));
+        builder.initializer("cos", random_tensor({8, 4}, 11)).initializer("sin", random_tensor({8, 4}, 12));
+        auto& rotary = builder.node("RotaryEmbedding", {"activated", "positions", "cos", "sin"}, {"rotated"}, "rotary",
+                                    "com.microsoft");
+        set_attr(rotary, "num_heads", int64_t{2});
+        builder.output("rotated", DataType::kFloat32, Shape{1, 4, 16});
+        builder.save((dir / "contrib_transformer.onnx").string());
+    }
+    {  // The blocked operators of ONNX Runtime's level all: ReorderInput, Conv, MaxPool, ReorderOutput
+        ModelBuilder builder(17, "nchwc_blocked");
+        builder.opset_import("com.microsoft.nchwc", 1);
+        builder.input("x", DataType::kFloat32, Shape{1, 16, 4, 4});
+        builder.node("ReorderInput", {"x"}, {"blocked"}, "reorder_in", "com.microsoft.nchwc");
+        builder.initializer("w", random_tensor({16, 16, 1, 1}, 13));
+        builder.node("Conv", {"blocked", "w"}, {"conv"}, "conv", "com.microsoft.nchwc");
+        auto& pool = builder.node("MaxPool", {"conv"}, {"pooled"}, "pool", "com.microsoft.nchwc");
+        set_attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+        auto& out = builder.node("ReorderOutput", {"pooled"}, {"y"}, "reorder_out", "com.microsoft.nchwc");
+        set_attr(out, "channels", int64_t{16});
+        builder.output("y", DataType::kFloat32, Shape{1, 16, 3, 3});
+        builder.save((dir / "nchwc_blocked.onnx").string());
     }
     {  // Split into three, Concat back, Shape of the result, GlobalAveragePool of the input
         ModelBuilder builder(17, "split_shape_pool");
