@@ -281,10 +281,26 @@ int dispatch(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
 }  // namespace
 
+namespace {
+
+// Whether the command can run the built-in runtime: not help or the version, not the model and data
+// inspectors or lint (whose test inference of a model is small), which then start once, not twice.
+bool may_run_builtin_runtime(const std::vector<std::string>& argv) {
+    if (argv.size() < 2 || argv[1].empty() || argv[1][0] == '-') return false;
+    for (std::size_t i = 1; i < argv.size(); ++i)
+        if (argv[i] == "-h" || argv[i] == "--help") return false;
+    const std::string& tool = argv[1];
+    const std::string subtool = argv.size() > 2 ? argv[2] : "";
+    if (tool == "inspect") return subtool == "capability";
+    return tool != "check";
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vector<std::string>& argv,
                                                                  const std::function<const char*(const char*)>& getenv,
                                                                  const std::function<int()>& idle_cores) {
-    if (getenv("OMP_WAIT_POLICY") != nullptr) return {};
+    if (getenv("OMP_WAIT_POLICY") != nullptr || !may_run_builtin_runtime(argv)) return {};
     std::vector<std::pair<std::string, std::string>> settings = {{"OMP_WAIT_POLICY", "passive"}};
     const std::string flag = "--ref-threads";
     std::string threads = "0";

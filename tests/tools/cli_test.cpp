@@ -208,7 +208,20 @@ TEST(Cli, OpenmpSettingsPassiveWaitingWithAShortSpinUnlessTheChosenThreadsExceed
     EXPECT_EQ(openmp_settings({"polygraphy", "run", "m.onnx"}, environment({{"OMP_WAIT_POLICY", "active"}}), cores(2)),
               Settings{});
     // argv[0] is the program, never an option.
-    EXPECT_EQ(openmp_settings({"--ref-threads=3"}, environment({}), unread), both);
+    EXPECT_EQ(openmp_settings({"--ref-threads=3", "run"}, environment({}), unread), both);
+    // Commands that do not run the built-in runtime's threads start once: nothing to set.
+    for (const std::vector<std::string>& argv :
+         std::vector<std::vector<std::string>>{{"polygraphy"},
+                                               {"polygraphy", "-h"},
+                                               {"polygraphy", "-v"},
+                                               {"polygraphy", "--version"},
+                                               {"polygraphy", "run", "-h"},
+                                               {"polygraphy", "inspect", "model", "m.onnx"},
+                                               {"polygraphy", "inspect", "data", "d.json"},
+                                               {"polygraphy", "check", "lint", "m.onnx"}})
+        EXPECT_EQ(openmp_settings(argv, environment({}), unread), Settings{}) << argv.back();
+    EXPECT_EQ(openmp_settings({"polygraphy", "inspect", "capability", "m.onnx"}, environment({}), unread), both);
+    EXPECT_EQ(openmp_settings({"polygraphy", "debug", "diff", "a.onnx", "b.onnx"}, environment({}), unread), both);
 }
 
 TEST(Cli, IdleCoresNowIsAtLeastOneAndAtMostTheMachinesCores) {

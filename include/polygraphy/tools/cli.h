@@ -37,6 +37,8 @@ int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 ///   spin makes runs slower.
 /// The figures are in BENCHMARKS.md ("Thread defaults").
 /// Nothing when `getenv("OMP_WAIT_POLICY")` names a policy; no spin count when GOMP_SPINCOUNT is set.
+/// Nothing either for a command that does not run the built-in runtime's kernels on OpenMP threads
+/// (no subcommand, -h/--help, `inspect` other than `capability`, `check`): those start once, not twice.
 std::vector<std::pair<std::string, std::string>> openmp_settings(const std::vector<std::string>& argv,
                                                                  const std::function<const char*(const char*)>& getenv,
                                                                  const std::function<int()>& idle_cores);
