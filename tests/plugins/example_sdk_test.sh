@@ -110,4 +110,10 @@ if [[ -n "${POLYGRAPHY_ONNXRUNTIME_LIB:-}" && -e "${POLYGRAPHY_ONNXRUNTIME_LIB}"
 else
     echo "step 5 skipped: ONNX-Runtime is not installed (scripts/setup_onnxruntime.sh)"
 fi
+echo "==== Step 6: the module's kernel of its own operator on the built-in runtime"
+"$work/build/make_no_op_reshape" custom_reshape.onnx --custom-op
+cmd=("$polygraphy" run no_op_reshape.onnx --ref --save-outputs reshape.json)
+expect "step 6 reference" 0 "[I] PASSED | Runtime: "
+cmd=("$polygraphy" run custom_reshape.onnx --pluginref --load-outputs reshape.json)
+expect "step 6" 0 "PASSED | All outputs matched | Outputs: ['y']" "[I] PASSED | Runtime: "
 echo "==== all steps passed"

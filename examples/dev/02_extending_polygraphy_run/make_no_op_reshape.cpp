@@ -2,6 +2,8 @@
 //
 //     make_no_op_reshape no_op_reshape.onnx                     x[1,3,5,5] -Reshape([1,3,5,5])-> y
 //     make_no_op_reshape real_reshape.onnx --real-reshape       ... then a Reshape to [3,25] (not a no-op)
+//     make_no_op_reshape custom_reshape.onnx --custom-op        the no-op as the module's own operator,
+//                                                                polygraphy.reshape_destroyer.DestroyedReshape
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -37,11 +39,12 @@ void add_reshape(onnx::GraphProto& graph, const std::string& name, const std::st
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2 || argc > 3 || (argc == 3 && std::string(argv[2]) != "--real-reshape")) {
-        std::fprintf(stderr, "usage: %s OUTPUT.onnx [--real-reshape]\n", argv[0]);
+    const std::string variant = argc == 3 ? argv[2] : "";
+    if (argc < 2 || argc > 3 || (argc == 3 && variant != "--real-reshape" && variant != "--custom-op")) {
+        std::fprintf(stderr, "usage: %s OUTPUT.onnx [--real-reshape | --custom-op]\n", argv[0]);
         return 2;
     }
-    const bool real_reshape = argc == 3;
+    const bool real_reshape = variant == "--real-reshape";
     onnx::ModelProto model;
     model.set_ir_version(8);
     model.set_producer_name("make_no_op_reshape");
@@ -56,6 +59,14 @@ int main(int argc, char** argv) {
 
     // The no-op: the new shape is a constant equal to the input's (static) shape.
     add_reshape(graph, "reshape", "x", shape, real_reshape ? "reshaped" : "y");
+    if (variant == "--custom-op") {
+        // The module's own operator in place of the standard Reshape (its kernel: export.cpp).
+        graph.mutable_node(0)->set_op_type("DestroyedReshape");
+        graph.mutable_node(0)->set_domain("polygraphy.reshape_destroyer");
+        auto* custom_import = model.add_opset_import();
+        custom_import->set_domain("polygraphy.reshape_destroyer");
+        custom_import->set_version(1);
+    }
     onnx::ValueInfoProto* output = graph.add_output();
     if (real_reshape) {
         // A Reshape that does change the shape: it stays, and the Identity-only runner refuses it.
