@@ -1,6 +1,8 @@
 #include "backend/ref/compute/block_quant_gemm.h"
 
 #include <immintrin.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -55,7 +57,8 @@ bool cpu_has_avx512() {
 constexpr __mmask16 kAll = 0xFFFF;
 
 /// 32 four-bit codes (16 bytes, low nibble first) through a table of their 16 values, in order.
-POLYGRAPHY_AVX512 void dequantize_nibbles32(const uint8_t* bytes, __m512 table, float* out) {
+__attribute__((always_inline)) POLYGRAPHY_AVX512 inline void dequantize_nibbles32(const uint8_t* bytes, __m512 table,
+                                                                                  float* out) {
     const __m512i packed = _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)));
     const __m512 low = _mm512_maskz_permutexvar_ps(kAll, _mm512_and_si512(packed, _mm512_set1_epi32(15)), table);
     const __m512 high = _mm512_maskz_permutexvar_ps(kAll, _mm512_maskz_srli_epi32(kAll, packed, 4), table);
@@ -73,6 +76,47 @@ POLYGRAPHY_AVX512 void dequantize_nibbles_avx512(const uint8_t* blob, int64_t j0
     for (; j % 2 != 0 && j < j0 + count; ++j) *out++ = values[code(blob, j, 4)];
     for (; j + 32 <= j0 + count; j += 32, out += 32) dequantize_nibbles32(blob + j / 2, table, out);
     for (; j < j0 + count; ++j) *out++ = values[code(blob, j, 4)];
+}
+
+/// Whole 4-bit groups of one row, [k0, k0 + count) with k0 and count multiples of 16 (AVX-512): each
+/// group's 16 values are one vector, (code - zero point) * scale, and its codes go through it 32 (or
+/// 16) at a time.
+POLYGRAPHY_AVX512 void dequantize_row4_avx512(const QuantizedWeights& w, int64_t row, int64_t k0, int64_t count,
+                                              float* out) {
+    const __m512 iota = _mm512_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f,
+                                       13.0f, 14.0f, 15.0f);
+    // Everything that divides, once per row (an integer division costs more than a group's codes).
+    const int64_t blocks = w.blocks(), blob = w.blob_bytes(), block_size = w.block_size;
+    const int block_shift = __builtin_ctzll(static_cast<unsigned long long>(block_size));  // a power of two
+    const uint8_t* codes = w.codes + row * blocks * blob;
+    const float* scales = w.scales + row * blocks;
+    const uint8_t* packed_zero =
+        w.zero_points_packed != nullptr ? w.zero_points_packed + row * ((blocks + 1) / 2) : nullptr;
+    const float* float_zero = w.zero_points_float != nullptr ? w.zero_points_float + row * blocks : nullptr;
+    const __m512i interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    for (int64_t k = k0; k < k0 + count;) {
+        const int64_t group = k >> block_shift;
+        const int64_t group_start = group << block_shift;
+        const int64_t end = std::min(group_start + block_size, k0 + count);
+        const float zero = packed_zero != nullptr
+                               ? static_cast<float>((packed_zero[group >> 1] >> ((group & 1) * 4)) & 15)
+                           : float_zero != nullptr ? float_zero[group]
+                                                   : 8.0f;
+        const __m512 table = _mm512_mul_ps(_mm512_sub_ps(iota, _mm512_set1_ps(zero)), _mm512_set1_ps(scales[group]));
+        const uint8_t* blob_codes = codes + group * blob;
+        int64_t j = k - group_start;
+        for (; j + 32 <= end - group_start; j += 32, out += 32) dequantize_nibbles32(blob_codes + j / 2, table, out);
+        if (j < end - group_start) {  // 16 codes left: 8 bytes
+            const __m512i packed =
+                _mm512_maskz_cvtepu8_epi32(kAll, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blob_codes + j / 2)));
+            const __m512 low =
+                _mm512_maskz_permutexvar_ps(kAll, _mm512_and_si512(packed, _mm512_set1_epi32(15)), table);
+            const __m512 high = _mm512_maskz_permutexvar_ps(kAll, _mm512_maskz_srli_epi32(kAll, packed, 4), table);
+            _mm512_storeu_ps(out, _mm512_permutex2var_ps(low, interleave, high));
+            out += 16;
+        }
+        k = end;
+    }
 }
 
 /// Codes [j0, j0 + count) of one block, whose codes take the values values[code].
@@ -108,17 +152,62 @@ void multiply_direct(const float* a, int64_t m, const QuantizedWeights& w, const
     });
 }
 
+/// Transposes the 16 x 16 floats at in (rows in_stride apart) into out (rows 16 apart), in registers:
+/// pairs, then quads, then 128-bit lanes, then 256-bit halves.
+POLYGRAPHY_AVX512 void transpose16x16(const float* in, int64_t in_stride, float* out) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * in_stride);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
+        t[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_maskz_shuffle_ps(kAll, t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[i + 1] = _mm512_maskz_shuffle_ps(kAll, t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[i + 2] = _mm512_maskz_shuffle_ps(kAll, t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[i + 3] = _mm512_maskz_shuffle_ps(kAll, t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int half = 0; half < 16; half += 8)
+        for (int i = 0; i < 4; ++i) {
+            t[half + i] = _mm512_maskz_shuffle_f32x4(kAll, r[half + i], r[half + i + 4], 0x88);
+            t[half + i + 4] = _mm512_maskz_shuffle_f32x4(kAll, r[half + i], r[half + i + 4], 0xdd);
+        }
+    for (int i = 0; i < 8; ++i) {
+        r[i] = _mm512_maskz_shuffle_f32x4(kAll, t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_maskz_shuffle_f32x4(kAll, t[i], t[i + 8], 0xdd);
+    }
+    for (int i = 0; i < 16; ++i) _mm512_storeu_ps(out + i * 16, r[i]);
+}
+
 /// Writes one panel of a slice of W^T (columns [col0, col0 + width) of the product) in packed_gemm's
 /// layout: each of its 16 rows of W dequantized over the depth block, then transposed.
 void fill_panel(const QuantizedWeights& w, int64_t col0, int64_t width, int64_t k0, int64_t depth, int64_t panel,
                 float* out) {
     constexpr int64_t kWidth = packed_gemm::PackedMatrix::kPanelWidth;
-    float rows[kWidth][256];
+    alignas(64) float rows[kWidth][256];
     const int64_t first = col0 + panel * kWidth;
     const int64_t count = std::min(kWidth, col0 + width - first);
+    // The next panel's codes of this depth block: 16 rows far apart in memory, which the hardware
+    // prefetcher does not follow; fetched while this panel dequantizes.
+    // Their scales and zero points too: one cache line of each row per depth block.
+    const int64_t depth_bytes = depth * w.bits / 8, code_offset = k0 * w.bits / 8;
+    const int64_t blocks = w.blocks(), first_group = k0 / w.block_size;
+    for (int64_t c = 2 * kWidth; c < std::min(3 * kWidth, col0 + width - first); ++c) {
+        const int64_t row = first + c;
+        for (int64_t line = 0; line < depth_bytes; line += 64)
+            __builtin_prefetch(w.codes + row * w.row_bytes() + code_offset + line);
+        __builtin_prefetch(w.scales + row * blocks + first_group);
+        if (w.zero_points_packed != nullptr)
+            __builtin_prefetch(w.zero_points_packed + row * w.zero_point_row_bytes() + first_group * w.bits / 8);
+        if (w.zero_points_float != nullptr) __builtin_prefetch(w.zero_points_float + row * blocks + first_group);
+    }
     for (int64_t c = 0; c < count; ++c) dequantize_row(w, first + c, k0, depth, rows[c]);
-    for (int64_t kk = 0; kk < depth; ++kk, out += kWidth)
-        for (int64_t c = 0; c < kWidth; ++c) out[c] = c < count ? rows[c][kk] : 0.0f;
+    for (int64_t c = count; c < kWidth; ++c) std::fill(rows[c], rows[c] + depth, 0.0f);
+    int64_t kk = 0;
+    if (cpu_has_avx512())
+        for (; kk + 16 <= depth; kk += 16) transpose16x16(&rows[0][kk], 256, out + kk * kWidth);
+    for (; kk < depth; ++kk)
+        for (int64_t c = 0; c < kWidth; ++c) out[kk * kWidth + c] = rows[c][kk];
 }
 
 /// Many rows: slices of kSliceColumns columns, each dequantized into packed panels and multiplied by
@@ -143,12 +232,11 @@ void multiply_packed(const float* a, int64_t m, const QuantizedWeights& w, const
         for (int64_t s = begin; s < end; ++s) {
             const int64_t col0 = s * slice;
             const int64_t width = std::min(slice, n - col0);
-            const int64_t first_panel = col0 / kWidth;
             const packed_gemm::PackedMatrix packed(
                 k, width,
                 [&](int64_t k0, int64_t depth, int64_t panel, float* out) {
                     if (panels != nullptr)
-                        panels->fill(k0, depth, first_panel + panel, out);
+                        panels->fill(k0, depth, col0 / kWidth + panel, out);
                     else
                         fill_panel(w, col0, width, k0, depth, panel, out);
                 },
@@ -204,6 +292,8 @@ void dequantize_row(const QuantizedWeights& w, int64_t row, int64_t k0, int64_t 
         }
         return;
     }
+    if (w.bits == 4 && k0 % 16 == 0 && count % 16 == 0 && cpu_has_avx512())
+        return dequantize_row4_avx512(w, row, k0, count, out);
     for (int64_t k = k0; k < k0 + count;) {
         const int64_t group = k / w.block_size;
         const int64_t end = std::min((group + 1) * w.block_size, k0 + count);
@@ -258,6 +348,22 @@ PanelWeights::PanelWeights(const QuantizedWeights& w, int threads)
             }
         }
     });
+    // The codes, scales and zero points were read once to build this copy and are read again only by
+    // products of a few rows:
+    // their pages go back to the kernel (MADV_PAGEOUT keeps the contents: a file mapping's clean pages,
+    // the usual weights of a quantized model, are dropped and read again when needed), so the weights
+    // are not held twice.
+    const auto page_out = [](const void* data, int64_t bytes) {
+        static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+        if (data == nullptr) return;
+        const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+        const auto end = (reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(bytes)) / page * page;
+        if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+    };
+    page_out(w.codes, n_ * w.row_bytes());
+    page_out(w.scales, n_ * groups_ * static_cast<int64_t>(sizeof(float)));
+    page_out(w.zero_points_packed, n_ * w.zero_point_row_bytes());
+    page_out(w.zero_points_float, n_ * groups_ * static_cast<int64_t>(sizeof(float)));
 }
 
 void PanelWeights::fill(int64_t k0, int64_t depth, int64_t panel, float* out) const {
