@@ -42,8 +42,9 @@ struct Node {
     std::vector<bool> constant;
     int64_t opset = 17;
 
-    explicit Node(const std::string& op_type) {
+    explicit Node(const std::string& op_type, const std::string& domain = "") {
         proto.set_op_type(op_type);
+        proto.set_domain(domain);
         proto.set_name(op_type);
         proto.add_output("y");
     }
@@ -65,7 +66,7 @@ void run(benchmark::State& state, Node& node, double work, const char* unit) {
         inputs.push_back(&node.inputs[i]);
     }
     const ref::NodeInfo info(node.proto, node.opset, node.proto.name(), constants);
-    const auto kernel = registry().find("", node.proto.op_type(), node.opset)->factory(info);
+    const auto kernel = registry().find(node.proto.domain(), node.proto.op_type(), node.opset)->factory(info);
     for (auto _ : state) {
         ref::KernelContext context(info, inputs, 1, threads);
         kernel->compute(context);
@@ -91,13 +92,13 @@ void conv(benchmark::State& state, int64_t channels, int64_t size, int64_t in_ch
 void blocked_conv(benchmark::State& state, int64_t channels, int64_t size, int64_t in_channels, int64_t kernel,
                   int64_t stride) {
     const int64_t pad = kernel / 2;
-    Node node("Conv");
+    Node node("FusedConv", ref::kRuntimeDomain);
     set_attr(node.proto, "pads", std::vector<int64_t>{pad, pad, pad, pad});
     set_attr(node.proto, "strides", std::vector<int64_t>{stride, stride});
     const int64_t block = ref::widest_channel_block();  // as a session picks it
     set_attr(node.proto, std::string(ref::kBlockedInputAttr), block);
     set_attr(node.proto, std::string(ref::kBlockedOutputAttr), block);
-    set_attr(node.proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
+    set_attr(node.proto, std::string(ref::kActivationAttr), std::string("Relu"));
     node.input(random_tensor({1, in_channels / block, size, size, block}, 1))
         .input(random_tensor({channels, in_channels, kernel, kernel}, 2), true)
         .input(random_tensor({channels}, 3), true);
@@ -154,11 +155,11 @@ void BM_MaxPool3x3s2_64x112x112(benchmark::State& state) {
 /// so it times the kernel's compute rather than the memory.
 /// `blocked`: the input in the channel-blocked layout the layout pass gives it ([N, C/8, H, W, 8]).
 void squeezenet_max_pool(benchmark::State& state, int64_t channels, int64_t size, bool blocked = false) {
-    Node node("MaxPool");
+    Node node(blocked ? "BlockedMaxPool" : "MaxPool", blocked ? ref::kRuntimeDomain : "");
     set_attr(node.proto, "kernel_shape", std::vector<int64_t>{3, 3});
     set_attr(node.proto, "strides", std::vector<int64_t>{2, 2});
     set_attr(node.proto, "ceil_mode", int64_t{1});
-    if (blocked) set_attr(node.proto, std::string(ref::kBlockedInputAttr), int64_t{1});
+    if (blocked) set_attr(node.proto, std::string(ref::kBlockedInputAttr), ref::kNarrowChannelBlock);
     node.input(blocked ? random_tensor({1, channels / 8, size, size, 8}, 1) : random_tensor({1, channels, size, size}, 1));
     run(state, node, 4.0 * static_cast<double>(channels * size * size) * 1.25, "GB/s");
 }

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "backend/onnx/domain.h"
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "backend/ref/graph_constants.h"
 #include "polygraphy/common/exception.h"
 
@@ -100,11 +100,21 @@ struct ConvChannels {
     int64_t out = 0;
 };
 
+/// The convolutions it takes: Conv, the runtime's FusedConv (fused_ops.h), and ONNX Runtime's
+/// FusedConv with an activation the runtime's applies as it stores the output.
+bool is_convolution(const onnx::NodeProto& node) {
+    if (node.op_type() == "Conv") return is_default_domain(node.domain());
+    if (node.op_type() != "FusedConv") return false;
+    if (node.domain() == kRuntimeDomain) return true;
+    const auto* activation = find_attr(node, kActivationAttr);
+    return node.domain() == kMicrosoftDomain && (!activation || activation->s() == "Relu" || activation->s() == "Clip");
+}
+
 /// The channels of a Conv the blocked kernels run: 2-D, float32 constant weight, group 1 or
 /// depthwise (one input and one output channel per group), no negative pads (oneDNN refuses them).
 std::optional<ConvChannels> blockable_conv(const onnx::NodeProto& node, const GraphConstants& constants) {
-    if (!is_default_domain(node.domain()) || node.op_type() != "Conv" || node.input_size() < 2 ||
-        node.output_size() != 1 || node.input(0).empty() || node.output(0).empty())
+    if (!is_convolution(node) || node.input_size() < 2 || node.output_size() != 1 || node.input(0).empty() ||
+        node.output(0).empty())
         return std::nullopt;
     const auto weight = constants.type_and_dims(node.input(1));
     if (!weight || weight->first != onnx::TensorProto::FLOAT || weight->second.size() != 4) return std::nullopt;
@@ -170,9 +180,7 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
             classes.conv_channels(node.input(0), convs[i]->in);
             classes.conv_channels(y, convs[i]->out);
             produced_here(y);
-            const auto* residual = find_attr(node, kFusedResidualAttr);
-            if (residual && residual->i() == 1 && node.input_size() == 4 && !node.input(3).empty())
-                classes.join(node.input(3), y);
+            if (node.input_size() == 4 && !node.input(3).empty()) classes.join(node.input(3), y);  // a residual
             continue;
         }
         convs[i].reset();
@@ -235,9 +243,13 @@ std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& no
             // MaxPool's output has its input's block; GlobalAveragePool's is blocked only after a
             // blocked input (the loop above).
             const int64_t in = classes.block(node.input(0)), out = classes.block(node.output(0));
-            if (in != 0) set_int_attr(node, kBlockedInputAttr, in);
-            if (out != 0 && (convs[i] || node.op_type() == "GlobalAveragePool"))
-                set_int_attr(node, kBlockedOutputAttr, out);
+            const bool output_blocked = out != 0 && (convs[i] || node.op_type() == "GlobalAveragePool");
+            if (in != 0 || output_blocked) {
+                // The runtime's own operator of that layout (a pool's input is blocked when its output is).
+                set_operator(node, kRuntimeDomain, convs[i] ? "FusedConv" : "Blocked" + node.op_type());
+                if (in != 0) set_int_attr(node, kBlockedInputAttr, in);
+                if (output_blocked) set_int_attr(node, kBlockedOutputAttr, out);
+            }
         }
         for (const auto& output : node.output())
             if (!output.empty() && classes.blocked(output)) blocked.push_back(output);

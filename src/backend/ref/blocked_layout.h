@@ -10,7 +10,7 @@
 namespace polygraphy::ref {
 
 /// Keeps the float32 activations that flow from one 2-D convolution to the next in oneDNN's
-/// channel-blocked layout (kBlockedInputAttr in ops/families.h), as ONNX Runtime's NCHWc pass does:
+/// channel-blocked layout (kBlockedInputAttr in fused_ops.h), as ONNX Runtime's NCHWc pass does:
 /// oneDNN's fastest CPU convolutions (1x1 and depthwise) work on that layout, and converting every
 /// activation to NCHW and back costs more than some convolutions themselves.
 ///
@@ -31,8 +31,10 @@ namespace polygraphy::ref {
 /// 8, and a convolution between a wide and a narrow class runs in the wide block and reorders the
 /// narrow side.
 ///
-/// Sets the attributes on the Conv and pooling nodes (`node_inputs` holds each node's
-/// declared and implicit inputs) and returns the names of the tensors kept blocked, in node order.
+/// Makes the convolutions and pools that read or write a blocked tensor the runtime's FusedConv,
+/// BlockedMaxPool and BlockedGlobalAveragePool with their layout attributes (`node_inputs` holds
+/// each node's declared and implicit inputs) and returns the names of the tensors kept blocked, in
+/// node order.
 std::vector<std::string> choose_blocked_layouts(std::vector<onnx::NodeProto>& nodes,
                                                 const std::vector<std::vector<std::string>>& node_inputs,
                                                 const onnx::GraphProto& graph, int64_t widest_block);

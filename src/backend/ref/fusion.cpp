@@ -10,10 +10,18 @@
 #include <unordered_set>
 
 #include "backend/onnx/domain.h"
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "backend/ref/graph_constants.h"
 
 namespace polygraphy::ref {
+
+namespace {
+
+bool is_runtime_op(const onnx::NodeProto& node, std::string_view op) {
+    return node.domain() == kRuntimeDomain && node.op_type() == op;
+}
+
+}  // namespace
 
 std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
                                    std::vector<std::vector<std::string>>& node_inputs, const onnx::GraphProto& graph,
@@ -144,7 +152,10 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
                 folded = true;
             }
         }
-        if (folded) set_float_attr(matmul, kFusedScaleAttr, factor);
+        if (folded) {  // ONNX Runtime's FusedMatMul without transposes
+            set_operator(matmul, kMicrosoftDomain, "FusedMatMul");
+            set_float_attr(matmul, kAlphaAttr, factor);
+        }
     }
 
     // MatMul(x, W) + b, as exporters write a Linear layer: W a float32 matrix, b a float32 [N].
@@ -159,7 +170,7 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
         if (!bias_dims || *bias_dims != std::vector<int64_t>{weight->back()} || !absorb(i, {uses->front()})) continue;
         matmul.add_input(bias);
         node_inputs[i].push_back(bias);
-        set_int_attr(matmul, kFusedBiasAttr, 1);
+        set_operator(matmul, kRuntimeDomain, "FusedMatMul");
     }
 
     // Conv(x, W[, B]) + r, a residual connection (ResNet, MobileNetV2): r becomes the Conv's fourth
@@ -168,7 +179,7 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
     for (std::size_t i = 0; i < nodes.size() && default_opset >= 7; ++i) {
         onnx::NodeProto& conv = nodes[i];
         if (removed[i] || !is_default_domain(conv.domain()) || conv.op_type() != "Conv" || conv.input_size() < 2 ||
-            conv.input_size() > 3 || find_attr(conv, kFusedResidualAttr))
+            conv.input_size() > 3)
             continue;
         const std::vector<std::size_t>* uses = foldable_readers(conv);
         if (!uses || uses->size() != 1 || removed[uses->front()] || !op_is(uses->front(), "Add")) continue;
@@ -183,17 +194,20 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
         node_inputs[i].push_back(residual);
         // The Conv now reads r where the Add did (r may be another Conv's output, still to be visited).
         std::replace(readers[residual].begin(), readers[residual].end(), add, i);
-        set_int_attr(conv, kFusedResidualAttr, 1);
+        // Not ONNX Runtime's FusedConv: its Z may not broadcast, and r's shape is not known here.
+        set_operator(conv, kRuntimeDomain, "FusedConv");
     }
 
     const std::initializer_list<int32_t> float_types = {onnx::TensorProto::FLOAT, onnx::TensorProto::FLOAT16,
                                                         onnx::TensorProto::BFLOAT16};
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         onnx::NodeProto& producer = nodes[i];
-        if (removed[i] || !is_default_domain(producer.domain()) ||
-            find_attr(producer, kFusedActivationAttr))
-            continue;
-        const std::string& op = producer.op_type();
+        const bool standard = is_default_domain(producer.domain());
+        // A bias or residual was folded already (the runtime's FusedMatMul or FusedConv, no activation yet).
+        const bool fused = (is_runtime_op(producer, "FusedConv") || is_runtime_op(producer, "FusedMatMul")) &&
+                           !find_attr(producer, kActivationAttr);
+        if (removed[i] || (!standard && !fused)) continue;
+        const std::string op = fused ? producer.op_type().substr(5) : producer.op_type();
         // A MatMul or Gemm applies an activation to float products only: its weight says the type.
         const bool takes_activation = op == "Conv" || op == "ConvTranspose" ||
                                       ((op == "MatMul" || op == "Gemm") && producer.input_size() >= 2 &&
@@ -266,11 +280,16 @@ std::vector<bool> fuse_activations(std::vector<onnx::NodeProto>& nodes,
             continue;
         }
         if (!absorb(i, absorbed)) continue;
-        set_string_attr(producer, kFusedActivationAttr, kind);
-        if (kind == "Clip") {
-            set_float_attr(producer, kFusedClipMinAttr, bounds[0]);
-            set_float_attr(producer, kFusedClipMaxAttr, bounds[1]);
-        }
+        // ONNX Runtime's operator where it has one of this meaning, else the runtime's own.
+        const bool relu_or_clip = kind == "Relu" || kind == "Clip";
+        if (standard && op == "Conv" && relu_or_clip)
+            set_operator(producer, kMicrosoftDomain, "FusedConv");
+        else if (standard && op == "Gemm" && kind == "Relu")
+            set_operator(producer, kMicrosoftDomain, "FusedGemm");
+        else
+            set_operator(producer, kRuntimeDomain, "Fused" + op);
+        set_string_attr(producer, kActivationAttr, kind);
+        if (kind == "Clip") set_floats_attr(producer, kActivationParamsAttr, {bounds[0], bounds[1]});
     }
     return removed;
 }

@@ -35,6 +35,18 @@ void set_float_attr(onnx::NodeProto& node, std::string_view name, float value) {
     attr->set_f(value);
 }
 
+void set_floats_attr(onnx::NodeProto& node, std::string_view name, const std::vector<float>& values) {
+    auto* attr = node.add_attribute();
+    attr->set_name(std::string(name));
+    attr->set_type(onnx::AttributeProto::FLOATS);
+    for (float value : values) attr->add_floats(value);
+}
+
+void set_operator(onnx::NodeProto& node, std::string_view domain, std::string_view op_type) {
+    node.set_domain(std::string(domain));
+    node.set_op_type(std::string(op_type));
+}
+
 GraphConstants::GraphConstants(const onnx::GraphProto& graph, const std::vector<onnx::NodeProto>& nodes) {
     std::unordered_set<std::string> inputs;
     for (const auto& input : graph.input()) inputs.insert(input.name());

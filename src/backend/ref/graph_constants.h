@@ -1,5 +1,6 @@
 // What the graph passes of the built-in runtime (fusion.h, blocked_layout.h) read and write on
-// nodes: the values a graph fixes before running, and private attributes.
+// nodes: the values a graph fixes before running, and the operators and attributes of the fused
+// nodes they write (fused_ops.h).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,10 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, std::string_v
 void set_string_attr(onnx::NodeProto& node, std::string_view name, const std::string& value);
 void set_int_attr(onnx::NodeProto& node, std::string_view name, int64_t value);
 void set_float_attr(onnx::NodeProto& node, std::string_view name, float value);
+void set_floats_attr(onnx::NodeProto& node, std::string_view name, const std::vector<float>& values);
+
+/// Makes `node` operator `op_type` of `domain`; its inputs, outputs and attributes stay.
+void set_operator(onnx::NodeProto& node, std::string_view domain, std::string_view op_type);
 
 /// The values the graph fixes before running: initializers that are not also graph inputs (those can
 /// be fed), Constant nodes, and Identity nodes of those (in node order). What cannot be read is left

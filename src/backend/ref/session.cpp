@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 
+#include "backend/onnx/domain.h"
 #include "backend/ref/session_impl.h"
 #include "backend/ref/thread_budget.h"
 #include "polygraphy/common/logger.h"
@@ -31,6 +32,26 @@ int Session::num_threads() const {
     return impl_->num_threads;
 }
 
+namespace {
+
+/// A fused operator (fused_ops.h) named by the standard operators it computes, as the profile shows
+/// it: FusedConv with a residual and Relu is "Conv+Add+Relu", a blocked MaxPool "MaxPool".
+std::string folded_work(const onnx::NodeProto& node) {
+    const std::string_view domain = canonical_domain(node.domain());
+    const std::string& op = node.op_type();
+    if (domain == kRuntimeDomain && op.starts_with("Blocked")) return op.substr(7);
+    if ((domain != kRuntimeDomain && domain != kMicrosoftDomain) || !op.starts_with("Fused")) return op;
+    std::string work = op.substr(5);
+    // The input past the standard operator's: FusedConv's residual, FusedMatMul's bias.
+    const int standard_inputs = work == "Conv" ? 3 : work == "MatMul" ? 2 : node.input_size();
+    if (node.input_size() > standard_inputs && !node.input(standard_inputs).empty()) work += "+Add";
+    for (const auto& attr : node.attribute())
+        if (attr.name() == kActivationAttr && !attr.s().empty()) work += "+" + attr.s();
+    return work;
+}
+
+}  // namespace
+
 std::optional<SessionProfile> Session::profile() const {
     const Impl& impl = *impl_;
     if (!impl.profile) return std::nullopt;
@@ -40,10 +61,7 @@ std::optional<SessionProfile> Session::profile() const {
     result.total_seconds = impl.profile_totals.total_seconds;
     for (std::size_t i = 0; i < impl.steps.size(); ++i) {
         const NodeInfo& info = *impl.steps[i].info;
-        std::string op_type = info.op_type();
-        if (info.attr_int(kFusedBiasAttr, 0) != 0 || info.attr_int(kFusedResidualAttr, 0) != 0) op_type += "+Add";
-        if (const std::string folded = info.attr_string(kFusedActivationAttr, ""); !folded.empty())
-            op_type += "+" + folded;
+        std::string op_type = folded_work(info.proto());
         const auto& seconds = impl.profile_totals.step_seconds;
         result.nodes.push_back({impl.order[i], std::move(op_type), i < seconds.size() ? seconds[i] : 0.0});
     }

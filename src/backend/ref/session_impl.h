@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "polygraphy/backend/onnx/functions.h"
 #include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/backend/ref/runner.h"

@@ -37,6 +37,17 @@ void Session::Impl::plan_buffer_lifetimes() {
     }
 }
 
+namespace {
+
+/// The convolutions, whose kernels write their float32 output into a buffer offered to them.
+bool writes_offered_output(const onnx::NodeProto& node) {
+    const std::string_view domain = canonical_domain(node.domain());
+    return node.op_type() == (domain.empty() ? "Conv" : "FusedConv") &&
+           (domain.empty() || domain == kRuntimeDomain || domain == kMicrosoftDomain);
+}
+
+}  // namespace
+
 void Session::Impl::plan_concats_in_place(const std::unordered_set<int>& graph_outputs) {
     std::vector<int> readers(slot_names.size(), 0);
     std::vector<std::pair<int, std::size_t>> producer(slot_names.size(), {-1, 0});  // step, output
@@ -55,7 +66,7 @@ void Session::Impl::plan_concats_in_place(const std::unordered_set<int>& graph_o
             const int p = input >= 0 ? producer[input].first : -1;
             eligible = eligible && p >= 0 && readers[input] == 1 && !graph_outputs.contains(input) &&
                        !constants[input].defined() && producer[input].second == 0 &&
-                       is_default_domain(steps[p].info->proto().domain()) && steps[p].info->proto().op_type() == "Conv";
+                       writes_offered_output(steps[p].info->proto());
         }
         if (!eligible) continue;
         const int entry = static_cast<int>(concats_in_place.size());

@@ -211,7 +211,8 @@ std::vector<const OpEntry*> Session::Impl::find_kernels(
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const onnx::NodeProto& node = nodes[i];
         const std::string domain(canonical_domain(node.domain()));
-        auto imported = opsets_of_node[i]->find(domain);
+        // The runtime's own operators read their standard operator's attributes at the ai.onnx opset.
+        auto imported = opsets_of_node[i]->find(domain == kRuntimeDomain ? std::string() : domain);
         node_opsets[i] = imported != opsets_of_node[i]->end() ? imported->second : kOpsetOfUnimportedDomain;
         entries[i] = find_kernel(domain, node.op_type(), node_opsets[i]);
         if (!entries[i])

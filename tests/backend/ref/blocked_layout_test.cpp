@@ -13,7 +13,7 @@
 
 #include "backend/ref/blocked_layout.h"
 #include "backend/ref/compute/blocked_conv.h"
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "model_builder.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
@@ -164,11 +164,11 @@ TEST(BlockedLayout, DeepThreeByThreeConvolutionsRunOnTheOwnKernelAndMatchTheNchw
     logger().set_severity(previous);
     if (blocked_conv::cpu_supported()) {
         for (const std::string node : {"conv_a", "conv_b", "conv_c", "conv_d"})
-            EXPECT_NE(log.find("'" + node + "' (Conv): runs on the runtime's own blocked convolution"),
+            EXPECT_NE(log.find("'" + node + "' (FusedConv): runs on the runtime's own blocked convolution"),
                       std::string::npos)
                 << node << "\n"
                 << log;
-        EXPECT_EQ(log.find("'conv_e' (Conv): runs on the runtime's own"), std::string::npos) << log;
+        EXPECT_EQ(log.find("'conv_e' (FusedConv): runs on the runtime's own"), std::string::npos) << log;
     }
     options.num_threads = 2;
     const Tensor second = one.run(feed).at("y"), two = Session(*model, options).run(feed).at("y");
@@ -378,7 +378,8 @@ TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
         if (folded) {
             conv_c.set_name("conv_c");
             conv_c.add_input("a");
-            set_attr(conv_c, std::string(kFusedResidualAttr), int64_t{1});
+            conv_c.set_domain(kRuntimeDomain);
+            conv_c.set_op_type("FusedConv");
         } else {
             block.node("Add", {"c", "a"}, {"sum"}, "add");
         }
@@ -407,8 +408,8 @@ TEST(BlockedLayout, WideBlocksWhereEveryConvolutionOfAClassTakesThem) {
         Session(*block.build(), with_fusion(true, kWideChannelBlock)).run({{"x", random_tensor({2, 8, 6, 6}, 3)}});
         const std::string log = ::testing::internal::GetCapturedStdout();
         logger().set_severity(previous);
-        EXPECT_NE(log.find("'conv_c' (Conv): input (2, 48, 6, 6) runs on oneDNN"), std::string::npos) << log;
-        EXPECT_NE(log.find("'conv_y' (Conv): input (2, 24, 6, 6) runs on oneDNN"), std::string::npos) << log;
+        EXPECT_NE(log.find("'conv_c' (FusedConv): input (2, 48, 6, 6) runs on oneDNN"), std::string::npos) << log;
+        EXPECT_NE(log.find("'conv_y' (FusedConv): input (2, 24, 6, 6) runs on oneDNN"), std::string::npos) << log;
         EXPECT_EQ(log.find("runs on oneDNN ref"), std::string::npos) << log;
     }
 
@@ -471,7 +472,10 @@ TEST(BlockedLayout, BadBlockedAttributesFailWithAClearMessage) {
     for (int64_t value : {int64_t{2}, int64_t{1}, kNarrowChannelBlock, kWideChannelBlock}) {
         ModelBuilder builder(17);
         builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
-        set_attr(add_conv(builder, "x", {8, 8, 1, 1}, "y", 1), std::string(kBlockedInputAttr), value);
+        onnx::NodeProto& conv = add_conv(builder, "x", {8, 8, 1, 1}, "y", 1);
+        conv.set_domain(kRuntimeDomain);
+        conv.set_op_type("FusedConv");
+        set_attr(conv, std::string(kBlockedInputAttr), value);
         builder.output("y", DataType::kFloat32, Shape{1, 8, 4, 4});
         const OnnxModel model = builder.build();
         try {
@@ -489,31 +493,52 @@ TEST(BlockedLayout, BadBlockedAttributesFailWithAClearMessage) {
     }
 }
 
-// The pools take a blocked input only where the pass gives them one: anything else is refused with
-// one message naming the node when the session is made.
-TEST(BlockedLayout, PoolsThatHaveNoBlockedKernelRefuseTheAttribute) {
-    for (const std::string op : {"GlobalMaxPool", "AveragePool"}) {
-        ModelBuilder builder(17);
-        builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
-        onnx::NodeProto& pool = builder.node(op, {"x"}, {"y"}, "pool");
-        if (op == "AveragePool") set_attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
-        set_attr(pool, std::string(kBlockedInputAttr), kNarrowChannelBlock);
-        builder.output("y", DataType::kFloat32, DynShape{});
-        try {
-            const Session session(*builder.build(), with_fusion(false));
-            ADD_FAILURE() << "no error for " << op;
-        } catch (const std::exception& error) {
-            EXPECT_NE(std::string(error.what()).find("'pool': only"), std::string::npos) << error.what();
-        }
-    }
-    // GlobalAveragePool writes a blocked output from a blocked input only.
+// A blocked layout is an operator of its own: the layout pass makes the convolutions and pools
+// that read or write blocked tensors the runtime's FusedConv, BlockedMaxPool and
+// BlockedGlobalAveragePool, and the standard operators stay plain (the kernels of a standard Conv or
+// pool read no layout attribute).
+TEST(BlockedLayout, BlockedNodesBecomeTheRuntimesOwnOperatorsAndStandardOnesStayPlain) {
     ModelBuilder builder(17);
-    builder.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
-    set_attr(builder.node("GlobalAveragePool", {"x"}, {"y"}, "pool"), std::string(kBlockedOutputAttr),
-             kWideChannelBlock);
-    builder.output("y", DataType::kFloat32, DynShape{});
+    builder.input("x", DataType::kFloat32, Shape{1, 8, 8, 8});
+    add_conv(builder, "x", {16, 8, 3, 3}, "a", 1, 1);
+    onnx::NodeProto& pool = builder.node("MaxPool", {"a"}, {"p"}, "pool");
+    set_attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+    set_attr(pool, "strides", std::vector<int64_t>{2, 2});
+    add_conv(builder, "p", {16, 16, 1, 1}, "c", 2);
+    builder.node("GlobalAveragePool", {"c"}, {"g"}, "gap");
+    builder.output("g", DataType::kFloat32, Shape{1, 16, 1, 1});
+    const OnnxModel model = builder.build();
+    std::vector<onnx::NodeProto> nodes(model->graph().node().begin(), model->graph().node().end());
+    std::vector<std::vector<std::string>> node_inputs;
+    for (const auto& node : nodes) node_inputs.emplace_back(node.input().begin(), node.input().end());
+    choose_blocked_layouts(nodes, node_inputs, model->graph(), kWideChannelBlock);
+    std::vector<std::string> ops;
+    for (const auto& node : nodes) ops.push_back(node.domain() + "." + node.op_type());
+    EXPECT_EQ(ops, (Names{"ai.polygraphy.ref.FusedConv", "ai.polygraphy.ref.BlockedMaxPool",
+                          "ai.polygraphy.ref.FusedConv", "ai.polygraphy.ref.BlockedGlobalAveragePool"}));
+
+    // A layout attribute on a standard operator is not the runtime's: it computes as written.
+    for (const std::string op : {"MaxPool", "GlobalAveragePool", "Conv"}) {
+        ModelBuilder plain(17);
+        plain.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
+        onnx::NodeProto& node =
+            op == "Conv" ? add_conv(plain, "x", {8, 8, 1, 1}, "y", 3) : plain.node(op, {"x"}, {"y"}, "node");
+        if (op == "MaxPool") set_attr(node, "kernel_shape", std::vector<int64_t>{2, 2});
+        set_attr(node, std::string(kBlockedInputAttr), kNarrowChannelBlock);
+        plain.output("y", DataType::kFloat32, DynShape{});
+        const Session session(*plain.build(), with_fusion(false));
+        const Tensor x = random_tensor({1, 8, 4, 4}, 4);
+        EXPECT_EQ(session.run({{"x", x}}).at("y").rank(), 4) << op;
+    }
+
+    // BlockedGlobalAveragePool writes a blocked output from a blocked input only.
+    ModelBuilder bad(17);
+    bad.input("x", DataType::kFloat32, Shape{1, 8, 4, 4});
+    set_attr(bad.node("BlockedGlobalAveragePool", {"x"}, {"y"}, "pool", kRuntimeDomain),
+             std::string(kBlockedOutputAttr), kWideChannelBlock);
+    bad.output("y", DataType::kFloat32, DynShape{});
     try {
-        const Session session(*builder.build(), with_fusion(false));
+        const Session session(*bad.build(), with_fusion(false));
         ADD_FAILURE() << "no error for a blocked output of a plain input";
     } catch (const std::exception& error) {
         EXPECT_NE(std::string(error.what()).find("'pool': a channel-blocked output needs a channel-blocked input"),

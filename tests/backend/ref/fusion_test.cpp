@@ -11,10 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include "../onnxrt/onnxrt_test_util.h"
 #include "backend/ref/blocked_layout.h"
 #include "backend/ref/compute/blocked_conv.h"
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
+#include "backend/ref/fusion.h"
 #include "model_builder.h"
+#include "polygraphy/backend/onnxrt/loader.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -341,6 +344,104 @@ TEST(Fusion, ActivationsFoldIntoGemmAndMatMulWithFloatWeightsOnly) {
         EXPECT_EQ(std::vector<int32_t>(y.data_as<int32_t>(), y.data_as<int32_t>() + 4),
                   (std::vector<int32_t>{4, 0, 2, 0}));
     }
+}
+
+/// The graph fuse_activations() leaves of `builder`'s model: its nodes as "domain.op_type" (the
+/// default domain as ""), and the model with those nodes.
+std::pair<Names, onnx::ModelProto> fused_graph(const ModelBuilder& builder, int64_t opset = 17) {
+    const OnnxModel model = builder.build();
+    std::vector<onnx::NodeProto> nodes(model->graph().node().begin(), model->graph().node().end());
+    std::vector<std::vector<std::string>> node_inputs;
+    for (const auto& node : nodes) node_inputs.emplace_back(node.input().begin(), node.input().end());
+    const std::vector<bool> removed = fuse_activations(nodes, node_inputs, model->graph(), opset);
+    onnx::ModelProto fused = *model;
+    fused.mutable_graph()->clear_node();
+    Names ops;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (removed[i]) continue;
+        ops.push_back(nodes[i].domain() + "." + nodes[i].op_type());
+        *fused.mutable_graph()->add_node() = nodes[i];
+    }
+    auto* import = fused.add_opset_import();
+    import->set_domain("com.microsoft");
+    import->set_version(1);
+    return {ops, fused};
+}
+
+// What the passes fold makes a node a fused operator with a kernel of its own, never a standard
+// node with private attributes: ONNX Runtime's where it has one of that meaning, and then the graph
+// the runtime runs is one ONNX Runtime runs too, with the same values; the runtime's own operators
+// (fused_ops.h) for the rest.
+TEST(Fusion, FoldedNodesBecomeFusedOperatorsAndThoseOfOnnxRuntimeRunThere) {
+    POLYGRAPHY_SKIP_WITHOUT_ONNXRUNTIME();
+    auto conv_then = [](const std::string& activation) {
+        ModelBuilder builder = conv_model();
+        if (activation == "Clip") {
+            builder.initializer("lo", scalar(0.0f));
+            builder.initializer("hi", scalar(0.5f));
+            builder.node("Clip", {"c", "lo", "hi"}, {"y"}, "clip");
+        } else {
+            builder.node(activation, {"c"}, {"y"}, "act");
+        }
+        builder.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+        return builder;
+    };
+    ModelBuilder gemm(17);
+    gemm.input("x", DataType::kFloat32, Shape{3, 16});
+    gemm.initializer("w", random_tensor({24, 16}, 1));
+    gemm.initializer("c", random_tensor({24}, 2));
+    set_attr(gemm.node("Gemm", {"x", "w", "c"}, {"g"}, "gemm"), "transB", int64_t{1});
+    gemm.node("Relu", {"g"}, {"y"}, "relu");
+    gemm.output("y", DataType::kFloat32, Shape{3, 24});
+    ModelBuilder scaled(17);  // attention's scores: a product of two computed tensors, divided
+    scaled.input("x", DataType::kFloat32, Shape{2, 5, 8});
+    scaled.input("k", DataType::kFloat32, Shape{2, 8, 5});
+    scaled.initializer("d", scalar(8.0f));
+    scaled.node("MatMul", {"x", "k"}, {"s"}, "scores");
+    scaled.node("Div", {"s", "d"}, {"y"}, "scale");
+    scaled.output("y", DataType::kFloat32, Shape{2, 5, 5});
+
+    const std::vector<std::pair<ModelBuilder, std::string>> onnxruntime_forms = {
+        {conv_then("Relu"), "com.microsoft.FusedConv"},
+        {conv_then("Clip"), "com.microsoft.FusedConv"},
+        {gemm, "com.microsoft.FusedGemm"},
+        {scaled, "com.microsoft.FusedMatMul"}};
+    for (const auto& [builder, op] : onnxruntime_forms) {
+        SCOPED_TRACE(op);
+        const auto [ops, fused] = fused_graph(builder);
+        EXPECT_EQ(ops, (Names{op}));
+        TensorMap feed;
+        for (const auto& input : fused.graph().input()) {
+            Shape shape;
+            for (const auto& dim : input.type().tensor_type().shape().dim()) shape.push_back(dim.dim_value());
+            feed.set(input.name(), random_tensor(shape, 7, -2.0f, 2.0f));
+        }
+        const TensorMap theirs = onnxrt::session_from_onnx(fused)->run(feed);
+        const Tensor ours = Session(*builder.build(), with_fusion(true)).run(feed).at("y").cast(DataType::kFloat64);
+        const Tensor expected = theirs.at("y").cast(DataType::kFloat64);
+        ASSERT_EQ(ours.shape(), expected.shape());
+        for (int64_t i = 0; i < ours.numel(); ++i)
+            ASSERT_NEAR(ours.data_as<double>()[i], expected.data_as<double>()[i], 1e-5) << i;
+    }
+
+    // The rest is the runtime's own: GELU and SiLU, residuals, Linear layers' biases.
+    ModelBuilder gelu = conv_model(20);
+    gelu.node("Gelu", {"c"}, {"y"}, "gelu");
+    gelu.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+    EXPECT_EQ(fused_graph(gelu, 20).first, (Names{"ai.polygraphy.ref.FusedConv"}));
+    ModelBuilder residual = conv_model();
+    residual.node("Add", {"x2", "c"}, {"y"}, "add");
+    residual.input("x2", DataType::kFloat32, Shape{1, 8, 8, 8});
+    residual.output("y", DataType::kFloat32, Shape{1, 8, 8, 8});
+    EXPECT_EQ(fused_graph(residual).first, (Names{"ai.polygraphy.ref.FusedConv"}));
+    ModelBuilder linear(17);
+    linear.input("x", DataType::kFloat32, Shape{3, 16});
+    linear.initializer("w", random_tensor({16, 24}, 1));
+    linear.initializer("b", random_tensor({24}, 2));
+    linear.node("MatMul", {"x", "w"}, {"m"}, "matmul");
+    linear.node("Add", {"m", "b"}, {"y"}, "bias");
+    linear.output("y", DataType::kFloat32, Shape{3, 24});
+    EXPECT_EQ(fused_graph(linear).first, (Names{"ai.polygraphy.ref.FusedMatMul"}));
 }
 
 // A depthwise convolution (one channel per group) runs in the runtime's own kernel, which applies a

@@ -15,10 +15,13 @@ public:
     /// How a node gives the activation and its parameters.
     enum class Params { kList, kNamed };
 
+    /// No activation.
+    FusedOutputActivation() = default;
     /// Reads the node's activation; ModelError naming the node for a name its operator does not take
     /// or parameters that do not fit it.
     FusedOutputActivation(const NodeInfo& node, Params params);
 
+    bool active() const { return kind_ != Kind::kNone; }
     /// Applies it to every element of a float tensor, in place (narrow floats are replaced by a new
     /// tensor), computing in double.
     void apply_in_place(Tensor& tensor) const;

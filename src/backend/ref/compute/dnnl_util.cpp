@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "backend/ref/compute/vector_math.h"
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "common/aligned_memory.h"
 #include "polygraphy/common/exception.h"
 
@@ -66,12 +66,6 @@ Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block,
                         channels >= 0 ? fmt::format(" of {} channels", channels) : std::string(),
                         dtype_name(tensor.dtype()), shape_to_string(shape)));
     return {shape[0], channels >= 0 ? channels : shape[1] * block, shape[2], shape[3]};
-}
-
-bool private_flag(const NodeInfo& node, std::string_view name) {
-    const int64_t value = node.attr_int(name, 0);
-    if (value != 0 && value != 1) node.fail(fmt::format("attribute '{}' must be 0 or 1, but it is {}", name, value));
-    return value == 1;
 }
 
 int64_t channel_block(const NodeInfo& node, std::string_view name) {
@@ -151,8 +145,12 @@ void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const ch
                            error.what());
 }
 
+bool FusedActivation::takes(std::string_view name) {
+    return name == "Relu" || name == "Clip" || name == "Gelu" || name == "Silu";
+}
+
 FusedActivation::FusedActivation(const NodeInfo& node) {
-    const std::string name = node.attr_string(kFusedActivationAttr, "");
+    const std::string name = node.attr_string(kActivationAttr, "");
     if (name.empty()) return;
     if (name == "Relu") {
         kind_ = Kind::kRelu;
@@ -162,10 +160,14 @@ FusedActivation::FusedActivation(const NodeInfo& node) {
         kind_ = Kind::kSilu;
     } else if (name == "Clip") {
         kind_ = Kind::kClip;
-        min_ = node.attr_float(kFusedClipMinAttr, -std::numeric_limits<float>::infinity());
-        max_ = node.attr_float(kFusedClipMaxAttr, std::numeric_limits<float>::infinity());
+        const std::vector<float> bounds = node.attr_floats(kActivationParamsAttr, {});
+        if (!bounds.empty() && bounds.size() != 2)
+            node.fail(fmt::format("attribute '{}' of Clip must hold 2 values (min, max), but it holds {}",
+                                  kActivationParamsAttr, bounds.size()));
+        min_ = bounds.empty() ? -std::numeric_limits<float>::infinity() : bounds[0];
+        max_ = bounds.empty() ? std::numeric_limits<float>::infinity() : bounds[1];
     } else {
-        node.fail("attribute '" + std::string(kFusedActivationAttr) + "' has an unknown value '" + name +
+        node.fail("attribute '" + std::string(kActivationAttr) + "' has an unknown value '" + name +
                   "'\nNote: allowed values are Relu, Gelu, Silu, Clip");
     }
     switch (kind_) {
@@ -207,7 +209,7 @@ void FusedActivation::append_to(dnnl::post_ops& ops) const {
 
 double FusedActivation::apply(double x) const {
     switch (kind_) {
-        // NaN -> 0 and -> the lower bound, like the oneDNN post-ops (documented with kFusedActivationAttr).
+        // NaN -> 0 and -> the lower bound, like the oneDNN post-ops (documented with kActivationAttr).
         case Kind::kRelu:
             return x > 0.0 ? x : 0.0;
         case Kind::kClip:

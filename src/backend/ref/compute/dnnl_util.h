@@ -60,9 +60,6 @@ Shape blocked_shape(const Shape& shape, int64_t block);
 /// naming the node when it is not a float32 [N, ceil(C / B), H, W, B] tensor.
 Shape unblocked_shape(const NodeInfo& node, const Tensor& tensor, int64_t block, int64_t channels = -1);
 
-/// A private INT attribute (families.h) that is 0 (or absent) or 1; fails naming it otherwise.
-bool private_flag(const NodeInfo& node, std::string_view name);
-
 /// kBlockedInputAttr or kBlockedOutputAttr: 0 (or absent), kNarrowChannelBlock or kWideChannelBlock;
 /// fails naming it otherwise.
 int64_t channel_block(const NodeInfo& node, std::string_view name);
@@ -119,7 +116,7 @@ inline bool is_numeric_dtype(DataType dtype) {
 /// Translates a oneDNN error into UnsupportedError naming the node.
 [[noreturn]] void rethrow_dnnl_error(const NodeInfo& node, const dnnl::error& error, const char* what);
 
-/// The activation a graph pass folded into this node (see kFusedActivationAttr in families.h).
+/// The activation a fused operator applies to its output (kActivationAttr in fused_ops.h).
 class Eltwise;
 
 class FusedActivation {
@@ -127,8 +124,11 @@ public:
     enum class Kind { kNone, kRelu, kClip, kGelu, kSilu };
 
     FusedActivation() = default;
-    /// Reads and validates the private attributes; fails naming the attribute on an unknown value.
+    /// Reads and validates kActivationAttr and kActivationParamsAttr; fails naming the attribute on a
+    /// value it does not take.
     explicit FusedActivation(const NodeInfo& node);
+    /// Whether `name` is an activation it takes (Relu, Clip, Gelu, Silu).
+    static bool takes(std::string_view name);
 
     bool active() const { return kind_ != Kind::kNone; }
     /// Which activation (kNone when nothing was folded).

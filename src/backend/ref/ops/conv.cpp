@@ -42,16 +42,37 @@ using window::WindowAttrs;
 
 const char* const kConvTypes = "float32, float64, float16, bfloat16";
 
+/// What a fused convolution adds to Conv or ConvTranspose (fused_ops.h); nothing for the standard
+/// operators.
+struct ConvFusion {
+    onednn::FusedActivation activation;
+    bool takes_residual = false;  ///< input 3 (when given) is added to the convolution and its bias
+    int64_t input_block = 0;      ///< X's channel block (0: NCHW)
+    int64_t output_block = 0;     ///< Y's channel block (0: NCHW)
+
+    /// kRuntimeDomain's FusedConv (`blocks`: with its layout attributes) or FusedConvTranspose.
+    static ConvFusion of_runtime_node(const NodeInfo& node, bool residual_and_blocks) {
+        ConvFusion fusion;
+        fusion.activation = onednn::FusedActivation(node);
+        fusion.takes_residual = residual_and_blocks;
+        if (residual_and_blocks) {
+            fusion.input_block = onednn::channel_block(node, kBlockedInputAttr);
+            fusion.output_block = onednn::channel_block(node, kBlockedOutputAttr);
+        }
+        return fusion;
+    }
+};
+
 class ConvKernelBase : public Kernel {
 public:
-    ConvKernelBase(const NodeInfo& node, bool transpose) : transpose_(transpose) {
+    ConvKernelBase(const NodeInfo& node, bool transpose, ConvFusion fusion = {}) : transpose_(transpose) {
         attrs_ = window::parse_window_attrs(node, /*kernel_shape_required=*/false, /*has_dilations=*/true,
                                             /*has_ceil_mode=*/false);
         group_ = node.attr_int("group", 1);
-        activation_ = onednn::FusedActivation(node);
-        has_residual_ = onednn::private_flag(node, kFusedResidualAttr);
-        input_block_ = onednn::channel_block(node, kBlockedInputAttr);
-        output_block_ = onednn::channel_block(node, kBlockedOutputAttr);
+        activation_ = std::move(fusion.activation);
+        takes_residual_ = fusion.takes_residual;
+        input_block_ = fusion.input_block;
+        output_block_ = fusion.output_block;
         if (group_ < 1) node.fail("attribute 'group' must be >= 1\nNote: group = " + std::to_string(group_));
         if (transpose_) {
             output_padding_ = node.attr_ints("output_padding");
@@ -124,7 +145,8 @@ public:
             throw InternalError("Node '" + node.name() + "': a channel-blocked convolution computes float32 only");
         const Shape y_shape =
             output_block_ != 0 ? onednn::blocked_shape(problem.output_shape, output_block_) : problem.output_shape;
-        const Tensor* residual = has_residual_ ? &context.required_input(3) : nullptr;
+        const Tensor* residual = takes_residual_ ? context.input(3) : nullptr;
+        if (residual != nullptr && !residual->defined()) residual = nullptr;
         if (residual != nullptr && residual->dtype() != dtype) {
             node.fail("the folded residual Add's inputs must have the same data type, but they are " +
                       std::string(dtype_name(dtype)) + " and " + std::string(dtype_name(residual->dtype())));
@@ -570,9 +592,9 @@ private:
     WindowAttrs attrs_;
     int64_t group_ = 1;
     onednn::FusedActivation activation_;
-    bool has_residual_ = false;  ///< a residual Add was folded (input 3, kFusedResidualAttr)
-    int64_t input_block_ = 0;    ///< X's channel block (kBlockedInputAttr; 0: NCHW)
-    int64_t output_block_ = 0;   ///< Y's channel block (kBlockedOutputAttr; 0: NCHW)
+    bool takes_residual_ = false;  ///< input 3, when given, is a residual (ConvFusion)
+    int64_t input_block_ = 0;      ///< X's channel block (kBlockedInputAttr; 0: NCHW)
+    int64_t output_block_ = 0;     ///< Y's channel block (kBlockedOutputAttr; 0: NCHW)
     ResidualAdd residual_add_;   ///< y = activation(y + residual), cached primitives
     std::vector<int64_t> output_padding_;
     std::vector<int64_t> output_shape_attr_;
@@ -593,45 +615,57 @@ public:
     explicit ConvTransposeKernel(const NodeInfo& node) : ConvKernelBase(node, true) {}
 };
 
+/// The runtime's own fused convolutions (fused_ops.h): kRuntimeDomain's FusedConv and
+/// FusedConvTranspose.
+class RuntimeFusedConvKernel final : public ConvKernelBase {
+public:
+    RuntimeFusedConvKernel(const NodeInfo& node, bool transpose)
+        : ConvKernelBase(node, transpose, ConvFusion::of_runtime_node(node, !transpose)) {}
+};
+
 /// com.microsoft.FusedConv: Conv (same attributes, X, W, B) plus an optional Z of the output's shape
-/// added to the convolution, then the activation its "activation" and "activation_params" name
-/// (contrib_activation.h): activation(conv(X, W) + B + Z), as ONNX Runtime computes it.
+/// added to the convolution, then the activation its "activation" and "activation_params" name:
+/// activation(conv(X, W) + B + Z), as ONNX Runtime computes it. Relu and Clip are applied as the
+/// output is stored, as in the runtime's own FusedConv (the graph passes write this operator for
+/// them); ONNX Runtime's other activations (contrib_activation.h) run after the convolution.
 class FusedConvKernel final : public Kernel {
 public:
     explicit FusedConvKernel(const NodeInfo& node)
-        : conv_(node), activation_(node, contrib::FusedOutputActivation::Params::kList) {}
+        : conv_(node, false, stored_activation(node)),
+          activation_(stored_activation(node).activation.active()
+                          ? contrib::FusedOutputActivation()
+                          : contrib::FusedOutputActivation(node, contrib::FusedOutputActivation::Params::kList)) {}
 
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
-        // The convolution sees X, W and B only; Z (input 3) is added here.
-        std::vector<const Tensor*> conv_inputs;
-        for (std::size_t i = 0; i < std::min<std::size_t>(3, context.num_inputs()); ++i)
-            conv_inputs.push_back(context.input(i));
-        KernelContext conv_context(node, conv_inputs, 1, context.num_threads());
-        conv_.compute(conv_context);
-        Tensor y = std::move(conv_context.output(0));  // moved, so only an input's buffer needs a copy
-        if (!y.buffer_unshared()) y = y.clone();
         const Tensor* z = context.input(3);
-        if (z && z->defined()) {
-            if (z->shape() != y.shape() || z->dtype() != y.dtype())
-                node.fail(
-                    fmt::format("Z ({} of shape {}) must have the convolution output's type and shape ({} of "
-                                "shape {})",
-                                dtype_name(z->dtype()), shape_to_string(z->shape()), dtype_name(y.dtype()),
-                                shape_to_string(y.shape())));
-            const Tensor wide_z = z->cast(DataType::kFloat64);
-            Tensor wide_y = y.cast(DataType::kFloat64);
-            const double* zp = wide_z.data_as<double>();
-            double* yp = wide_y.data_as<double>();
-            for (int64_t i = 0; i < wide_y.numel(); ++i) yp[i] += zp[i];
-            y = wide_y.cast(y.dtype());
-        }
+        if (z != nullptr && !z->defined()) z = nullptr;
+        auto refuse_z = [&](const Tensor& y) {
+            node.fail(
+                fmt::format("Z ({} of shape {}) must have the convolution output's type and shape ({} of shape {})",
+                            dtype_name(z->dtype()), shape_to_string(z->shape()), dtype_name(y.dtype()),
+                            shape_to_string(y.shape())));
+        };
+        if (z != nullptr && z->dtype() != context.required_input(0).dtype()) refuse_z(context.required_input(0));
+        conv_.compute(context);
+        Tensor& y = context.output(0);
+        if (z != nullptr && z->shape() != y.shape()) refuse_z(y);  // ONNX Runtime adds no broadcast Z
+        if (!activation_.active()) return;
+        if (!y.buffer_unshared()) y = y.clone();
         activation_.apply_in_place(y);
-        context.set_output(0, std::move(y));
     }
 
 private:
-    ConvKernel conv_;
+    /// Relu and Clip as the convolution stores its output, with Z (input 3) as its residual.
+    static ConvFusion stored_activation(const NodeInfo& node) {
+        ConvFusion fusion;
+        fusion.takes_residual = true;
+        const std::string name = node.attr_string(kActivationAttr, "");
+        if (name == "Relu" || name == "Clip") fusion.activation = onednn::FusedActivation(node);
+        return fusion;
+    }
+
+    ConvKernelBase conv_;
     contrib::FusedOutputActivation activation_;
 };
 
@@ -764,6 +798,13 @@ void register_conv_ops(OpRegistry& registry) {
     registry.add("", "ConvTranspose", 1, kMaxOpset, make_factory<ConvTransposeKernel>());
     registry.add("", "DeformConv", 19, kMaxOpset, make_factory<DeformConvKernel>());
     registry.add(kMicrosoftDomain, "FusedConv", 1, kMaxOpset, make_factory<FusedConvKernel>());
+    registry.add(kRuntimeDomain, "FusedConv", 1, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+        return std::make_unique<RuntimeFusedConvKernel>(node, false);
+    });
+    registry.add(kRuntimeDomain, "FusedConvTranspose", 1, kMaxOpset,
+                 [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+                     return std::make_unique<RuntimeFusedConvKernel>(node, true);
+                 });
 }
 
 }  // namespace polygraphy::ref

@@ -1,9 +1,9 @@
 // The operator families of the built-in runtime: one registration function per family file,
-// called by OpRegistry::builtin() (src/backend/ref/op_registry.cpp). The private attributes the
-// graph passes write for the kernels are in backend/ref/fused_attributes.h.
+// called by OpRegistry::builtin() (src/backend/ref/op_registry.cpp). The runtime's own operators,
+// which its graph passes write, are described in backend/ref/fused_ops.h.
 #pragma once
 
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "polygraphy/backend/ref/kernel.h"
 
 namespace polygraphy::ref {

@@ -271,10 +271,23 @@ void batched_naive_matmul(const MatMulShapes& s, const T* a, const T* b, T* y, i
     }
 }
 
+/// What a fused MatMul adds to MatMul (fused_ops.h); nothing for the standard operator.
+struct MatMulFusion {
+    onednn::FusedActivation activation;
+    float scale = 1.0f;
+    bool bias = false;  ///< input 2 is a constant float32 bias [N]
+
+    /// kRuntimeDomain's FusedMatMul.
+    static MatMulFusion of_runtime_node(const NodeInfo& node) {
+        return {onednn::FusedActivation(node), node.attr_float(kAlphaAttr, 1.0f), node.proto().input_size() > 2};
+    }
+};
+
 class MatMulKernel final : public Kernel {
 public:
-    explicit MatMulKernel(const NodeInfo& node) : activation_(node), scale_(node.attr_float(kFusedScaleAttr, 1.0f)) {
-        if (node.attr_int(kFusedBiasAttr, 0) != 0) {
+    explicit MatMulKernel(const NodeInfo& node, MatMulFusion fusion = {})
+        : activation_(std::move(fusion.activation)), scale_(fusion.scale) {
+        if (fusion.bias) {
             const Tensor* bias = node.constant_input(2);
             const Tensor* weight = node.constant_input(1);
             if (bias == nullptr || bias->dtype() != DataType::kFloat32 || bias->rank() != 1 || weight == nullptr ||
@@ -445,8 +458,8 @@ private:
     }
 
     onednn::FusedActivation activation_;
-    float scale_;  ///< the fused scale (kFusedScaleAttr), 1 when none
-    Tensor bias_;  ///< the fused bias (kFusedBiasAttr), float32 [N]
+    float scale_;        ///< the fused scale (kAlphaAttr), 1 when none
+    Tensor bias_;        ///< the fused bias (input 2), float32 [N]
     Tensor constant_b_;  ///< float32 value of a constant 2-D B
     packed_gemm::LazyPackedMatrix own_packed_b_;  ///< constant_b_ for packed_gemm (AVX2 CPUs)
     onednn::PackedWeights packed_b_;              ///< constant_b_ for oneDNN (other CPUs)
@@ -531,7 +544,12 @@ public:
           trans_a_(node.attr_int("transA", 0) != 0),
           trans_b_(node.attr_int("transB", 0) != 0),
           trans_batch_a_(node.attr_int("transBatchA", 0) != 0),
-          trans_batch_b_(node.attr_int("transBatchB", 0) != 0) {}
+          trans_batch_b_(node.attr_int("transBatchB", 0) != 0) {
+        // Without transposes it is the scaled MatMul the graph passes write (attention's scores):
+        // the MatMul kernel's fast paths, with alpha applied as the product is stored.
+        if (!trans_a_ && !trans_b_ && !trans_batch_a_ && !trans_batch_b_)
+            plain_ = std::make_unique<MatMulKernel>(node, MatMulFusion{{}, alpha_, false});
+    }
 
     void compute(KernelContext& context) const override {
         const NodeInfo& node = context.node();
@@ -543,6 +561,7 @@ public:
         const DataType t = a0.dtype();
         if (t != DataType::kFloat32 && t != DataType::kFloat64 && t != DataType::kFloat16 && t != DataType::kBFloat16)
             onednn::fail_dtype(node, "input A", t, "float32, float64, float16 or bfloat16");
+        if (plain_) return plain_->compute(context);
         const DataType compute = a0.dtype() == DataType::kFloat64 ? DataType::kFloat64 : DataType::kFloat32;
         const Tensor a = arranged(node, a0.cast(compute), trans_batch_a_, trans_a_, "A");
         const Tensor b = arranged(node, b0.cast(compute), trans_batch_b_, trans_b_, "B");
@@ -583,6 +602,7 @@ private:
 
     float alpha_;
     bool trans_a_, trans_b_, trans_batch_a_, trans_batch_b_;
+    std::unique_ptr<MatMulKernel> plain_;  ///< without transposes: the MatMul kernel, scaled
 };
 
 class MatMulIntegerKernel final : public Kernel {
@@ -614,7 +634,9 @@ public:
 
 class GemmKernel final : public Kernel {
 public:
-    explicit GemmKernel(const NodeInfo& node) : activation_(node) {
+    /// `activation`: a fused Gemm's, applied as the output is stored.
+    explicit GemmKernel(const NodeInfo& node, onednn::FusedActivation activation = {})
+        : activation_(std::move(activation)) {
         trans_a_ = read_flag(node, "transA");
         trans_b_ = read_flag(node, "transB");
         alpha_ = node.attr_float("alpha", 1.0f);
@@ -833,20 +855,28 @@ private:
 }  // namespace
 
 /// com.microsoft.FusedGemm: Gemm (same attributes and inputs) whose output goes through the
-/// activation its "activation" attributes name (contrib_activation.h).
+/// activation its "activation" attributes name (contrib_activation.h). Relu is applied as the
+/// output is stored, as in the runtime's own FusedGemm (the graph passes write this operator for
+/// it); ONNX Runtime's other activations run after the product.
 class FusedGemmKernel final : public Kernel {
 public:
     explicit FusedGemmKernel(const NodeInfo& node)
-        : gemm_(node), activation_(node, contrib::FusedOutputActivation::Params::kNamed) {}
+        : gemm_(node, stored_relu(node) ? onednn::FusedActivation(node) : onednn::FusedActivation()),
+          activation_(stored_relu(node)
+                          ? contrib::FusedOutputActivation()
+                          : contrib::FusedOutputActivation(node, contrib::FusedOutputActivation::Params::kNamed)) {}
 
     void compute(KernelContext& context) const override {
         gemm_.compute(context);
+        if (!activation_.active()) return;
         Tensor& y = context.output(0);
         if (!y.buffer_unshared()) y = y.clone();  // Gemm may hand back a buffer the session holds
         activation_.apply_in_place(y);
     }
 
 private:
+    static bool stored_relu(const NodeInfo& node) { return node.attr_string(kActivationAttr, "") == "Relu"; }
+
     GemmKernel gemm_;
     contrib::FusedOutputActivation activation_;
 };
@@ -857,6 +887,12 @@ void register_matmul_ops(OpRegistry& registry) {
     registry.add("", "MatMulInteger", 10, kMaxOpset, make_factory<MatMulIntegerKernel>());
     registry.add(kMicrosoftDomain, "FusedMatMul", 1, kMaxOpset, make_factory<FusedMatMulKernel>());
     registry.add(kMicrosoftDomain, "FusedGemm", 1, kMaxOpset, make_factory<FusedGemmKernel>());
+    registry.add(kRuntimeDomain, "FusedMatMul", 1, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+        return std::make_unique<MatMulKernel>(node, MatMulFusion::of_runtime_node(node));
+    });
+    registry.add(kRuntimeDomain, "FusedGemm", 1, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+        return std::make_unique<GemmKernel>(node, onednn::FusedActivation(node));
+    });
 }
 
 }  // namespace polygraphy::ref

@@ -410,8 +410,9 @@ void max_pool_blocked(const Window3& w, int64_t blocks, int64_t block, const flo
 
 class PoolKernel final : public Kernel {
 public:
-    PoolKernel(const NodeInfo& node, PoolKind kind)
-        : kind_(kind), input_block_(onednn::channel_block(node, kBlockedInputAttr)) {
+    /// `blocked`: kRuntimeDomain's BlockedMaxPool, whose X (and Y) are channel-blocked.
+    PoolKernel(const NodeInfo& node, PoolKind kind, bool blocked = false)
+        : kind_(kind), input_block_(blocked ? onednn::channel_block(node, kBlockedInputAttr) : 0) {
         const int64_t opset = node.opset();
         const bool has_dilations = kind == PoolKind::kMax ? opset >= 10 : kind == PoolKind::kAverage ? opset >= 19 : opset >= 18;
         const bool has_ceil_mode = kind == PoolKind::kLp ? opset >= 18 : opset >= 10;
@@ -607,10 +608,11 @@ void global_average_pool_blocked(const Tensor& x, Tensor& y, int threads) {
 
 class GlobalPoolKernel final : public Kernel {
 public:
-    GlobalPoolKernel(const NodeInfo& node, PoolKind kind)
+    /// `blocked`: kRuntimeDomain's BlockedGlobalAveragePool (fused_ops.h).
+    GlobalPoolKernel(const NodeInfo& node, PoolKind kind, bool blocked = false)
         : kind_(kind),
-          input_block_(onednn::channel_block(node, kBlockedInputAttr)),
-          output_block_(onednn::channel_block(node, kBlockedOutputAttr)) {
+          input_block_(blocked ? onednn::channel_block(node, kBlockedInputAttr) : 0),
+          output_block_(blocked ? onednn::channel_block(node, kBlockedOutputAttr) : 0) {
         if (kind == PoolKind::kLp) p_ = PoolKernel::read_p(node);
         if ((input_block_ != 0 || output_block_ != 0) && kind != PoolKind::kAverage)
             throw InternalError("Node '" + node.name() + "': only GlobalAveragePool takes a channel-blocked input");
@@ -756,6 +758,13 @@ void register_pool_ops(OpRegistry& registry) {
     registry.add("", "GlobalAveragePool", 1, kMaxOpset, global_pool_factory<PoolKind::kAverage>());
     registry.add("", "GlobalLpPool", 1, kMaxOpset, global_pool_factory<PoolKind::kLp>());
     registry.add("", "MaxUnpool", 9, kMaxOpset, make_factory<MaxUnpoolKernel>());
+    registry.add(kRuntimeDomain, "BlockedMaxPool", 1, kMaxOpset, [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+        return std::make_unique<PoolKernel>(node, PoolKind::kMax, true);
+    });
+    registry.add(kRuntimeDomain, "BlockedGlobalAveragePool", 1, kMaxOpset,
+                 [](const NodeInfo& node) -> std::unique_ptr<Kernel> {
+                     return std::make_unique<GlobalPoolKernel>(node, PoolKind::kAverage, true);
+                 });
 }
 
 }  // namespace polygraphy::ref

@@ -60,7 +60,7 @@ TEST(EltwiseTest, InPlaceReusesThePrimitive) {
 }
 
 TEST(EltwiseTest, ReluMapsNaNToZero) {
-    // Documented oneDNN behaviour that FusedActivation inherits (see kFusedActivationAttr).
+    // Documented oneDNN behaviour that FusedActivation inherits (see kActivationAttr).
     std::vector<float> v = {-1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f};
     ASSERT_TRUE(Eltwise(dnnl::algorithm::eltwise_relu).run(v.data(), v.data(), 3, 1));
     EXPECT_EQ(v, (std::vector<float>{0.0f, 0.0f, 2.0f}));

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "../ops/op_test_util.h"
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 
 namespace polygraphy::testing {
 namespace {
@@ -177,8 +177,8 @@ TEST_F(PackedGemmTest, KernelsGiveTheUnfusedBitsOfProductThenAdd) {
         plain.input(x).input(w, true);
         const Tensor product = plain.run(threads)[0];
         const Tensor summed = OpTester("Add").input(product).input(bias).run();
-        KernelHarness fused("MatMul", 13);
-        set_attr(fused.node(), std::string(ref::kFusedBiasAttr), int64_t{1});
+        KernelHarness fused("FusedMatMul", 13);
+        fused.node().set_domain(ref::kRuntimeDomain);
         fused.input(x).input(w, true).input(bias, true);
         const Tensor y = fused.run(threads)[0];
         ASSERT_EQ(y.shape(), summed.shape());

@@ -227,7 +227,8 @@ TEST(ConvOp, Float16ComputesInFloat32) {
     run_conv_case(conv_cases()[5], DataType::kFloat16, 2e-3);
 }
 
-/// The activations a graph pass may fold into a node (families.h kFusedActivationAttr), in double.
+/// The activations a graph pass may fold into a fused convolution (fused_ops.h kActivationAttr), in
+/// double.
 double activation(const std::string& name, double x) {
     if (name == "Relu") return x > 0 ? x : 0;
     if (name == "Clip") return std::min(std::max(x, 0.0), 6.0);
@@ -240,13 +241,12 @@ TEST(ConvOp, FusedActivationMatchesConvThenActivation) {
         for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
             SCOPED_TRACE(name + " " + std::string(dtype_name(dtype)));
             const Tensor x = random_tensor({1, 4, 7, 7}, 51, -3, 3), w = random_tensor({5, 4, 3, 3}, 52), b = random_tensor({5}, 53);
-            KernelHarness h("Conv", 17);
+            KernelHarness h("FusedConv", 17);
+            h.node().set_domain(ref::kRuntimeDomain);
             set_attr(h.node(), "pads", std::vector<int64_t>{1, 1, 1, 1});
-            set_attr(h.node(), std::string(ref::kFusedActivationAttr), name);
-            if (name == "Clip") {
-                set_attr(h.node(), std::string(ref::kFusedClipMinAttr), 0.0f);
-                set_attr(h.node(), std::string(ref::kFusedClipMaxAttr), 6.0f);
-            }
+            set_attr(h.node(), std::string(ref::kActivationAttr), name);
+            if (name == "Clip")
+                set_attr(h.node(), std::string(ref::kActivationParamsAttr), std::vector<float>{0.0f, 6.0f});
             h.input(x.cast(dtype)).input(w.cast(dtype), true).input(b.cast(dtype), true);
             Window win{{1, 1}, {1, 1}, {1, 1}, {1, 1}};
             const Tensor plain = naive_conv(x, w, &b, 1, win);
@@ -255,12 +255,26 @@ TEST(ConvOp, FusedActivationMatchesConvThenActivation) {
             expect_close(h.run(2, 2)[0], plain.shape(), expected, 1e-5, 1e-5);
         }
     }
-    KernelHarness bad("Conv", 17);
-    set_attr(bad.node(), std::string(ref::kFusedActivationAttr), std::string("Tanh"));
-    expect_error([&] { bad.create(); }, "attribute 'polygraphy.fused_activation' has an unknown value 'Tanh'");
+    KernelHarness bad("FusedConv", 17);
+    bad.node().set_domain(ref::kRuntimeDomain);
+    set_attr(bad.node(), std::string(ref::kActivationAttr), std::string("Tanh"));
+    expect_error([&] { bad.create(); }, "attribute 'activation' has an unknown value 'Tanh'");
+    KernelHarness bad_clip("FusedConv", 17);
+    bad_clip.node().set_domain(ref::kRuntimeDomain);
+    set_attr(bad_clip.node(), std::string(ref::kActivationAttr), std::string("Clip"));
+    set_attr(bad_clip.node(), std::string(ref::kActivationParamsAttr), std::vector<float>{0.0f});
+    expect_error([&] { bad_clip.create(); }, "attribute 'activation_params' of Clip must hold 2 values");
+
+    // A standard Conv is only Conv: an attribute of the fused operator's means nothing to it.
+    const Tensor x = random_tensor({1, 4, 5, 5}, 54, -3, 3), w = random_tensor({5, 4, 3, 3}, 55);
+    KernelHarness plain("Conv", 17);
+    set_attr(plain.node(), std::string(ref::kActivationAttr), std::string("Relu"));
+    plain.input(x).input(w, true);
+    const Tensor expected = naive_conv(x, w, nullptr, 1, Window{{1, 1}, {1, 1}, {0, 0}, {0, 0}});
+    expect_close(plain.run()[0], expected.shape(), values_of(expected), 1e-5, 1e-5);
 }
 
-/// The Conv family alone, for tests that build kernels with private attributes (blocked layouts,
+/// The Conv family alone, for tests that build the runtime's fused convolutions (blocked layouts,
 /// folded residuals) and run them on KernelContexts of their own.
 const ref::OpRegistry& conv_registry() {
     static const ref::OpRegistry registry = [] {
@@ -292,15 +306,15 @@ TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
             const Tensor b = random_tensor({s.m}, 3);
             const Tensor r = random_tensor({1, s.m / block, s.out_h, s.out_w, block}, 4);
             onnx::NodeProto proto;
-            proto.set_op_type("Conv");
+            proto.set_op_type("FusedConv");
+            proto.set_domain(ref::kRuntimeDomain);
             for (const char* name : {"x", "w", "b"}) proto.add_input(name);
             if (s.residual) proto.add_input("r");
             proto.add_output("y");
             set_attr(proto, "strides", std::vector<int64_t>{s.stride, s.stride});
             set_attr(proto, std::string(ref::kBlockedInputAttr), block);
             set_attr(proto, std::string(ref::kBlockedOutputAttr), block);
-            set_attr(proto, std::string(ref::kFusedActivationAttr), std::string("Relu"));
-            if (s.residual) set_attr(proto, std::string(ref::kFusedResidualAttr), int64_t{1});
+            set_attr(proto, std::string(ref::kActivationAttr), std::string("Relu"));
             const ref::NodeInfo info(proto, 17, "node", {nullptr, &w, &b, nullptr});
             // Blocked index of (channel, pixel) in an image of `count` pixels: [channel / B, pixel, channel % B].
             auto at = [block](int64_t channel, int64_t pixel, int64_t count) {
@@ -317,7 +331,7 @@ TEST(ConvOp, BlockedPointwiseSplitByOutputChannelsMatchesTheDefinition) {
                     expected[static_cast<std::size_t>(m * pixels + pixel)] = std::max(sum, 0.0);
                 }
             for (int threads : {1, 2, 4}) {
-                const auto kernel = registry.find("", "Conv", 17)->factory(info);
+                const auto kernel = registry.find(ref::kRuntimeDomain, "FusedConv", 17)->factory(info);
                 for (int run = 0; run < 4; ++run) {
                     std::vector<const Tensor*> inputs{&x, &w, &b};
                     if (s.residual) inputs.push_back(&r);
@@ -368,7 +382,8 @@ TEST(ConvOp, SinglePixelPointwiseMatchesTheDefinition) {
                      b = random_tensor({s.m}, 13);
         const Tensor r = random_tensor(y_shape, 14);
         onnx::NodeProto proto;
-        proto.set_op_type("Conv");
+        proto.set_op_type("FusedConv");
+        proto.set_domain(ref::kRuntimeDomain);
         proto.add_input("x");
         proto.add_input("w");
         proto.add_input(s.bias ? "b" : "");
@@ -379,12 +394,9 @@ TEST(ConvOp, SinglePixelPointwiseMatchesTheDefinition) {
             set_attr(proto, std::string(ref::kBlockedInputAttr), s.block);
             set_attr(proto, std::string(ref::kBlockedOutputAttr), s.block);
         }
-        if (!s.activation.empty()) set_attr(proto, std::string(ref::kFusedActivationAttr), s.activation);
-        if (s.activation == "Clip") {
-            set_attr(proto, std::string(ref::kFusedClipMinAttr), 0.0f);
-            set_attr(proto, std::string(ref::kFusedClipMaxAttr), 6.0f);
-        }
-        if (s.residual) set_attr(proto, std::string(ref::kFusedResidualAttr), int64_t{1});
+        if (!s.activation.empty()) set_attr(proto, std::string(ref::kActivationAttr), s.activation);
+        if (s.activation == "Clip")
+            set_attr(proto, std::string(ref::kActivationParamsAttr), std::vector<float>{0.0f, 6.0f});
         const ref::NodeInfo info(proto, 17, "node", {nullptr, &w, s.bias ? &b : nullptr, nullptr});
         std::vector<double> expected;
         for (int64_t n = 0; n < s.batch; ++n)
@@ -397,7 +409,7 @@ TEST(ConvOp, SinglePixelPointwiseMatchesTheDefinition) {
             }
         std::vector<float> first;
         for (int threads : {1, 2, 4}) {
-            const auto kernel = registry.find("", "Conv", 17)->factory(info);
+            const auto kernel = registry.find(ref::kRuntimeDomain, "FusedConv", 17)->factory(info);
             for (int run = 0; run < 3; ++run) {
                 std::vector<const Tensor*> inputs{&x, &w, s.bias ? &b : nullptr};
                 if (s.residual) inputs.push_back(&r);

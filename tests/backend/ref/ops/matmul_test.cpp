@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "onnxrt_reference.h"
 #include "op_test_util.h"
 #include "test_helpers.h"
@@ -155,12 +155,13 @@ TEST(MatMulOp, RejectsMismatchedShapes) {
 }
 
 TEST(MatMulOp, FusedScaleMultipliesTheProductOfEveryPath) {
-    // The scale a graph pass folds (kFusedScaleAttr): oneDNN's batched product, a float64 product
-    // (plain loop), and an integer product, which refuses it.
+    // The scale of the runtime's FusedMatMul (kAlphaAttr): oneDNN's batched product, a float64
+    // product (plain loop), and an integer product, which refuses it.
     const Tensor a = random_tensor({2, 3, 4, 5}, 1), b = random_tensor({2, 3, 5, 6}, 2);
     for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
-        KernelHarness h("MatMul", 13);
-        set_attr(h.node(), std::string(ref::kFusedScaleAttr), 0.125f);
+        KernelHarness h("FusedMatMul", 13);
+        h.node().set_domain(ref::kRuntimeDomain);
+        set_attr(h.node(), std::string(ref::kAlphaAttr), 0.125f);
         h.input(a.cast(dtype)).input(b.cast(dtype));
         const Tensor expected = naive_matmul(a, b);
         std::vector<double> scaled(static_cast<std::size_t>(expected.numel()));
@@ -168,8 +169,9 @@ TEST(MatMulOp, FusedScaleMultipliesTheProductOfEveryPath) {
             scaled[static_cast<std::size_t>(i)] = expected.value_as_double(i) * 0.125;
         expect_close(h.run()[0], expected.shape(), scaled);
     }
-    KernelHarness integer("MatMul", 13);
-    set_attr(integer.node(), std::string(ref::kFusedScaleAttr), 0.5f);
+    KernelHarness integer("FusedMatMul", 13);
+    integer.node().set_domain(ref::kRuntimeDomain);
+    set_attr(integer.node(), std::string(ref::kAlphaAttr), 0.5f);
     integer.input(Tensor::from_doubles(DataType::kInt32, {1, 2}, {3, 4}))
         .input(Tensor::from_doubles(DataType::kInt32, {2, 1}, {5, 6}));
     expect_error([&] { integer.run(); }, "a fused scale's input");
@@ -182,9 +184,9 @@ TEST(MatMulOp, ConstantWeightsSplitByColumnsOverThreadsMatchTheProduct) {
     const Tensor x = random_tensor({2, 48, 256}, 1), w = random_tensor({256, 601}, 2), bias = random_tensor({601}, 3);
     const Tensor product = naive_matmul(x, w);
     for (int threads : {1, 2, 3}) {
-        KernelHarness h("MatMul", 13);
-        set_attr(h.node(), std::string(ref::kFusedBiasAttr), int64_t{1});
-        set_attr(h.node(), std::string(ref::kFusedActivationAttr), std::string("Silu"));
+        KernelHarness h("FusedMatMul", 13);
+        h.node().set_domain(ref::kRuntimeDomain);
+        set_attr(h.node(), std::string(ref::kActivationAttr), std::string("Silu"));
         h.input(x).input(w, true).input(bias, true);
         const Tensor y = h.run(threads)[0], again = h.run(threads)[0];
         ASSERT_EQ(y.shape(), (Shape{2, 48, 601}));
@@ -328,27 +330,30 @@ TEST(GemmOp, ConstantWeightsSplitByColumnsOverThreadsMatchTheProduct) {
 }
 
 TEST(MatMulAndGemmOps, FusedActivation) {
-    // MatMul + fused Gelu (erf form) and Gemm + C + fused Relu, against the naive product.
+    // The runtime's FusedMatMul with Gelu (erf form) and FusedGemm (C, Relu), against the naive product.
     const Tensor a = random_tensor({2, 5, 16}, 61, -2, 2), b = random_tensor({16, 7}, 62), c = random_tensor({7}, 63);
     for (DataType dtype : {DataType::kFloat32, DataType::kFloat64}) {
-        KernelHarness mm("MatMul", 13);
-        set_attr(mm.node(), std::string(ref::kFusedActivationAttr), std::string("Gelu"));
+        KernelHarness mm("FusedMatMul", 13);
+        mm.node().set_domain(ref::kRuntimeDomain);
+        set_attr(mm.node(), std::string(ref::kActivationAttr), std::string("Gelu"));
         mm.input(a.cast(dtype)).input(b.cast(dtype), true);
         std::vector<double> gelu;
         for (double v : values_of(naive_matmul(a, b))) gelu.push_back(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
         expect_close(mm.run()[0], {2, 5, 7}, gelu, 1e-5, 1e-5);
 
         const Tensor a2 = random_tensor({5, 16}, 64, -2, 2);
-        KernelHarness gemm("Gemm", 13);
-        set_attr(gemm.node(), std::string(ref::kFusedActivationAttr), std::string("Relu"));
+        KernelHarness gemm("FusedGemm", 13);
+        gemm.node().set_domain(ref::kRuntimeDomain);
+        set_attr(gemm.node(), std::string(ref::kActivationAttr), std::string("Relu"));
         set_attr(gemm.node(), "beta", 0.5f);
         gemm.input(a2.cast(dtype)).input(b.cast(dtype), true).input(c.cast(dtype), true);
         std::vector<double> relu;
         for (double v : values_of(naive_gemm(a2, b, &c, false, false, 1.0, 0.5))) relu.push_back(v > 0 ? v : 0);
         expect_close(gemm.run()[0], {5, 7}, relu, 1e-5, 1e-5);
     }
-    KernelHarness ints("MatMul", 13);
-    set_attr(ints.node(), std::string(ref::kFusedActivationAttr), std::string("Relu"));
+    KernelHarness ints("FusedMatMul", 13);
+    ints.node().set_domain(ref::kRuntimeDomain);
+    set_attr(ints.node(), std::string(ref::kActivationAttr), std::string("Relu"));
     ints.input(Tensor(DataType::kInt32, {2, 2})).input(Tensor(DataType::kInt32, {2, 2}));
     expect_error([&] { ints.run(); }, "a fused activation's input has unsupported data type int32");
 }

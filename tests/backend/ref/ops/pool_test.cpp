@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backend/ref/fused_attributes.h"
+#include "backend/ref/fused_ops.h"
 #include "op_test_util.h"
 
 namespace polygraphy::testing {
@@ -42,7 +42,8 @@ TEST(MaxPoolOp, BlockedMatchesThePlainKernelAndKeepsEveryNaN) {
                         if (tap >= 0)
                             x.data_as<float>()[9 * 90 + 2 * 10 + 2 + (tap / window) * 10 + tap % window] = NAN;
                         auto pool = [&](bool blocked) {
-                            KernelHarness h("MaxPool", 12);
+                            KernelHarness h(blocked ? "BlockedMaxPool" : "MaxPool", 12);
+                            if (blocked) h.node().set_domain(ref::kRuntimeDomain);
                             set_attr(h.node(), "kernel_shape", std::vector<int64_t>{window, window});
                             set_attr(h.node(), "strides", std::vector<int64_t>{stride, stride});
                             set_attr(h.node(), "pads", std::vector<int64_t>{pad, pad, pad, pad});
@@ -74,8 +75,9 @@ TEST(GlobalAveragePoolOp, BlockedMatchesThePlainKernel) {
         for (int64_t size : {3, 4, 7}) {
             const Tensor x = random_tensor({2, 48, size, size}, 5, -5.0f, 5.0f);
             auto pool = [&](bool blocked) {
-                KernelHarness h("GlobalAveragePool", 1);
+                KernelHarness h(blocked ? "BlockedGlobalAveragePool" : "GlobalAveragePool", 1);
                 if (blocked) {
+                    h.node().set_domain(ref::kRuntimeDomain);
                     set_attr(h.node(), std::string(ref::kBlockedInputAttr), block);
                     set_attr(h.node(), std::string(ref::kBlockedOutputAttr), block);
                 }
