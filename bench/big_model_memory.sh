@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Peak memory of polygraphy on a model with external weights over 2 GiB, beside ONNX Runtime's own
-# on the same model (issue 15, items 1 and 2), then every tool end to end on it (item 6).
+# on the same model (issue 15, items 1 and 2; issue 36 item 1: both runners at sequences 1, 32 and 512,
+# failing when --ref holds more than 1.15x the weights plus the activations), then every tool end to
+# end on it (item 6).
 #   usage: bench/big_model_memory.sh MODEL.onnx [BUILD_DIR=build] [INPUT_SHAPES=input_ids:[1,1]]
 # MODEL is e.g. the decoder of bench/make_large_models.sh (2.97 GB of external weights). The commands
 # run one at a time (the machine's memory is shared); each line gives the peak RSS from
@@ -47,6 +49,21 @@ report "run --onnxrt (the file, unchanged)" "$(peak_kb "${run[@]}" --onnxrt)"
 report "run --onnxrt --onnx-outputs logits (modified)" "$(peak_kb "${run[@]}" --onnxrt --onnx-outputs logits)"
 report "run --onnxrt --shape-inference (modified)" "$(peak_kb "${run[@]}" --onnxrt --shape-inference)"
 report "run --ref" "$(peak_kb "${run[@]}" --ref)"
+# Both runners at three sequence lengths (issue 36): the built-in runtime must hold the weights once,
+# at most 1.15x them plus the activations; the script fails when it does not, so that a change that
+# keeps a second copy of the weights cannot pass unnoticed.
+for seq in 1 32 512; do
+  ref_kb=$(peak_kb "$polygraphy" run "$model" --ref --input-shapes "input_ids:[1,$seq]")
+  ort_kb=$(peak_kb "$polygraphy" run "$model" --onnxrt --input-shapes "input_ids:[1,$seq]")
+  report "run --ref, input_ids [1, $seq]" "$ref_kb"
+  report "run --onnxrt, input_ids [1, $seq]" "$ort_kb"
+  # The activations: what ONNX Runtime holds above the weights at this length (at least none).
+  if ! awk -v r="$ref_kb" -v o="$ort_kb" -v w="$weights" \
+    'BEGIN { a = o * 1024 - w; if (a < 0) a = 0; exit !(r * 1024 <= 1.15 * w + a) }'; then
+    echo "[!] run --ref at [1, $seq] holds more than 1.15x the weights plus the activations"
+    exit 1
+  fi
+done
 
 echo "[I] every tool on the model (outputs in $work, removed after each):"
 tool() {  # tool LABEL OUTPUT COMMAND...: runs it, checks the output loads, removes it

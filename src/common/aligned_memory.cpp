@@ -1,9 +1,11 @@
 #include "common/aligned_memory.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 namespace polygraphy {
@@ -30,6 +32,38 @@ std::shared_ptr<void> allocate_aligned(std::size_t nbytes) {
     void* data = std::aligned_alloc(kAlignment, size);
     if (!data) return nullptr;
     return std::shared_ptr<void>(data, std::free);
+}
+
+namespace {
+
+/// Whether the mapping that holds [begin, end) maps a file (an inode in /proc/self/maps).
+bool maps_a_file(std::uintptr_t begin, std::uintptr_t end) {
+    std::FILE* maps = std::fopen("/proc/self/maps", "r");
+    if (maps == nullptr) return false;
+    bool file = false;
+    unsigned long low = 0, high = 0, inode = 0;
+    char line[512];
+    while (std::fgets(line, sizeof line, maps) != nullptr) {
+        // start-end perms offset dev inode [path]
+        if (std::sscanf(line, "%lx-%lx %*s %*s %*s %lu", &low, &high, &inode) != 3) continue;
+        if (begin >= low && end <= high) {
+            file = inode != 0;
+            break;
+        }
+    }
+    std::fclose(maps);
+    return file;
+}
+
+}  // namespace
+
+std::size_t release_file_pages(const void* data, std::size_t nbytes) {
+    static const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+    if (data == nullptr) return 0;
+    const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
+    const auto end = (reinterpret_cast<std::uintptr_t>(data) + nbytes) / page * page;
+    if (end <= begin || !maps_a_file(begin, end)) return 0;
+    return madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT) == 0 ? end - begin : 0;
 }
 
 }  // namespace polygraphy

@@ -1,8 +1,6 @@
 #include "backend/ref/compute/block_quant_gemm.h"
 
 #include <immintrin.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -349,21 +347,11 @@ PanelWeights::PanelWeights(const QuantizedWeights& w, int threads)
         }
     });
     // The codes, scales and zero points were read once to build this copy and are read again only by
-    // products of a few rows:
-    // their pages go back to the kernel (MADV_PAGEOUT keeps the contents: a file mapping's clean pages,
-    // the usual weights of a quantized model, are dropped and read again when needed), so the weights
-    // are not held twice.
-    const auto page_out = [](const void* data, int64_t bytes) {
-        static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-        if (data == nullptr) return;
-        const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-        const auto end = (reinterpret_cast<uintptr_t>(data) + static_cast<uintptr_t>(bytes)) / page * page;
-        if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
-    };
-    page_out(w.codes, n_ * w.row_bytes());
-    page_out(w.scales, n_ * groups_ * static_cast<int64_t>(sizeof(float)));
-    page_out(w.zero_points_packed, n_ * w.zero_point_row_bytes());
-    page_out(w.zero_points_float, n_ * groups_ * static_cast<int64_t>(sizeof(float)));
+    // products of a few rows: the weights are not held twice.
+    release_file_pages(w.codes, static_cast<std::size_t>(n_ * w.row_bytes()));
+    release_file_pages(w.scales, static_cast<std::size_t>(n_ * groups_) * sizeof(float));
+    release_file_pages(w.zero_points_packed, static_cast<std::size_t>(n_ * w.zero_point_row_bytes()));
+    release_file_pages(w.zero_points_float, static_cast<std::size_t>(n_ * groups_) * sizeof(float));
 }
 
 void PanelWeights::fill(int64_t k0, int64_t depth, int64_t panel, float* out) const {

@@ -558,7 +558,13 @@ void multiply(const float* a, int64_t m, int64_t lda, const PackedMatrix& b, con
 
 const PackedMatrix& LazyPackedMatrix::get(const float* b, int64_t k, int64_t n, int64_t row_stride, int64_t col_stride,
                                           int threads) const {
-    std::call_once(once_, [&] { packed_ = std::make_unique<PackedMatrix>(b, k, n, row_stride, col_stride, threads); });
+    std::call_once(once_, [&] {
+        packed_ = std::make_unique<PackedMatrix>(b, k, n, row_stride, col_stride, threads);
+        // The kernels that pack a constant read only the packed copy from then on.
+        if (k > 0 && n > 0)
+            release_file_pages(
+                b, static_cast<std::size_t>((k - 1) * row_stride + (n - 1) * col_stride + 1) * sizeof(float));
+    });
     return *packed_;
 }
 
