@@ -3,9 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
+#include <vector>
+
+#include <dnnl.h>
 
 #include "backend/onnx/domain.h"
+#include "backend/ref/compute/dnnl_util.h"
 #include "backend/ref/session_impl.h"
 #include "backend/ref/thread_budget.h"
 #include "polygraphy/common/logger.h"
@@ -50,6 +55,51 @@ std::string folded_work(const onnx::NodeProto& node) {
     return work;
 }
 
+/// The floating-point operations of one run of a product node (2 per multiply-add), from its inputs
+/// and output; 0 for other operators. A channel-blocked tensor's padding counts as channels.
+double product_flops(const onnx::NodeProto& node, const std::vector<const Tensor*>& inputs, const Tensor& output) {
+    const std::string work = folded_work(node);
+    const std::string op = work.substr(0, work.find('+'));
+    const Tensor* a = inputs.empty() ? nullptr : inputs[0];
+    const Tensor* w = inputs.size() > 1 ? inputs[1] : nullptr;
+    if (a == nullptr || !a->defined() || !output.defined() || a->rank() < 1) return 0;
+    const auto out = static_cast<double>(output.numel());
+    if (op == "MatMul" || op == "MatMulNBits" || op == "MatMulInteger")
+        return 2.0 * out * static_cast<double>(a->shape().back());
+    if (op == "Gemm" && a->rank() == 2) {
+        bool trans_a = false;
+        for (const auto& attr : node.attribute())
+            if (attr.name() == "transA") trans_a = attr.i() != 0;
+        return 2.0 * out * static_cast<double>(a->shape()[trans_a ? 0 : 1]);
+    }
+    if (w == nullptr || !w->defined() || w->rank() < 3 || w->shape()[0] == 0) return 0;
+    const auto per_output = static_cast<double>(w->numel() / w->shape()[0]);
+    if (op == "Conv") return 2.0 * out * per_output;  // each output: C/group x kernel taps
+    if (op == "ConvTranspose") return 2.0 * static_cast<double>(a->numel()) * per_output;
+    return 0;
+}
+
+/// oneDNN's sgemm at 1 thread, the best of a few runs of 512 x 512 x 512.
+double measure_sgemm_peak_gflops() {
+    if (const char* given = std::getenv("POLYGRAPHY_SGEMM_PEAK_GFLOPS")) {
+        char* end = nullptr;
+        const double value = std::strtod(given, &end);
+        if (end != given && *end == '\0' && value > 0) return value;
+        logger().warning(fmt::format("POLYGRAPHY_SGEMM_PEAK_GFLOPS='{}' is not a positive number: measuring", given));
+    }
+    constexpr int64_t kSize = 512;
+    std::vector<float> a(kSize * kSize, 0.5f), b(kSize * kSize, 0.25f), c(kSize * kSize);
+    const onednn::ThreadScope one_thread(1);
+    double best = 0;
+    for (int run = 0; run < 6; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        dnnl_sgemm('N', 'N', kSize, kSize, kSize, 1.0f, a.data(), kSize, b.data(), kSize, 0.0f, c.data(), kSize);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (run > 0 && seconds > 0) best = std::max(best, 2.0 * kSize * kSize * kSize / seconds / 1e9);
+    }
+    return best;
+}
+
 }  // namespace
 
 std::optional<SessionProfile> Session::profile() const {
@@ -59,11 +109,16 @@ std::optional<SessionProfile> Session::profile() const {
     SessionProfile result;
     result.runs = impl.profile_totals.runs_seen > 0 ? impl.profile_totals.runs_seen - 1 : 0;
     result.total_seconds = impl.profile_totals.total_seconds;
+    result.threads = impl.profile_totals.threads;
+    static const double peak = measure_sgemm_peak_gflops();
+    result.peak_gflops = peak;
     for (std::size_t i = 0; i < impl.steps.size(); ++i) {
         const NodeInfo& info = *impl.steps[i].info;
         std::string op_type = folded_work(info.proto());
         const auto& seconds = impl.profile_totals.step_seconds;
-        result.nodes.push_back({impl.order[i], std::move(op_type), i < seconds.size() ? seconds[i] : 0.0});
+        const auto& flops = impl.profile_totals.step_flops;
+        result.nodes.push_back({impl.order[i], std::move(op_type), i < seconds.size() ? seconds[i] : 0.0,
+                                i < flops.size() ? flops[i] : 0.0});
     }
     return result;
 }
@@ -109,11 +164,23 @@ std::string format_profile(const SessionProfile& profile, std::size_t max_nodes)
         name_width = std::max(name_width, node->name.size());
         type_width = std::max(type_width, node->op_type.size());
     }
-    text += fmt::format("  Slowest nodes ({} of {}):\n    {:<{}}  {:<{}}  {:>11}  {:>6}", slowest.size(),
-                        profile.nodes.size(), "node", name_width, "op type", type_width, "ms per run", "share");
-    for (const auto* node : slowest)
+    // A product's rate, and its share of the float32 limit of the cores the run used.
+    const double limit = profile.peak_gflops * std::max(profile.threads, 1);
+    text += fmt::format(
+        "  Slowest nodes ({} of {}), each product's rate against the float32 limit of {} thread(s), "
+        "{:.0f} GFLOP/s (oneDNN's sgemm: {:.0f} on one core):\n"
+        "    {:<{}}  {:<{}}  {:>11}  {:>6}  {:>8}  {:>7}",
+        slowest.size(), profile.nodes.size(), profile.threads, limit, profile.peak_gflops, "node", name_width,
+        "op type", type_width, "ms per run", "share", "GFLOP/s", "of peak");
+    for (const auto* node : slowest) {
         text += fmt::format("\n    {:<{}}  {:<{}}  {:>11.3f}  {:>5.1f}%", node->name, name_width, node->op_type,
                             type_width, node->seconds / runs * 1e3, percent(node->seconds));
+        if (node->flops > 0 && node->seconds > 0) {
+            const double gflops = node->flops / node->seconds / 1e9;
+            text += fmt::format("  {:>8.1f}", gflops);
+            if (limit > 0) text += fmt::format("  {:>6.0f}%", 100.0 * gflops / limit);
+        }
+    }
     return text;
 }
 
@@ -163,7 +230,7 @@ void Session::Impl::execute(std::vector<Value>& values, RunStats* stats, int thr
     using Clock = std::chrono::steady_clock;
     RunStats local;
     std::size_t live = 0;
-    std::vector<double> step_seconds(profile ? steps.size() : 0);
+    std::vector<double> step_seconds(profile ? steps.size() : 0), step_flops(profile ? steps.size() : 0);
     const Clock::time_point run_start = profile ? Clock::now() : Clock::time_point();
     std::vector<const Tensor*> inputs;
     std::vector<const Value*> input_values;
@@ -192,7 +259,11 @@ void Session::Impl::execute(std::vector<Value>& values, RunStats* stats, int thr
             logger().ultra_verbose(fmt::format("Running node '{}' ({})", step.info->name(), step.info->op_type()));
         const Clock::time_point step_start = profile ? Clock::now() : Clock::time_point();
         with_node_context(*step.info, [&] { step.kernel->compute(context); });
-        if (profile) step_seconds[step_index] = std::chrono::duration<double>(Clock::now() - step_start).count();
+        if (profile) {
+            step_seconds[step_index] = std::chrono::duration<double>(Clock::now() - step_start).count();
+            if (step.outputs.size() == 1)
+                step_flops[step_index] = product_flops(step.info->proto(), inputs, context.output(0));
+        }
         if (step.concat_in_place >= 0) {
             Tensor& offered = concat_outputs[step.concat_in_place];
             const Tensor& result = context.output(0);
@@ -217,7 +288,9 @@ void Session::Impl::execute(std::vector<Value>& values, RunStats* stats, int thr
         }
     }
     if (stats) *stats = local;
-    if (profile) record_profile(step_seconds, std::chrono::duration<double>(Clock::now() - run_start).count());
+    if (profile)
+        record_profile(step_seconds, step_flops, std::chrono::duration<double>(Clock::now() - run_start).count(),
+                       threads);
 }
 
 void Session::Impl::offer_concat_slice(const Step& step, std::vector<Tensor>& concat_outputs,
@@ -264,12 +337,20 @@ void Session::Impl::record_concat_shapes(const ConcatInPlace& plan, const std::v
     plan.output = output.shape();
 }
 
-void Session::Impl::record_profile(const std::vector<double>& step_seconds, double total_seconds) const {
+void Session::Impl::record_profile(const std::vector<double>& step_seconds, const std::vector<double>& step_flops,
+                                   double total_seconds, int threads) const {
     std::lock_guard<std::mutex> lock(profile_totals.mutex);
     if (profile_totals.runs_seen++ == 0) return;
-    if (profile_totals.step_seconds.empty()) profile_totals.step_seconds.assign(step_seconds.size(), 0.0);
-    for (std::size_t i = 0; i < step_seconds.size(); ++i) profile_totals.step_seconds[i] += step_seconds[i];
+    if (profile_totals.step_seconds.empty()) {
+        profile_totals.step_seconds.assign(step_seconds.size(), 0.0);
+        profile_totals.step_flops.assign(step_flops.size(), 0.0);
+    }
+    for (std::size_t i = 0; i < step_seconds.size(); ++i) {
+        profile_totals.step_seconds[i] += step_seconds[i];
+        profile_totals.step_flops[i] += step_flops[i];
+    }
     profile_totals.total_seconds += total_seconds;
+    profile_totals.threads = threads;
 }
 
 std::shared_ptr<Session> SessionFromOnnx::operator()() const {

@@ -108,7 +108,9 @@ struct Session::Impl {
         std::mutex mutex;
         std::size_t runs_seen = 0;  // the first is not counted
         std::vector<double> step_seconds;
+        std::vector<double> step_flops;
         double total_seconds = 0;
+        int threads = 1;
     };
     mutable ProfileTotals profile_totals;
     std::unique_ptr<RunArena> arena;  // top-level graph only; null: SessionOptions::plan_buffers off
@@ -153,7 +155,8 @@ struct Session::Impl {
     /// kernels on `threads` threads.
     void execute(std::vector<Value>& values, RunStats* stats, int threads) const;
     /// Adds one run's per-step times to profile_totals.
-    void record_profile(const std::vector<double>& step_seconds, double total_seconds) const;
+    void record_profile(const std::vector<double>& step_seconds, const std::vector<double>& step_flops,
+                        double total_seconds, int threads) const;
     /// Offers a producer of a ConcatInPlace input its slice of the Concat's output (allocated by the
     /// first producer that runs), when the run before recorded the shapes.
     void offer_concat_slice(const Step& step, std::vector<Tensor>& concat_outputs, KernelContext& context) const;

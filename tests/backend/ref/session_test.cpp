@@ -1,6 +1,7 @@
 // Session: graph preparation (order, validation, unsupported ops, constants) and execution.
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "build_paths.h"
@@ -348,6 +349,43 @@ TEST(SessionTest, ProfileTimesEveryStepOfTheRunsAfterTheFirst) {
     EXPECT_THAT(text, ::testing::HasSubstr("Profile of 2 run(s)"));
     EXPECT_THAT(text, ::testing::HasSubstr("Conv+Relu"));
     EXPECT_THAT(text, ::testing::HasSubstr("Slowest nodes (1 of 2)"));
+}
+
+// The profile counts each product's floating-point operations (2 per multiply-add), so that
+// --ref-profile prints its GFLOP/s and its share of the machine's sgemm peak: a Conv (with its folded
+// Relu), a MatMul, a Gemm with transA, and nothing for the other operators.
+TEST(SessionTest, ProfileCountsTheOperationsOfEveryProduct) {
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{1, 2, 4, 4});
+    builder.initializer("w", polygraphy::testing::random_tensor({3, 2, 3, 3}, 1));
+    set_attr(builder.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    builder.node("Relu", {"c"}, {"r"}, "relu");
+    builder.initializer("shape", Tensor::from_doubles(DataType::kInt64, {2}, {3, 16}));
+    builder.node("Reshape", {"r", "shape"}, {"f"}, "flatten");
+    builder.initializer("m", polygraphy::testing::random_tensor({16, 5}, 2));
+    builder.node("MatMul", {"f", "m"}, {"p"}, "matmul");
+    builder.initializer("g", polygraphy::testing::random_tensor({3, 7}, 3));
+    set_attr(builder.node("Gemm", {"p", "g"}, {"y"}, "gemm"), "transA", int64_t{1});  // [5, 3] x [3, 7]
+    builder.output("y", DataType::kFloat32, Shape{5, 7});
+    SessionOptions options{1};
+    options.profile = true;
+    const Session session(*builder.build(), options);
+    const TensorMap feed{{"x", polygraphy::testing::random_tensor({1, 2, 4, 4}, 4)}};
+    for (int run = 0; run < 4; ++run) session.run(feed);
+    const SessionProfile profile = *session.profile();
+    ASSERT_EQ(profile.runs, 3u);
+    std::map<std::string, double> flops;
+    for (const auto& node : profile.nodes) flops[node.name] = node.flops;
+    EXPECT_EQ(flops.at("conv"), 3.0 * 2 * (3 * 16) * (2 * 9));  // outputs x (C x taps) x 2, 3 runs
+    EXPECT_EQ(flops.at("matmul"), 3.0 * 2 * (3 * 5) * 16);
+    EXPECT_EQ(flops.at("gemm"), 3.0 * 2 * (5 * 7) * 3);
+    EXPECT_EQ(flops.at("flatten"), 0.0);
+    EXPECT_EQ(profile.threads, 1);
+    EXPECT_GT(profile.peak_gflops, 1.0);  // oneDNN's sgemm on one core
+    const std::string text = format_profile(profile);
+    EXPECT_THAT(text, ::testing::HasSubstr("GFLOP/s"));
+    EXPECT_THAT(text, ::testing::HasSubstr("of peak"));
+    EXPECT_THAT(text, ::testing::ContainsRegex("matmul +MatMul +[0-9.]+ +[0-9.]+% +[0-9.]+ +[0-9]+%"));
 }
 
 TEST(SessionTest, SessionFromOnnxBuildsFromALoader) {

@@ -43,6 +43,9 @@ struct SessionProfile {
         std::string name;     ///< display name (as in Session::execution_order())
         std::string op_type;  ///< the operator, with "+Relu" etc. when a graph pass folded an activation in
         double seconds = 0;   ///< total over the counted runs
+        /// Floating-point operations of a product (MatMul, Gemm, Conv and their fused and quantized
+        /// forms: 2 per multiply-add), total over the counted runs; 0 for other operators.
+        double flops = 0;
     };
     /// Runs counted. The first run of a session is not: it creates the kernels' primitives.
     std::size_t runs = 0;
@@ -50,9 +53,15 @@ struct SessionProfile {
     std::vector<Node> nodes;
     /// Wall time of the counted runs (nodes plus the session's own work between them).
     double total_seconds = 0;
+    /// Threads the last counted run used.
+    int threads = 1;
+    /// This machine's float32 limit, one core: oneDNN's sgemm on 512 x 512 x 512 at 1 thread, measured
+    /// once per process when a profile is first read (or POLYGRAPHY_SGEMM_PEAK_GFLOPS when set).
+    double peak_gflops = 0;
 };
 
-/// The profile as a text table: time per run by op type, then the `max_nodes` slowest nodes.
+/// The profile as a text table: time per run by op type, then the `max_nodes` slowest nodes, with the
+/// GFLOP/s of each product and its share of the peak (`peak_gflops` times the threads).
 std::string format_profile(const SessionProfile& profile, std::size_t max_nodes = 25);
 
 /// Counters of one Session::run (for tests and diagnostics).
