@@ -127,6 +127,13 @@ void BM_MatMul_197x768x3072(benchmark::State& state) {
     run(state, node, 2.0 * 197 * 768 * 3072, "GFLOP/s");
 }
 
+// A decoder's LM head (issue 36): few rows, a wide N from a constant weight.
+void BM_MatMul_LmHead_64x512x8000(benchmark::State& state) {
+    Node node("MatMul");
+    node.input(random_tensor({1, 64, 512}, 1)).input(random_tensor({512, 8000}, 2), true);
+    run(state, node, 2.0 * 64 * 512 * 8000, "GFLOP/s");
+}
+
 void BM_Gemm_Linear_197x768x3072(benchmark::State& state) {
     Node node("Gemm");
     set_attr(node.proto, "transB", int64_t{1});
@@ -243,6 +250,7 @@ BENCHMARK(BM_Conv3x3_256x14x14)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->
 BENCHMARK(BM_Conv7x7s2_stem)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ConvTiny_8x8x4x4)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MatMul_197x768x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MatMul_LmHead_64x512x8000)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Gemm_Linear_197x768x3072)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Gemm_Classifier_1x1280x1000)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_MaxPool3x3s2_64x112x112)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();

@@ -259,7 +259,7 @@ double Tensor::value_as_double(int64_t index) const {
 
 Tensor Tensor::clone() const {
     if (!defined()) return Tensor();
-    Tensor copy(dtype_, shape_);
+    Tensor copy = Tensor::uninitialized(dtype_, shape_);  // every byte is copied below
     if (dtype_ == DataType::kString)
         *copy.strings_ = *strings_;
     else if (nbytes())
