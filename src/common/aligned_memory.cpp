@@ -11,9 +11,9 @@
 namespace polygraphy {
 
 std::shared_ptr<void> allocate_aligned(std::size_t nbytes) {
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    constexpr std::size_t kHuge = kHugePageBytes;
     constexpr std::size_t kAlignment = 64;
-    if (nbytes >= 2 * kHuge) {
+    if (nbytes >= kHuge) {
         const std::size_t size = (nbytes + kHuge - 1) / kHuge * kHuge;
         void* raw = mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (raw != MAP_FAILED) {
