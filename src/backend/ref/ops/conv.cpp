@@ -632,7 +632,7 @@ class FusedConvKernel final : public Kernel {
 public:
     explicit FusedConvKernel(const NodeInfo& node)
         : conv_(node, false, stored_activation(node)),
-          activation_(stored_activation(node).activation.active()
+          activation_(applied_at_store(node)
                           ? contrib::FusedOutputActivation()
                           : contrib::FusedOutputActivation(node, contrib::FusedOutputActivation::Params::kList)) {}
 
@@ -660,9 +660,13 @@ private:
     static ConvFusion stored_activation(const NodeInfo& node) {
         ConvFusion fusion;
         fusion.takes_residual = true;
-        const std::string name = node.attr_string(kActivationAttr, "");
-        if (name == "Relu" || name == "Clip") fusion.activation = onednn::FusedActivation(node);
+        if (applied_at_store(node)) fusion.activation = onednn::FusedActivation(node);
         return fusion;
+    }
+
+    static bool applied_at_store(const NodeInfo& node) {
+        const std::string name = node.attr_string(kActivationAttr, "");
+        return name == "Relu" || name == "Clip";
     }
 
     ConvKernelBase conv_;
