@@ -388,9 +388,13 @@ private:
     // Weights count by their dims only: fp16 and quantized copies keep them, planted faults change values.
     static uint64_t constant_colour(const GraphIndex& graph, const std::string& name) {
         std::string head = name;
+        // At most one step per node: a node that writes a weight's own name (or a loop of such nodes)
+        // would otherwise lead back to where the walk started, forever.
+        int steps = 0;
         while (const auto* producer = graph.producer(head)) {
             const auto& node = graph.graph().node(producer->first);
             if (!is_transparent(node)) return mix(text_hash("constant node"), text_hash(node.op_type()));
+            if (++steps > graph.graph().node_size()) return text_hash("constant loop");
             head = node.input(0);
         }
         uint64_t colour = text_hash("weight");
