@@ -40,6 +40,22 @@ void print_logging(Script& script, const LoggingJob& logging) {
     if (logging.log_file) script.append_prefix("logger().set_log_file(" + Script::quote(*logging.log_file) + ");");
 }
 
+// Only options that differ from the defaults are written, as designated initializers.
+std::string print_fp16_options(const Fp16Options& options) {
+    static_assert(aggregate_field_count<Fp16Options>() == 4,
+                  "print_fp16_options prints every field of Fp16Options: print the new one");
+    const Fp16Options defaults;
+    std::vector<std::string> fields;
+    if (options.keep_io_types != defaults.keep_io_types)
+        fields.push_back(std::string(".keep_io_types = ") + (options.keep_io_types ? "true" : "false"));
+    if (!options.op_block_list.empty())
+        fields.push_back(".op_block_list = " + Script::string_vector(options.op_block_list));
+    if (!options.node_block_list.empty())
+        fields.push_back(".node_block_list = " + Script::string_vector(options.node_block_list));
+    if (options.target != defaults.target) fields.push_back(".target = DataType::kBFloat16");
+    return fields.empty() ? "" : ", Fp16Options{" + join_fields(fields) + "}";
+}
+
 // The loader chain of build_model_loader(); returns the variable holding its last link.
 std::string print_model_loader(Script& script, const ModelJob& model) {
     script.add_include("polygraphy/backend/onnx/loader.h");
@@ -68,7 +84,9 @@ std::string print_model_loader(Script& script, const ModelJob& model) {
                     if (!modify.exclude_outputs.empty()) code += ", " + Script::string_vector(modify.exclude_outputs);
                     name = script.add_loader(code + "))", "modified_onnx");
                 },
-                [&](const ConvertToFp16Step&) { extend_with("convert_to_fp16(*model)", "fp16_onnx"); },
+                [&](const ConvertToFp16Step& convert) {
+                    extend_with("convert_to_fp16(*model" + print_fp16_options(convert.options) + ")", "fp16_onnx");
+                },
                 [&](const SaveOnnxStep& save) {
                     if (save.external_data)
                         extend_with("save_onnx_with_external_data(*model, " + Script::quote(save.path) +

@@ -37,7 +37,7 @@ void apply_model_step(OnnxModel& model, const ModelStep& step) {
                    [&](const ModifyOutputsStep& modify) {
                        model = modify_outputs(std::move(model), modify.outputs, modify.exclude_outputs);
                    },
-                   [&](const ConvertToFp16Step&) { convert_to_fp16(*model); },
+                   [&](const ConvertToFp16Step& convert) { convert_to_fp16(*model, convert.options); },
                    [&](const SaveOnnxStep& save) { save_model(*model, save); },
                },
                step);

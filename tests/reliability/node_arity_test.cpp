@@ -185,6 +185,8 @@ const std::vector<ToolCommand> kTools = {
     {"surgeon sanitize", {"surgeon", "sanitize", "M", "--fold-constants", "-o", "O"}},
     {"surgeon extract", {"surgeon", "extract", "M", "--outputs", "ok:auto", "-o", "O"}},
     {"convert fp16", {"convert", "M", "--fp-to-fp16", "-o", "O"}},
+    {"debug diff", {"debug", "diff", "M", "M", "--report", "O"}},
+    {"debug precision", {"debug", "precision", "M", "-o", "O"}},
 };
 
 std::vector<std::string> command_line(const ToolCommand& tool, const std::string& model, const std::string& output) {

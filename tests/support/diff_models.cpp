@@ -222,8 +222,7 @@ onnx::ModelProto decomposed_layer_norm_model() {
 
 void scale_weight(onnx::ModelProto& model, const std::string& name, float factor) {
     onnx::TensorProto* initializer = find_initializer(model, name);
-    if (!initializer && find_initializer(model, name + "_quantized"))
-        initializer = find_initializer(model, name + "_scale");
+    if (!initializer) initializer = find_initializer(model, name + "_scale");  // a quantized weight or activation
     if (!initializer) throw InternalError("scale_weight: no initializer " + name);
     const DataType dtype = dtype_from_onnx(initializer->data_type());
     const Tensor value = tensor_from_proto(*initializer).cast(DataType::kFloat64);

@@ -41,7 +41,8 @@ onnx::ModelProto layer_norm_model();
 onnx::ModelProto decomposed_layer_norm_model();
 
 /// Multiplies the initializer `name` of `model` by `factor` (the planted fault); InternalError when
-/// there is none. A quantized weight ("<name>_quantized") has its scale multiplied instead.
+/// there is none. A quantized weight ("<name>_quantized") or activation has its scale ("<name>_scale")
+/// multiplied instead.
 void scale_weight(onnx::ModelProto& model, const std::string& name, float factor);
 
 }  // namespace polygraphy::testing

@@ -55,8 +55,10 @@ struct ModifyOutputsStep {
     std::vector<std::string> exclude_outputs = {};  ///< then unmarked
 };
 
-/// convert_to_fp16() (`--fp-to-fp16`).
-struct ConvertToFp16Step {};
+/// convert_to_fp16() (`--fp-to-fp16`, `--fp-to-bf16`, the block lists).
+struct ConvertToFp16Step {
+    Fp16Options options = {};  ///< the target type and the block lists
+};
 
 /// Saves the model and passes it on (`--save-onnx`, `--save-external-data`).
 struct SaveOnnxStep {

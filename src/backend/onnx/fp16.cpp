@@ -6,6 +6,7 @@
 #include "backend/onnx/external_data.h"
 #include "backend/onnx/graph_internal.h"
 
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -13,6 +14,8 @@
 
 #include "polygraphy/backend/onnx/partition.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
+#include "polygraphy/common/file_io.h"
+#include "polygraphy/common/json.h"
 #include "polygraphy/common/logger.h"
 
 namespace polygraphy {
@@ -58,25 +61,106 @@ const std::vector<std::string> kFp16DefaultBlockList = {"ArrayFeatureExtractor",
 namespace {
 
 constexpr int32_t kOnnxFloat = onnx::TensorProto::FLOAT;
-constexpr int32_t kOnnxHalf = onnx::TensorProto::FLOAT16;
 
-void tensor_proto_to_fp16(onnx::TensorProto& proto) {
+void tensor_proto_to_half(onnx::TensorProto& proto, DataType target) {
     if (proto.data_type() != kOnnxFloat) return;
-    Tensor half = tensor_from_proto(proto).cast(DataType::kFloat16);
+    Tensor half = tensor_from_proto(proto).cast(target);
     onnx::TensorProto converted = tensor_to_proto(half, proto.name());
     converted.set_doc_string(proto.doc_string());
     proto.Swap(&converted);
 }
 
+int32_t cast_target(const onnx::NodeProto& node) {
+    for (const auto& attribute : node.attribute())
+        if (attribute.name() == "to") return static_cast<int32_t>(attribute.i());
+    return onnx::TensorProto::UNDEFINED;
+}
+
+// Removes the Casts of a converted graph that do nothing: a Cast to the type its input has, and a
+// Cast back to 16 bits of a Cast that widened a 16-bit tensor to float32 (exact both ways). Their
+// readers read the earlier tensor. `dtypes` are the float tensors' ONNX types after conversion;
+// `keep` are names that must stay (graph outputs, reads of subgraph bodies). Returns how many went.
+std::size_t remove_redundant_casts(onnx::GraphProto& graph, const std::unordered_map<std::string, int32_t>& dtypes,
+                                   const std::unordered_set<std::string>& keep) {
+    auto dtype_of = [&](const std::string& name) {
+        const auto found = dtypes.find(name);
+        return found == dtypes.end() ? int32_t{onnx::TensorProto::UNDEFINED} : found->second;
+    };
+    std::unordered_map<std::string, const onnx::NodeProto*> cast_producing;
+    std::unordered_map<std::string, std::string> same_as;  // a removed Cast's output -> the tensor it equals
+    auto resolve = [&](const std::string& name) {
+        const auto found = same_as.find(name);
+        return found == same_as.end() ? name : found->second;
+    };
+    std::vector<bool> removed(static_cast<std::size_t>(graph.node_size()), false);
+    for (int n = 0; n < graph.node_size(); ++n) {
+        onnx::NodeProto& node = *graph.mutable_node(n);
+        for (auto& input : *node.mutable_input())
+            if (!input.empty()) input = resolve(input);
+        if (node.op_type() != "Cast" || !is_default_domain(node.domain()) || node.input_size() != 1 ||
+            node.output_size() != 1)
+            continue;
+        const std::string& input = node.input(0);
+        const std::string& output = node.output(0);
+        const int32_t to = cast_target(node);
+        std::optional<std::string> equal;
+        if (dtype_of(input) == to && to != onnx::TensorProto::UNDEFINED) equal = input;
+        if (const auto widening = cast_producing.find(input); !equal && widening != cast_producing.end()) {
+            const std::string& source = widening->second->input(0);
+            const int32_t source_dtype = dtype_of(source);
+            const bool is_half =
+                source_dtype == onnx::TensorProto::FLOAT16 || source_dtype == onnx::TensorProto::BFLOAT16;
+            if (is_half && cast_target(*widening->second) == kOnnxFloat && to == source_dtype) equal = source;
+        }
+        if (equal && !keep.contains(output)) {
+            same_as[output] = *equal;
+            removed[static_cast<std::size_t>(n)] = true;
+            continue;
+        }
+        cast_producing[output] = &node;
+    }
+    // Casts whose every reader now reads past them go too (never a graph output or a body's read).
+    std::unordered_set<std::string> read(keep.begin(), keep.end());
+    for (int n = 0; n < graph.node_size(); ++n)
+        if (!removed[static_cast<std::size_t>(n)])
+            for (const auto& name : node_reads(graph.node(n))) read.insert(name);
+    std::size_t count = 0;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    nodes.Swap(graph.mutable_node());
+    for (int n = 0; n < nodes.size(); ++n) {
+        const onnx::NodeProto& node = nodes.Get(n);
+        const bool unread_cast = node.op_type() == "Cast" && is_default_domain(node.domain()) &&
+                                 node.output_size() == 1 && !read.contains(node.output(0));
+        if (removed[static_cast<std::size_t>(n)] || unread_cast) {
+            ++count;
+            continue;
+        }
+        graph.mutable_node()->Add(std::move(*nodes.Mutable(n)));
+    }
+    return count;
+}
+
 }  // namespace
 
 Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
+    if (options.target != DataType::kFloat16 && options.target != DataType::kBFloat16)
+        throw UsageError("Converting to 16 bits: the target type is float16 or bfloat16, not " +
+                         std::string(dtype_name(options.target)));
+    const int32_t kOnnxHalf = dtype_to_onnx(options.target);
+    const std::string half_suffix = options.target == DataType::kFloat16 ? "_fp16" : "_bf16";
     // The Casts written below take `to` as an int, which Cast does from opset 6 (before, a string).
     if (const auto opset = imported_opset(model, ""); opset && *opset < 6)
         throw UnsupportedError(
             "Converting to float16 needs ai.onnx opset 6 or later (for Cast), but the model "
             "imports opset " +
             std::to_string(*opset));
+    {
+        std::unordered_set<std::string> named;
+        for (const auto& node : model.graph().node()) named.insert(node.name());
+        for (const auto& name : options.node_block_list)
+            if (!named.contains(name))
+                throw UsageError("The node block list names '" + name + "', which no node of the model has");
+    }
     infer_shapes(model);
     onnx::GraphProto& graph = *model.mutable_graph();
     tag_node_origins(graph);  // before the Casts below, which come from no node of the model
@@ -87,8 +171,10 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
     };
     std::unordered_set<std::string> blocked_ops(kFp16DefaultBlockList.begin(), kFp16DefaultBlockList.end());
     blocked_ops.insert(options.op_block_list.begin(), options.op_block_list.end());
+    const std::unordered_set<std::string> blocked_nodes(options.node_block_list.begin(), options.node_block_list.end());
     auto blocked = [&](const onnx::NodeProto& node) {
-        if (!is_default_domain(node.domain()) || has_subgraph(node) || blocked_ops.contains(node.op_type()))
+        if (!is_default_domain(node.domain()) || has_subgraph(node) || blocked_ops.contains(node.op_type()) ||
+            (!node.name().empty() && blocked_nodes.contains(node.name())))
             return true;
         // value_float(s) Constants produce float32 whatever happens: compute them in float32.
         if (node.op_type() == "Constant")
@@ -127,7 +213,7 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
             home[initializer.name()] = Home::kFp32;  // data not loaded: leave it, cast at run time
             continue;
         }
-        tensor_proto_to_fp16(initializer);
+        tensor_proto_to_half(initializer, options.target);
         home[initializer.name()] = Home::kFp16;
         ++stats.initializers_converted;
     }
@@ -187,9 +273,10 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
             auto& casts = cast_of[want == Home::kFp16 ? 1 : 0];
             auto existing = casts.find(input);
             if (existing == casts.end()) {
-                const std::string name = fresh_name(input + (want == Home::kFp16 ? "_to_fp16" : "_to_fp32"));
+                const std::string name = fresh_name(input + (want == Home::kFp16 ? "_to" + half_suffix : "_to_fp32"));
                 *graph.add_node() = make_cast(input, name, want == Home::kFp16 ? kOnnxHalf : kOnnxFloat);
                 existing = casts.emplace(input, name).first;
+                home[name] = want;
             }
             input = existing->second;
         }
@@ -200,7 +287,7 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
                     attribute.set_i(kOnnxHalf);
                 if (is_default && (node.op_type() == "Constant" || node.op_type() == "ConstantOfShape") &&
                     attribute.has_t())
-                    tensor_proto_to_fp16(*attribute.mutable_t());
+                    tensor_proto_to_half(*attribute.mutable_t(), options.target);
             }
         }
         std::vector<std::pair<std::string, std::string>> restore;  // fp16 name -> pinned name
@@ -208,7 +295,7 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
             if (output.empty() || !is_float32(output)) continue;
             home[output] = want;
             if (want == Home::kFp16 && pinned.contains(output)) {
-                const std::string half = fresh_name(output + "_fp16");
+                const std::string half = fresh_name(output + half_suffix);
                 renamed[output] = half;
                 restore.emplace_back(half, output);
                 home[half] = Home::kFp16;
@@ -226,7 +313,7 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
             if (found == home.end() || found->second != Home::kFp16 || renamed.contains(output.name())) continue;
             for (auto& initializer : *graph.mutable_initializer()) {
                 if (initializer.name() != output.name()) continue;
-                const std::string half = fresh_name(output.name() + "_fp16");
+                const std::string half = fresh_name(output.name() + half_suffix);
                 initializer.set_name(half);
                 *graph.add_node() = make_cast(half, output.name(), kOnnxFloat);
                 for (auto& node : *graph.mutable_node())
@@ -247,10 +334,56 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
             info.mutable_type()->mutable_tensor_type()->set_elem_type(kOnnxHalf);
     }
     toposort(model);
+    std::unordered_map<std::string, int32_t> dtypes;
+    for (const auto& [name, precision] : home) dtypes[name] = precision == Home::kFp16 ? kOnnxHalf : kOnnxFloat;
+    std::unordered_set<std::string> keep = pinned;
+    for (const auto& output : graph.output()) keep.insert(output.name());
+    stats.casts_removed = remove_redundant_casts(graph, dtypes, keep);
     logger().info(
-        fmt::format("Converted to float16: {} initializer(s), {} node(s) kept in float32, {} Cast(s) inserted",
-                    stats.initializers_converted, stats.nodes_in_fp32, stats.casts_inserted));
+        fmt::format("Converted to {}: {} initializer(s), {} node(s) kept in float32, {} Cast(s) inserted, {} removed",
+                    dtype_name(options.target), stats.initializers_converted, stats.nodes_in_fp32, stats.casts_inserted,
+                    stats.casts_removed));
     return stats;
+}
+
+Fp16BlockLists read_fp16_block_lists(const std::string& path) {
+    const std::string text = read_file(path);
+    json::Cursor cursor(text, path);
+    Fp16BlockLists lists;
+    auto read_names = [&](std::vector<std::string>& names) {
+        if (cursor.read_null()) return;
+        cursor.begin_array();
+        while (cursor.next_element()) names.push_back(cursor.read_string());
+    };
+    cursor.begin_object();
+    std::string scratch;
+    while (const auto key = cursor.next_key(scratch)) {
+        if (*key == "node_block_list")
+            read_names(lists.node_block_list);
+        else if (*key == "op_block_list")
+            read_names(lists.op_block_list);
+        else
+            cursor.skip_value();
+    }
+    cursor.expect_end();
+    return lists;
+}
+
+void save_fp16_block_lists(const Fp16BlockLists& lists, const std::string& path) {
+    std::string text;
+    {
+        json::Writer writer(&text);
+        writer.begin_object();
+        for (const auto& [key, names] :
+             {std::pair{"node_block_list", &lists.node_block_list}, std::pair{"op_block_list", &lists.op_block_list}}) {
+            writer.key(key).begin_array();
+            for (const auto& name : *names) writer.value(name);
+            writer.end_array();
+        }
+        writer.end_object();
+        writer.finish();
+    }
+    write_file_atomically(path, text + "\n");
 }
 
 }  // namespace polygraphy

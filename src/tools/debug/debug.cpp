@@ -33,8 +33,8 @@ std::unique_ptr<Tool> make_debug_tool() {
         "    polygraphy debug <subtool> <model> [--artifacts files_to_sort_each_iteration...] \\\n"
         "        [--check <checker_command>]\n",
         "Debug Subtools",
-        std::vector<DispatchingTool::SubtoolFactory>{make_subtool<DiffTool>, make_subtool<ReduceTool>,
-                                                     make_subtool<RepeatTool>});
+        std::vector<DispatchingTool::SubtoolFactory>{make_subtool<DiffTool>, make_subtool<PrecisionTool>,
+                                                     make_subtool<ReduceTool>, make_subtool<RepeatTool>});
 }
 
 }  // namespace polygraphy::tools

@@ -5,8 +5,8 @@
 
 namespace polygraphy::tools {
 
-/// Dispatcher of the debug subtools (`diff`, `reduce`, `repeat`); `build` and `precision` need TensorRT
-/// and are not part of this build.
+/// Dispatcher of the debug subtools (`diff`, `precision`, `reduce`, `repeat`); `build` needs TensorRT
+/// and is not part of this build.
 std::unique_ptr<Tool> make_debug_tool();
 
 /// `debug repeat --until {good,bad,N} [--artifacts ...] --check CMD...`: runs the check command
@@ -45,6 +45,21 @@ protected:
 class DiffTool : public Tool {
 public:
     DiffTool() : Tool("diff") {}
+    std::string description() const override;
+    bool show_start_end_logging(const ParsedArgs& /*args*/) const override { return true; }
+
+protected:
+    std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `debug precision MODEL [--precision {fp16,bf16,int8}]`: the nodes to keep in higher precision so
+/// that the low-precision model passes on every sample (polygraphy/job/precision_job.h). Exits 0 with
+/// an answer, 1 when there is none (the model fails at full precision, or with every node kept).
+class PrecisionTool : public Tool {
+public:
+    PrecisionTool() : Tool("precision") {}
     std::string description() const override;
     bool show_start_end_logging(const ParsedArgs& /*args*/) const override { return true; }
 

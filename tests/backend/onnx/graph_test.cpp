@@ -10,6 +10,7 @@
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
+#include "polygraphy/common/file_io.h"
 #include "test_helpers.h"
 
 namespace polygraphy {
@@ -566,12 +567,98 @@ TEST(ConvertToFp16Test, BlockedOpsStayInFloat32WithCasts) {
 
     // Without keeping I/O types the graph input and output become float16.
     OnnxModel half_io = builder.build();
-    convert_to_fp16(*half_io, Fp16Options{false, {}});
+    convert_to_fp16(*half_io, Fp16Options{.keep_io_types = false});
     EXPECT_EQ(half_io->graph().input(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
     EXPECT_EQ(half_io->graph().output(0).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT16);
     TensorMap half_feed;
     half_feed.set("x", feed.at("x").cast(DataType::kFloat16));
     EXPECT_EQ(run_model(*half_io, half_feed).at("y").dtype(), DataType::kFloat16);
+}
+
+TEST(ConvertToFp16Test, BlockedNodesKeepFloat32WithOneCastPerCrossing) {
+    // x -> Relu -> a -> Sigmoid -> b -> Neg -> y, and Tanh(a) -> z: Sigmoid and Neg blocked by name.
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{3});
+    builder.node("Relu", {"x"}, {"a"}, "relu");
+    builder.node("Sigmoid", {"a"}, {"b"}, "sigmoid");
+    builder.node("Neg", {"b"}, {"y"}, "neg");
+    builder.node("Tanh", {"a"}, {"z"}, "tanh");
+    builder.output("y", DataType::kFloat32, Shape{3}).output("z", DataType::kFloat32, Shape{3});
+    OnnxModel model = builder.build();
+    const Fp16Stats stats = convert_to_fp16(*model, Fp16Options{.node_block_list = {"sigmoid", "neg"}});
+    EXPECT_EQ(stats.nodes_in_fp32, 2u);
+    // x to fp16 for Relu; a back to fp32 for Sigmoid (Neg reads Sigmoid's float32 b directly); z to fp32.
+    EXPECT_EQ(stats.casts_inserted, 3u);
+    EXPECT_THAT(op_types(*model), ElementsAre("Cast", "Relu", "Cast", "Sigmoid", "Neg", "Tanh", "Cast"));
+    for (const auto& node : model->graph().node())
+        if (node.name() == "neg") {
+            EXPECT_EQ(node.input(0), "b");
+        }
+
+    // bfloat16: the same, with bfloat16 Casts.
+    OnnxModel bf16 = builder.build();
+    convert_to_fp16(*bf16, Fp16Options{.node_block_list = {"sigmoid"}, .target = DataType::kBFloat16});
+    EXPECT_EQ(bf16->graph().node(0).attribute(0).i(), onnx::TensorProto::BFLOAT16);
+    TensorMap feed;
+    feed.set("x", Tensor::from_doubles(DataType::kFloat32, {3}, {-1, 0.5, 2}));
+    const TensorMap expected = run_model(*builder.build(), feed), actual = run_model(*bf16, feed);
+    for (const char* name : {"y", "z"})
+        for (int64_t i = 0; i < 3; ++i)
+            EXPECT_NEAR(actual.at(name).data_as<float>()[i], expected.at(name).data_as<float>()[i], 2e-2);
+
+    // A block list naming no node is refused, naming it.
+    OnnxModel refused = builder.build();
+    EXPECT_THAT(testing::error_message<UsageError>([&] {
+                    convert_to_fp16(*refused, Fp16Options{.node_block_list = {"sigmoid", "/missing"}});
+                }),
+                HasSubstr("The node block list names '/missing', which no node of the model has"));
+}
+
+TEST(ConvertToFp16Test, CastsThatDoNothingOrCancelAreRemoved) {
+    // A float32 model with the Casts exporters write: Cast(to=float) of a float tensor, and a Cast to
+    // float16 and back to float32. Once the tensors are fp16, all three cast fp16 to fp16.
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{4});
+    builder.node("Relu", {"x"}, {"a"}, "relu");
+    set_attr(builder.node("Cast", {"a"}, {"a_float"}, "cast_float"), "to", int64_t{onnx::TensorProto::FLOAT});
+    builder.node("Sigmoid", {"a_float"}, {"b"}, "sigmoid");
+    set_attr(builder.node("Cast", {"b"}, {"b_half"}, "cast_half"), "to", int64_t{onnx::TensorProto::FLOAT16});
+    set_attr(builder.node("Cast", {"b_half"}, {"b_back"}, "cast_back"), "to", int64_t{onnx::TensorProto::FLOAT});
+    builder.node("Neg", {"b_back"}, {"y"}, "neg");
+    builder.output("y", DataType::kFloat32, Shape{4});
+    OnnxModel model = builder.build();
+    TensorMap feed;
+    feed.set("x", Tensor::from_doubles(DataType::kFloat32, {4}, {-1, 0.25, 1, 3}));
+    const TensorMap expected = run_model(*model, feed);
+    const Fp16Stats stats = convert_to_fp16(*model);
+    EXPECT_EQ(stats.casts_removed, 3u);
+    EXPECT_THAT(op_types(*model), ElementsAre("Cast", "Relu", "Sigmoid", "Neg", "Cast"));
+    const TensorMap actual = run_model(*model, feed);
+    for (int64_t i = 0; i < 4; ++i)
+        EXPECT_NEAR(actual.at("y").data_as<float>()[i], expected.at("y").data_as<float>()[i], 2e-3);
+
+    // With Sigmoid blocked, one Cast is left per crossing: the original Casts all go.
+    OnnxModel blocked = builder.build();
+    convert_to_fp16(*blocked, Fp16Options{.node_block_list = {"sigmoid"}});
+    std::size_t casts = 0;
+    for (const auto& node : blocked->graph().node()) casts += node.op_type() == "Cast";
+    EXPECT_EQ(casts, 4u);  // x to fp16, a to fp32 for Sigmoid, b to fp16, y back to fp32
+    for (const auto& node : blocked->graph().node())
+        EXPECT_THAT(node.name(), ::testing::Not(::testing::AnyOf("cast_float", "cast_half", "cast_back")));
+}
+
+TEST(ConvertToFp16Test, BlockListFilesRoundTripInOnnxconverterCommonsShape) {
+    testing::TempDir dir;
+    save_fp16_block_lists({{"/a/MatMul", "/b/Add"}, {"Resize"}}, dir.file("lists.json"));
+    EXPECT_EQ(read_file(dir.file("lists.json")),
+              "{\n    \"node_block_list\": [\n        \"/a/MatMul\",\n        \"/b/Add\"\n    ],\n    "
+              "\"op_block_list\": [\n        \"Resize\"\n    ]\n}\n");
+    const Fp16BlockLists lists = read_fp16_block_lists(dir.file("lists.json"));
+    EXPECT_THAT(lists.node_block_list, ElementsAre("/a/MatMul", "/b/Add"));
+    EXPECT_THAT(lists.op_block_list, ElementsAre("Resize"));
+    write_file_atomically(dir.file("bad.json"), "{\"node_block_list\": \"/a/MatMul\"}");
+    EXPECT_THAT(testing::error_message<FormatError>([&] { read_fp16_block_lists(dir.file("bad.json")); }),
+                HasSubstr("bad.json"));
 }
 
 }  // namespace

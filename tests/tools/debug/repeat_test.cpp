@@ -199,13 +199,13 @@ TEST(Debug, SubtoolDispatch) {
     auto result = run_polygraphy({"debug"});
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_THAT(result.output, HasSubstr("polygraphy debug: error: the following arguments are required: subtool"));
-    result = run_polygraphy({"debug", "precision"});
+    result = run_polygraphy({"debug", "build"});
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_THAT(result.output,
-                HasSubstr("argument subtool: invalid choice: 'precision' (choose from 'diff', 'reduce', 'repeat')"));
+    EXPECT_THAT(result.output, HasSubstr("argument subtool: invalid choice: 'build' (choose from 'diff', 'precision', "
+                                         "'reduce', 'repeat')"));
     result = run_polygraphy({"debug", "-h"});
     EXPECT_EQ(result.exit_code, 0);
-    EXPECT_THAT(result.output, HasSubstr("usage: polygraphy debug [-h] {diff,reduce,repeat} ..."));
+    EXPECT_THAT(result.output, HasSubstr("usage: polygraphy debug [-h] {diff,precision,reduce,repeat} ..."));
     EXPECT_THAT(result.output, HasSubstr("Debug Subtools:"));
     result = run_polygraphy({"debug", "repeat", "-h"});
     EXPECT_EQ(result.exit_code, 0);

@@ -307,6 +307,14 @@ TEST_F(GenScript, WritesTheWholeOnnxLoaderChain) {
     EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(saved_onnx)"));
 }
 
+TEST_F(GenScript, WritesTheConversionsTargetAndBlockLists) {
+    const std::string program =
+        generate({model_, "--ref", "--fp-to-bf16", "--node-block-list", "a", "b", "--op-block-list", "Relu"});
+    EXPECT_THAT(program, HasSubstr("convert_to_fp16(*model, Fp16Options{.op_block_list = std::vector<std::string>{"
+                                   "\"Relu\"}, .node_block_list = std::vector<std::string>{\"a\", \"b\"}, .target = "
+                                   "DataType::kBFloat16}); });"));
+}
+
 // As Polygraphy's script, the program still calls Comparator::run (which warns that no runners were
 // provided), and compares nothing.
 TEST_F(GenScript, NoRunnersWritesAnInferenceWithoutRunners) {

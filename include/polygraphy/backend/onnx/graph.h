@@ -149,12 +149,17 @@ void override_input_shapes(onnx::ModelProto& model, const OrderedMap<DynShape>& 
 /// inference cannot do.
 TensorMetadata infer_output_metadata(const onnx::ModelProto& model, const OrderedMap<Shape>& input_shapes);
 
-/// Options of convert_to_fp16() (`--fp-to-fp16`).
+/// Options of convert_to_fp16() (`--fp-to-fp16`, `--fp-to-bf16`).
 struct Fp16Options {
-    /// Keep float32 graph inputs and outputs (Casts at the boundary); false: declare them float16.
+    /// Keep float32 graph inputs and outputs (Casts at the boundary); false: declare them in the target type.
     bool keep_io_types = true;
     /// Op types to keep in float32, in addition to kFp16DefaultBlockList.
-    std::vector<std::string> op_block_list;
+    std::vector<std::string> op_block_list = {};
+    /// Nodes (by name) to keep in float32: onnxconverter-common's `node_block_list`. A name that no
+    /// node of the graph has is a UsageError.
+    std::vector<std::string> node_block_list = {};
+    /// The 16-bit type: DataType::kFloat16 or DataType::kBFloat16.
+    DataType target = DataType::kFloat16;
 };
 
 /// Ops that compute in float32 after conversion (fp16 unsupported or too inaccurate for them).
@@ -162,18 +167,36 @@ extern const std::vector<std::string> kFp16DefaultBlockList;
 
 /// What convert_to_fp16() changed.
 struct Fp16Stats {
-    std::size_t initializers_converted = 0;  ///< float32 initializers now float16
+    std::size_t initializers_converted = 0;  ///< float32 initializers now 16-bit
     std::size_t nodes_in_fp32 = 0;           ///< blocked nodes (kept in float32)
-    std::size_t casts_inserted = 0;          ///< Cast nodes added at float32/float16 boundaries
+    std::size_t casts_inserted = 0;          ///< Cast nodes added at float32/16-bit boundaries
+    std::size_t casts_removed = 0;           ///< Casts that became no-ops or cancelled a Cast before them
 };
 
-/// Converts float32 weights and activations to float16 (Polygraphy's --fp-to-fp16). Types come
-/// from infer_shapes(). Blocked ops (the default list, the extra ones, other domains, nodes with
-/// subgraphs) stay in float32 with Casts around them; tensors read by subgraph bodies stay float32.
-/// Cast(to=float) becomes Cast(to=float16), Constant and ConstantOfShape values are converted.
+/// Converts float32 weights and activations to float16 or bfloat16 (Polygraphy's --fp-to-fp16;
+/// onnxconverter-common's block lists). Types come from infer_shapes(). Blocked nodes (the default op
+/// list, the extra ops, the named nodes, other domains, nodes with subgraphs) stay in float32 with
+/// Casts around them; tensors read by subgraph bodies stay float32. A tensor crossing between the
+/// two precisions gets one Cast, shared by all its readers. Cast(to=float) becomes a Cast to the
+/// target, Constant and ConstantOfShape values are converted. Then Casts that do nothing (to the type
+/// their input has) or undo a widening Cast before them (16-bit to float32 and back) are removed.
 /// Initializers that are also graph inputs keep their type. The model's nodes get origin tags
 /// (tag_node_origins(), proto_fields.h); the Casts it inserts get none.
 Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options = {});
+
+/// The block lists of convert_to_fp16() as a JSON file, in the shape onnxconverter-common's
+/// convert_float_to_float16() takes: {"node_block_list": [names], "op_block_list": [op types]}.
+struct Fp16BlockLists {
+    std::vector<std::string> node_block_list;  ///< nodes kept in float32, by name
+    std::vector<std::string> op_block_list;    ///< op types kept in float32
+};
+
+/// Reads a block-list file (either list may be missing; other keys are ignored). FormatError naming
+/// the file for what is not such an object; PolygraphyException when it cannot be read.
+Fp16BlockLists read_fp16_block_lists(const std::string& path);
+
+/// Writes a block-list file atomically (PolygraphyException naming the path when it cannot).
+void save_fp16_block_lists(const Fp16BlockLists& lists, const std::string& path);
 
 /// Options for saving with external data (`--save-external-data`, `--external-data-size-threshold`).
 struct ExternalDataOptions {

@@ -133,7 +133,7 @@ void CheckCmdArgs::parse(const ParsedArgs& args) {
         if (check_->empty())
             throw UsageError("--check was given without a command.\nNote: Everything after --check is the command, "
                              "e.g. --check polygraphy run polygraphy_debug.onnx --ref");
-    } else {
+    } else if (interactive_without_check_) {
         logger().start("Starting interactive debugging session since no `--check` command was provided");
     }
     fail_codes_ = int_values(args, "fail_codes", "--fail-code");

@@ -29,13 +29,17 @@ namespace polygraphy::tools {
 /// Without --check, the user is asked on stdin (`[p]ass or [f]ail?`).
 class CheckCmdArgs : public ArgGroup {
 public:
+    /// `interactive_without_check`: without --check the user is asked (false: the tool has a check of
+    /// its own then, as `debug precision` does).
+    explicit CheckCmdArgs(bool interactive_without_check = true)
+        : interactive_without_check_(interactive_without_check) {}
     std::string title() const override { return "Pass/Fail Reporting"; }
     std::string description() const override { return "Options related to reporting pass/fail status during iterative debugging."; }
     bool allows_abbreviation() const override { return false; }
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
 
-    /// The `--check` command; nullopt: ask interactively.
+    /// The `--check` command; nullopt: ask interactively (or the tool's own check).
     const std::optional<std::vector<std::string>>& check() const { return check_; }
 
     /// Whether the outcome of a check counts as a pass (the rules above).
@@ -46,6 +50,7 @@ public:
     bool run_check(const std::optional<std::string>& iter_artifact_path) const;
 
 private:
+    bool interactive_without_check_;
     std::optional<std::vector<std::string>> check_;
     std::optional<std::vector<int64_t>> fail_codes_;
     std::optional<std::vector<int64_t>> ignore_fail_codes_;

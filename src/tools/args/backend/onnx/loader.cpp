@@ -141,6 +141,24 @@ std::vector<OptionSpec> OnnxLoadArgs::options() const {
             .kind(OptionKind::kFlag)
             .help("Convert all floating point tensors in an ONNX model to 16-bit precision. Graph inputs and outputs "
                   "keep their types (Casts are inserted) and ops that need float32 stay in float32"),
+        Option({"--fp-to-bf16"}).kind(OptionKind::kFlag).help("As --fp-to-fp16, to bfloat16"),
+        Option({"--node-block-list"})
+            .dest("node_block_list")
+            .kind(OptionKind::kValues)
+            .metavar("NODE")
+            .help("With --fp-to-fp16/--fp-to-bf16: node(s), by ONNX name, that stay in float32 (what `debug "
+                  "precision` finds)"),
+        Option({"--op-block-list"})
+            .dest("op_block_list")
+            .kind(OptionKind::kValues)
+            .metavar("OP")
+            .help("With --fp-to-fp16/--fp-to-bf16: op type(s) that stay in float32, besides the default ones"),
+        Option({"--block-list-file"})
+            .dest("block_list_file")
+            .metavar("FILE.json")
+            .help("With --fp-to-fp16/--fp-to-bf16: a JSON file of block lists, {\"node_block_list\": [...], "
+                  "\"op_block_list\": [...]}, as `debug precision --save-block-list` writes it and "
+                  "onnxconverter-common's convert_float_to_float16 takes them"),
     };
     if (config_.outputs_opt_prefix) {
         const std::string prefix = *config_.outputs_opt_prefix;
@@ -167,7 +185,26 @@ void OnnxLoadArgs::parse(const ParsedArgs& args) {
     exclude_outputs_ = args.values("onnx_exclude_outputs");
     external_data_dir_ = args.value("external_data_dir");
     ignore_external_data_ = args.flag("ignore_external_data");
-    fp_to_fp16_ = args.flag("fp_to_fp16");
+    fp_to_16_bits_.reset();
+    const bool to_fp16 = args.flag("fp_to_fp16"), to_bf16 = args.flag("fp_to_bf16");
+    if (to_fp16 && to_bf16) throw UsageError("--fp-to-fp16 and --fp-to-bf16 exclude each other: give one");
+    const bool lists = args.has("node_block_list") || args.has("op_block_list") || args.has("block_list_file");
+    if (!to_fp16 && !to_bf16) {
+        if (lists)
+            throw UsageError(
+                "--node-block-list, --op-block-list and --block-list-file apply to --fp-to-fp16 or --fp-to-bf16");
+        return;
+    }
+    Fp16Options options;
+    options.target = to_bf16 ? DataType::kBFloat16 : DataType::kFloat16;
+    if (const auto path = args.value("block_list_file")) {
+        Fp16BlockLists file = read_fp16_block_lists(*path);
+        options.node_block_list = std::move(file.node_block_list);
+        options.op_block_list = std::move(file.op_block_list);
+    }
+    for (const auto& name : args.values("node_block_list")) options.node_block_list.push_back(name);
+    for (const auto& op : args.values("op_block_list")) options.op_block_list.push_back(op);
+    fp_to_16_bits_ = std::move(options);
 }
 
 ModelJob OnnxLoadArgs::model_job() const {
@@ -178,7 +215,7 @@ ModelJob OnnxLoadArgs::model_job() const {
         if (auto step = infer->step()) job.steps.push_back(*step);
     if (outputs_ || !exclude_outputs_.empty())
         job.steps.push_back(ModifyOutputsStep{outputs_.value_or(std::vector<std::string>{}), exclude_outputs_});
-    if (fp_to_fp16_) job.steps.push_back(ConvertToFp16Step{});
+    if (fp_to_16_bits_) job.steps.push_back(ConvertToFp16Step{*fp_to_16_bits_});
     if (const auto* save = group<OnnxSaveArgs>(); config_.allow_saving && save)
         if (auto step = save->step()) job.steps.push_back(*step);
     return job;

@@ -129,12 +129,12 @@ public:
     const std::optional<std::string>& external_data_dir() const { return external_data_dir_; }
     bool ignore_external_data() const { return ignore_external_data_; }
     /// @}
-    /// `--fp-to-fp16`.
-    bool fp_to_fp16() const { return fp_to_fp16_; }
+    /// `--fp-to-fp16` / `--fp-to-bf16` with the block lists; nullopt: no conversion.
+    const std::optional<Fp16Options>& fp_to_16_bits() const { return fp_to_16_bits_; }
 
 private:
     Config config_;
-    bool fp_to_fp16_ = false;
+    std::optional<Fp16Options> fp_to_16_bits_;
     std::optional<std::vector<std::string>> outputs_;
     std::vector<std::string> exclude_outputs_;
     std::optional<std::string> external_data_dir_;
