@@ -168,7 +168,7 @@ std::string check_failure(const ErrorFigures& figures, const PrecisionCheck& che
     if (std::isinf(figures.max_abs))
         return fmt::format("NaN or infinite values where the reference has finite ones ({} of {} elements fail)",
                            figures.failing, figures.size);
-    const auto [atol, rtol] = check.tolerances;
+    const double atol = check.tolerances.atol, rtol = check.tolerances.rtol;
     auto bounded = [&](double abs_figure, double rel_figure) { return abs_figure <= atol || rel_figure <= rtol; };
     switch (check.error_stat) {
         case PrecisionCheck::ErrorStat::kElementwise:
@@ -300,6 +300,67 @@ private:
     std::vector<PrecisionEvaluation> history_;
 };
 
+// Ops whose outputs hold exactly values of their inputs, in any float type: they round nothing
+// themselves, so the error of a group they are in is its computing node's. They rank after every node
+// that computes (keeping one still matters where it joins two kept nodes).
+bool moves_data_only(const std::string& op) {
+    static const std::unordered_set<std::string> kOps = {
+        "Identity",  "Reshape",      "Transpose",    "Squeeze", "Unsqueeze", "Flatten",
+        "Concat",    "Split",        "Slice",        "Gather",  "GatherND",  "GatherElements",
+        "Expand",    "Tile",         "Pad",          "Relu",    "Neg",       "Abs",
+        "MaxPool",   "DepthToSpace", "SpaceToDepth", "Where",   "ScatterND", "ScatterElements",
+        "ReduceMax", "ReduceMin"};
+    return kOps.contains(op);
+}
+
+// A data-moving node (moves_data_only) rounds nothing, but between two kept nodes it must be kept too,
+// or the value crosses it in low precision (the underflow or overflow the kept nodes avoid). Its
+// group's local error is not its own: it ranks as the lower of its best-ranked producer and consumer
+// (through chains of such nodes: a few passes).
+void inherit_scores_of_data_movement(const onnx::GraphProto& graph, const std::vector<PrecisionCandidate>& candidates,
+                                     std::vector<double>& score) {
+    std::unordered_map<std::string, std::size_t> candidate_of;
+    for (std::size_t c = 0; c < candidates.size(); ++c) candidate_of.emplace(candidates[c].label, c);
+    std::unordered_map<std::string, int> producer;
+    std::unordered_map<std::string, std::vector<int>> consumers;
+    std::vector<int> moving;
+    for (int n = 0; n < graph.node_size(); ++n) {
+        const onnx::NodeProto& node = graph.node(n);
+        for (const auto& output : node.output()) producer.emplace(output, n);
+        for (const auto& input : node.input()) consumers[input].push_back(n);
+        if (moves_data_only(node.op_type()) && candidate_of.contains(node.name())) moving.push_back(n);
+    }
+    auto score_of = [&](int n) {
+        const auto found = candidate_of.find(graph.node(n).name());
+        return found == candidate_of.end() ? -1.0 : score[found->second];
+    };
+    std::unordered_set<std::string> graph_inputs, graph_outputs;
+    for (const auto& input : graph.input()) graph_inputs.insert(input.name());
+    for (const auto& output : graph.output()) graph_outputs.insert(output.name());
+    for (int n : moving) score[candidate_of.at(graph.node(n).name())] = -1;
+    constexpr double kFloat32Always = std::numeric_limits<double>::infinity();  // graph inputs and outputs
+    std::vector<double> inherited(moving.size(), -1);
+    for (int pass = 0; pass < 4; ++pass) {
+        for (std::size_t m = 0; m < moving.size(); ++m) {
+            const onnx::NodeProto& node = graph.node(moving[m]);
+            double from_producers = -1, from_consumers = -1;
+            for (const auto& input : node.input()) {
+                if (graph_inputs.contains(input)) from_producers = kFloat32Always;
+                if (const auto found = producer.find(input); found != producer.end())
+                    from_producers = std::max(from_producers, score_of(found->second));
+            }
+            for (const auto& output : node.output()) {
+                if (graph_outputs.contains(output)) from_consumers = kFloat32Always;
+                if (const auto found = consumers.find(output); found != consumers.end())
+                    for (int consumer : found->second) from_consumers = std::max(from_consumers, score_of(consumer));
+            }
+            inherited[m] = std::min(from_producers, from_consumers);
+        }
+        for (std::size_t m = 0; m < moving.size(); ++m)
+            score[candidate_of.at(graph.node(moving[m]).name())] = inherited[m];
+    }
+}
+
 // The candidates ranked by the local error a `debug diff` replay measures: the reference (A) against
 // the model with nothing kept (B). Candidates no pair blames keep their graph order, after the others.
 std::vector<std::size_t> rank_candidates(const PrecisionJob& job, const onnx::ModelProto& reference,
@@ -332,16 +393,21 @@ std::vector<std::size_t> rank_candidates(const PrecisionJob& job, const onnx::Mo
             for (const auto& name : candidates[c].nodes) candidate_of.emplace(name, c);
         for (const PairDiff& pair : result.pairs) {
             if (!pair.local || !pair.local->error.empty()) continue;
-            double figure = pair.local->relative_rms;
-            if (std::isnan(figure)) figure = std::numeric_limits<double>::infinity();
-            for (const auto& name : pair.b_node_names)
-                if (const auto found = candidate_of.find(name); found != candidate_of.end())
-                    score[found->second] = std::max(score[found->second], figure);
+            // A NaN or an infinity where the reference is finite (an overflow) outranks any finite error.
+            double figure =
+                std::isinf(pair.local->max_abs) ? std::numeric_limits<double>::infinity() : pair.local->relative_rms;
+            if (std::isnan(figure)) continue;
+            for (const auto& name : pair.b_node_names) {
+                const auto found = candidate_of.find(name);
+                if (found == candidate_of.end()) continue;
+                score[found->second] = std::max(score[found->second], figure);
+            }
         }
     } catch (const PolygraphyException& error) {
         logger().warning(std::string("The debug diff replay could not rank the candidates (") + error.what() +
                          "): they are searched in graph order");
     }
+    if (job.precision != LowPrecision::kInt8) inherit_scores_of_data_movement(reference.graph(), candidates, score);
     std::vector<std::size_t> order(candidates.size());
     for (std::size_t c = 0; c < order.size(); ++c) order[c] = c;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return score[x] > score[y]; });
@@ -350,6 +416,103 @@ std::vector<std::size_t> rank_candidates(const PrecisionJob& job, const onnx::Mo
 
 std::vector<std::size_t> prefix(const std::vector<std::size_t>& order, std::size_t length) {
     return {order.begin(), order.begin() + static_cast<std::ptrdiff_t>(length)};
+}
+
+// Adaptive halving over `items` (ordered), as onnxconverter-common's auto_convert_mixed_precision
+// does over graph order: the largest unresolved segment is given back to low precision together with
+// the segments already given back (the others kept); one that passes is given back for good, one that
+// fails is halved, down to single nodes, which are kept. Among equally large segments the last goes
+// first when `last_first` (the least blamed of a ranking). Returns the kept items.
+std::vector<std::size_t> segment_search(Evaluator& evaluator, const std::vector<std::size_t>& items, bool last_first) {
+    struct Segment {
+        std::size_t begin, end;
+        enum { kUnknown, kGood, kBad } state = kUnknown;
+    };
+    std::vector<Segment> segments = {{0, items.size()}};
+    auto kept_without = [&](const Segment* tried) {
+        std::vector<std::size_t> kept;
+        for (const Segment& segment : segments)
+            if (&segment != tried && segment.state != Segment::kGood)
+                for (std::size_t i = segment.begin; i < segment.end; ++i) kept.push_back(items[i]);
+        return kept;
+    };
+    while (true) {
+        Segment* largest = nullptr;
+        for (Segment& segment : segments) {
+            if (segment.state != Segment::kUnknown) continue;
+            const std::size_t size = segment.end - segment.begin, best = largest ? largest->end - largest->begin : 0;
+            if (!largest || size > best || (last_first && size == best)) largest = &segment;
+        }
+        if (!largest) break;
+        if (evaluator.evaluate(kept_without(largest)).passed) {
+            largest->state = Segment::kGood;
+        } else if (largest->end - largest->begin == 1) {
+            largest->state = Segment::kBad;
+        } else {
+            const std::size_t middle = largest->begin + (largest->end - largest->begin) / 2;
+            const Segment second{middle, largest->end};
+            largest->end = middle;
+            segments.insert(segments.begin() + (largest - segments.data()) + 1, second);
+        }
+    }
+    return kept_without(nullptr);
+}
+
+// The ranked search: the shortest prefix of `order` that passes (bisection or one more at a time; the
+// empty prefix fails, the whole one passes), then segments of that prefix given back, least blamed
+// first (segment_search), then single nodes until none can go alone. A node whose return failed is
+// tried again only if the set has changed since, so that the last sweep checks 1-minimality.
+std::vector<std::size_t> ranked_search(Evaluator& evaluator, const std::vector<std::size_t>& order,
+                                       PrecisionSearch search) {
+    std::size_t length = order.size();
+    if (search == PrecisionSearch::kBisect) {
+        std::size_t failing = 0;
+        while (length - failing > 1) {
+            const std::size_t middle = failing + (length - failing) / 2;
+            if (evaluator.evaluate(prefix(order, middle)).passed)
+                length = middle;
+            else
+                failing = middle;
+        }
+    } else {
+        for (std::size_t k = 1; k < order.size(); ++k)
+            if (evaluator.evaluate(prefix(order, k)).passed) {
+                length = k;
+                break;
+            }
+    }
+    std::vector<std::size_t> kept = segment_search(evaluator, prefix(order, length), true);
+    // segment_search() checked the kept set, but only as it was when each node was found.
+    std::unordered_map<std::size_t, std::size_t> failed_at;  // node -> the set's version then
+    std::size_t version = 0;
+    if (!evaluator.evaluate(kept).passed) kept = prefix(order, length);  // not monotonic: start again from the prefix
+    for (bool removed = true; removed;) {
+        removed = false;
+        for (std::size_t i = kept.size(); i-- > 0;) {
+            if (const auto found = failed_at.find(kept[i]); found != failed_at.end() && found->second == version)
+                continue;
+            std::vector<std::size_t> without = kept;
+            without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+            if (evaluator.evaluate(without).passed) {
+                kept = std::move(without);
+                ++version;
+                removed = true;
+            } else {
+                failed_at[kept[i]] = version;
+            }
+        }
+    }
+    return kept;
+}
+
+// onnxconverter-common's auto_convert_mixed_precision, for comparison: segment_search() over the nodes
+// in graph order, with no ranking and no 1-minimality; the final set is checked once more.
+std::vector<std::size_t> node_order_search(Evaluator& evaluator, std::size_t count) {
+    std::vector<std::size_t> items(count);
+    for (std::size_t c = 0; c < count; ++c) items[c] = c;
+    std::vector<std::size_t> kept = segment_search(evaluator, items, false);
+    if (!evaluator.evaluate(kept).passed) logger().warning("The final set of the node-order search fails the check");
+    return kept;
 }
 
 }  // namespace
@@ -516,6 +679,9 @@ PrecisionResult run_precision_job(const PrecisionJob& job) {
     if (evaluator.evaluate({}).passed) {
         logger().info(
             fmt::format("The {} model passes with nothing kept in higher precision", precision_name(job.precision)));
+        result.one_minimal = true;
+    } else if (job.search == PrecisionSearch::kNodeOrder) {
+        kept = node_order_search(evaluator, candidates.size());
     } else {
         if (!evaluator.evaluate(all).passed)
             throw UsageError(fmt::format(
@@ -534,50 +700,9 @@ PrecisionResult run_precision_job(const PrecisionJob& job) {
         for (std::size_t c : order) result.ranking.push_back(candidates[c].label);
         logger().info(fmt::format("Ranked the candidates by local error (debug diff replay, {:.2f} s): {}",
                                   result.ranking_seconds, join(result.ranking, 5)));
-
-        // The shortest ranked prefix that passes (the empty one fails, the whole one passes).
-        std::size_t length = order.size();
-        if (job.search == PrecisionSearch::kBisect) {
-            std::size_t failing = 0;
-            while (length - failing > 1) {
-                const std::size_t middle = failing + (length - failing) / 2;
-                if (evaluator.evaluate(prefix(order, middle)).passed)
-                    length = middle;
-                else
-                    failing = middle;
-            }
-        } else {
-            for (std::size_t k = 1; k < order.size(); ++k)
-                if (evaluator.evaluate(prefix(order, k)).passed) {
-                    length = k;
-                    break;
-                }
-        }
-        kept = prefix(order, length);
-
-        // Give nodes back, least blamed first, until none can go alone. A node whose return failed is
-        // tried again only if the set has changed since, so that the last sweep checks 1-minimality.
-        std::unordered_map<std::size_t, std::size_t> failed_at;  // node -> the set's version then
-        std::size_t version = 0;
-        for (bool removed = true; removed;) {
-            removed = false;
-            for (std::size_t i = kept.size(); i-- > 0;) {
-                if (const auto found = failed_at.find(kept[i]); found != failed_at.end() && found->second == version)
-                    continue;
-                std::vector<std::size_t> without = kept;
-                without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
-                if (evaluator.evaluate(without).passed) {
-                    kept = std::move(without);
-                    ++version;
-                    removed = true;
-                } else {
-                    failed_at[kept[i]] = version;
-                }
-            }
-        }
+        kept = ranked_search(evaluator, order, job.search);
         result.one_minimal = true;
     }
-    if (kept.empty()) result.one_minimal = true;
 
     std::sort(kept.begin(), kept.end());  // graph order
     std::vector<std::string> kept_labels;

@@ -41,7 +41,7 @@ struct PrecisionCheck {
     /// `--check-error-stat`: which figure the tolerances bound, as in `run`: every element (numpy's
     /// isclose), or the largest or mean absolute / relative difference (fails when both exceed).
     enum class ErrorStat { kElementwise, kMax, kMean };
-    ErrorStat error_stat = ErrorStat::kElementwise;
+    ErrorStat error_stat = ErrorStat::kElementwise;    ///< `--check-error-stat`
     std::optional<double> min_cosine = std::nullopt;   ///< `--check-cosine`: each output's cosine similarity
     std::optional<double> min_sqnr_db = std::nullopt;  ///< `--check-sqnr`: each output's SQNR in dB
     /// `--check CMD`: a verdict of its own on the candidate model, instead of the figures above.
@@ -52,15 +52,18 @@ struct PrecisionCheck {
 enum class PrecisionSearch {
     kBisect,  ///< bisection over the length of the ranked prefix
     kGreedy,  ///< the ranked prefix grows by one node until it passes
+    /// No ranking: segments of the nodes in graph order, halved while they fail, as onnxconverter-common's
+    /// auto_convert_mixed_precision searches (for comparison; its answer is not checked 1-minimal).
+    kNodeOrder,
 };
 
 /// Everything `debug precision` does.
 struct PrecisionJob {
     ModelJob model = {};  ///< the float32 model (int8: the QDQ model)
-    LowPrecision precision = LowPrecision::kFp16;
-    DataLoaderJob data_loader = {};  ///< every sample it gives is checked
-    PrecisionCheck check = {};
-    PrecisionSearch search = PrecisionSearch::kBisect;
+    LowPrecision precision = LowPrecision::kFp16;               ///< `--precision`
+    DataLoaderJob data_loader = {};                             ///< every sample it gives is checked
+    PrecisionCheck check = {};                                  ///< what a candidate must satisfy
+    PrecisionSearch search = PrecisionSearch::kBisect;          ///< `--search`
     ref::SessionOptions session = {};                           ///< the built-in runtime evaluates every candidate
     std::vector<std::string> op_block_list = {};                ///< fp16/bf16: op types kept from the start
     std::optional<std::string> output_path = std::nullopt;      ///< `-o`: the mixed-precision model
@@ -70,7 +73,7 @@ struct PrecisionJob {
 /// One evaluation of the search: the candidates kept and the verdict.
 struct PrecisionEvaluation {
     std::size_t kept = 0;  ///< candidates kept in higher precision
-    bool passed = false;
+    bool passed = false;   ///< the check passed on every sample
     std::string failure;  ///< the first output and sample that failed, and how ("" when passed)
 };
 

@@ -70,8 +70,10 @@ std::vector<OptionSpec> PrecisionTool::tool_options() const {
             .help("Also require each output's cosine similarity to be MIN or more"),
         Option({"--check-sqnr"}).metavar("DB").help("Also require each output's SQNR to be DB decibels or more"),
         Option({"--search"})
-            .choices({"bisect", "greedy"})
-            .help("How the ranked prefix is found: by bisection (the default) or greedily, one more node at a time"),
+            .choices({"bisect", "greedy", "node-order"})
+            .help("How the ranked prefix is found: by bisection (the default) or greedily, one more node at a time. "
+                  "node-order: no ranking, segments of nodes in graph order halved while they fail, as "
+                  "onnxconverter-common's auto_convert_mixed_precision does (for comparison)"),
         Option({"--op-block-list"})
             .dest("op_block_list")
             .kind(OptionKind::kValues)
@@ -109,7 +111,10 @@ int PrecisionTool::run_impl(const ParsedArgs& args) {
                                             : PrecisionCheck::ErrorStat::kElementwise;
     job.check.min_cosine = number(args, "check_cosine", "--check-cosine", false);
     job.check.min_sqnr_db = number(args, "check_sqnr", "--check-sqnr", false);
-    if (args.value("search").value_or("bisect") == "greedy") job.search = PrecisionSearch::kGreedy;
+    const std::string search = args.value("search").value_or("bisect");
+    job.search = search == "greedy"       ? PrecisionSearch::kGreedy
+                 : search == "node-order" ? PrecisionSearch::kNodeOrder
+                                          : PrecisionSearch::kBisect;
     job.op_block_list = args.values("op_block_list");
     if (job.precision == LowPrecision::kInt8 && !job.op_block_list.empty())
         throw UsageError("--op-block-list applies to --precision fp16 and bf16");
