@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -190,20 +191,24 @@ private:
 // the built-in runtime (`--onnx-outputs mark all`), and any other entry of the feed that names a
 // tensor of the model (a layerwise inputs file), which wins so that candidates see the same values
 // as a check that loads that file.
-TensorMap reference_values(const onnx::ModelProto& model, const DataLoaderFn& loader) {
+// Every tensor's value on each sample the data loader gives (Polygraphy's reduce reads the first only).
+std::vector<TensorMap> reference_values(const onnx::ModelProto& model, const DataLoaderFn& loader) {
     auto marked = std::make_shared<onnx::ModelProto>(model);
     marked = modify_outputs(marked, kMarkAll);
     ref::Session session(*marked);
-    const auto feed = loader(0, session.input_metadata());
-    if (!feed) throw PolygraphyException("The data loader provided no inputs");
-    const TensorMap inputs = coerce_feed(*feed, session.input_metadata());
-    TensorMap values = inputs;
-    for (const auto& [name, value] : session.run(inputs)) values.set(name, value);
     const auto names = onnx_tensor_names(model.graph());
     const std::set<std::string> known(names.begin(), names.end());
-    for (const auto& [name, value] : *feed)
-        if (known.count(name) && !inputs.find(name)) values.set(name, value);
-    return values;
+    std::vector<TensorMap> samples;
+    while (const auto feed = loader(samples.size(), session.input_metadata())) {
+        const TensorMap inputs = coerce_feed(*feed, session.input_metadata());
+        TensorMap values = inputs;
+        for (const auto& [name, value] : session.run(inputs)) values.set(name, value);
+        for (const auto& [name, value] : *feed)
+            if (known.count(name) && !inputs.find(name)) values.set(name, value);
+        samples.push_back(std::move(values));
+    }
+    if (samples.empty()) throw PolygraphyException("The data loader provided no inputs");
+    return samples;
 }
 
 // Polygraphy's str_from_onnx summary, with the nodes listed (they are what the user is after).
@@ -354,14 +359,14 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
         break;
     }
 
-    TensorMap values;
+    std::vector<TensorMap> samples;
     {
         logger().info(
             "Running the model on the built-in runtime to find the values of intermediate tensors.\n"
             "This will cause intermediate models to have static shapes.");
         const auto indent = logger().indent();
         try {
-            values = reference_values(*model, arg_group<DataLoaderArgs>().get_data_loader());
+            samples = reference_values(*model, arg_group<DataLoaderArgs>().get_data_loader());
         } catch (const PolygraphyException& error) {
             if (freeze_inputs || layerwise_path)
                 throw PolygraphyException(std::string("Could not run the model to find the values of intermediate "
@@ -372,11 +377,19 @@ int ReduceTool::run_impl(const ParsedArgs& args) {
                              error.what());
         }
     }
+    if (freeze_inputs && samples.size() > 1)
+        throw UsageError(fmt::format(
+            "--freeze-inputs stores one sample's intermediate values in the subgraphs, but the data loader gives {}: "
+            "check every sample with --save-layerwise-inputs instead, or give one sample",
+            samples.size()));
     if (layerwise_path) {
-        save_inputs({values}, *layerwise_path);
-        logger().info("Saving layerwise input data to " + *layerwise_path);
+        // Every sample: a check that loads them (`run --load-inputs`) checks each candidate on all of them.
+        save_inputs(samples, *layerwise_path);
+        logger().info(
+            fmt::format("Saving layerwise input data of {} sample(s) to {}", samples.size(), *layerwise_path));
     }
 
+    TensorMap values = samples.empty() ? TensorMap{} : std::move(samples.front());
     const CandidateFactory factory(*model, std::move(values), freeze_inputs);
     Reducer reducer(factory.num_nodes(), options);
     const std::size_t total = factory.num_nodes();

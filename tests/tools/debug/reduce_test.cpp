@@ -288,6 +288,31 @@ TEST(DebugReduce, SavesLayerwiseInputsForTheCheck) {
     EXPECT_EQ(run.exit_code, 0) << run.output;
 }
 
+// Polygraphy's reduce reads the first sample only (NVIDIA/TensorRT #4607): here every sample's values
+// are saved, so a check that loads them checks each candidate on all of them.
+TEST(DebugReduce, SavesTheLayerwiseInputsOfEverySample) {
+    TempDir dir;
+    chain_model(4, 2).save(dir.file("model.onnx"));
+    const std::string artifact = dir.file("polygraphy_debug.onnx");
+    auto result = run_polygraphy(
+        concat({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("reduced.onnx"), "--iter-artifact", artifact,
+                "--iterations", "3", "--save-layerwise-inputs", dir.file("layerwise.json")},
+               contains_target_check(artifact)));
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("Saving layerwise input data of 3 sample(s) to"));
+    const InputList layerwise = load_inputs(dir.file("layerwise.json"));
+    ASSERT_EQ(layerwise.size(), 3u);
+    EXPECT_FALSE(layerwise[0].at("t1").equals(layerwise[2].at("t1")));
+    // One sample's values cannot be frozen for three.
+    result = run_polygraphy(concat({"debug", "reduce", dir.file("model.onnx"), "-o", dir.file("frozen.onnx"),
+                                    "--iter-artifact", artifact, "--iterations", "3", "--freeze-inputs"},
+                                   contains_target_check(artifact)));
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.output,
+                HasSubstr("[!] --freeze-inputs stores one sample's intermediate values in the subgraphs, "
+                          "but the data loader gives 3"));
+}
+
 TEST(DebugReduce, WithInspectModelAndFailRegex) {
     // Polygraphy's example: a failure whenever the model holds a node whose op matches.
     if (run_polygraphy({"inspect", "model", "-h"}).exit_code != 0) GTEST_SKIP() << "inspect model is not in this build";
