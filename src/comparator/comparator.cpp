@@ -1,5 +1,6 @@
 // Comparator: runs runners on shared inputs, compares consecutive results, validates outputs.
 #include "polygraphy/comparator/comparator.h"
+#include "polygraphy/comparator/dataset_summary.h"
 
 #include <cmath>
 #include <cstdio>
@@ -290,6 +291,8 @@ bool SlicedComparison::compare(const RunResults& slice, bool last) {
             logger().finish(message);
         else
             logger().error(message);
+        // Beyond Polygraphy, which reports each iteration on its own: the samples summarised per output.
+        if (total > 1) logger().info(format_dataset_summary(pair, summarize_dataset(pair)));
     }
     first_slice_ = false;
     return true;

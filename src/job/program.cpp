@@ -379,6 +379,12 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
         else
             code += "const AccuracyResult accuracy = " + compare_call + ";\n";
         code += "success = static_cast<bool>(accuracy) && success;\n";
+        if (job.compare.suggest_tolerances) {
+            script.add_include("polygraphy/comparator/dataset_summary.h");
+            code +=
+                "for (const auto& pair : accuracy.pairs)\n"
+                "    logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair)));\n";
+        }
         std::string divergence = "std::nullopt";
         if (job.model) {
             script.add_include("polygraphy/comparator/divergence.h");

@@ -12,6 +12,7 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/npz.h"
+#include "polygraphy/comparator/dataset_summary.h"
 #include "polygraphy/comparator/html_report.h"
 #include "polygraphy/comparator/model_explorer.h"
 #include "polygraphy/job/saved_data.h"
@@ -264,6 +265,9 @@ RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, c
             comparison_error = error.what();
         }
         outcome.passed = static_cast<bool>(accuracy);
+        if (job.compare.suggest_tolerances)
+            for (const auto& pair : accuracy.pairs)
+                logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair)));
         // Beyond Polygraphy: name the node where the runners started to disagree, so nobody has to
         // read hundreds of per-layer comparisons (most useful with --onnx-outputs mark all).
         if (!accuracy && job.model) {

@@ -163,6 +163,8 @@ struct CompareJob {
     std::optional<std::string> report_path = std::nullopt;
     /// The command line an HTML report shows ("" when the job was made through the API).
     std::string report_command = {};
+    /// `--suggest-tolerances`: log each pair's suggest_tolerances() after the comparison.
+    bool suggest_tolerances = false;
     /// `--model-explorer-node-data`: the first pair's errors at iteration 0 as Model Explorer node data.
     std::optional<std::string> model_explorer_path = std::nullopt;
     /// `--compare-memory-budget`: the most bytes the runners' outputs, and the tensors kept between

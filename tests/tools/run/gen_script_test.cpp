@@ -315,6 +315,13 @@ TEST_F(GenScript, WritesTheConversionsTargetAndBlockLists) {
                                    "DataType::kBFloat16}); });"));
 }
 
+TEST_F(GenScript, WritesTheSuggestedTolerancesAfterTheComparison) {
+    const std::string program = generate({model_, "--ref", "--onnxrt", "--suggest-tolerances"});
+    EXPECT_THAT(program, HasSubstr("#include \"polygraphy/comparator/dataset_summary.h\""));
+    EXPECT_THAT(program, HasSubstr("for (const auto& pair : accuracy.pairs)\n"));
+    EXPECT_THAT(program, HasSubstr("logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair)));"));
+}
+
 // As Polygraphy's script, the program still calls Comparator::run (which warns that no runners were
 // provided), and compares nothing.
 TEST_F(GenScript, NoRunnersWritesAnInferenceWithoutRunners) {

@@ -112,6 +112,12 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
                   "ending in .html gives a self-contained page: the per-layer error profile, a sortable table, "
                   "histograms of both outputs and their differences, and the graph coloured by error; any other "
                   "path gives JSON"),
+        Option({"--suggest-tolerances"})
+            .dest("suggest_tolerances")
+            .kind(OptionKind::kFlag)
+            .help("After the comparison, print per-output --atol and --rtol values that every element of every "
+                  "sample passes (each figure rounded up to two digits; half of it fails the worst sample), ready "
+                  "to paste. With --iterations N or --load-inputs, over all their samples"),
         Option({"--compare-memory-budget"})
             .metavar("SIZE")
             .help("The most memory the runners' outputs may take at once while they are compared, e.g. 512M or 2G "
@@ -140,6 +146,7 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     fail_fast_ = args.flag("fail_fast");
     load_outputs_paths_ = args.values("load_outputs_paths");
     report_path_ = args.value("report");
+    suggest_tolerances_ = args.flag("suggest_tolerances");
     model_explorer_path_ = args.value("model_explorer_node_data");
     if (const auto budget = args.value("compare_memory_budget"))
         memory_budget_ = args_util::parse_memory_budget("--compare-memory-budget", *budget);
@@ -164,6 +171,7 @@ CompareJob ComparatorCompareArgs::compare_job() const {
     CompareJob compare;
     compare.fail_fast = fail_fast_;
     compare.report_path = report_path_;
+    compare.suggest_tolerances = suggest_tolerances_;
     compare.model_explorer_path = model_explorer_path_;
     compare.memory_budget = memory_budget_;
     compare.custom = script_compare_;

@@ -1,0 +1,161 @@
+// Per-output figures over the samples of a comparison (polygraphy/comparator/dataset_summary.h).
+#include "polygraphy/comparator/dataset_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "polygraphy/common/ordered_map.h"
+
+namespace polygraphy {
+namespace {
+
+SampleQuantiles quantiles_of(std::vector<double> values) {
+    SampleQuantiles result;
+    if (values.empty()) return result;
+    std::sort(values.begin(), values.end(), [](double a, double b) {
+        return std::isnan(b) ? !std::isnan(a) : (!std::isnan(a) && a < b);  // NaN last, as the largest
+    });
+    auto at = [&](double q) {
+        const double position = q * static_cast<double>(values.size() - 1);
+        const auto below = static_cast<std::size_t>(std::floor(position));
+        const std::size_t above = std::min(below + 1, values.size() - 1);
+        const double low = values[below], high = values[above];
+        if (std::isinf(low) || std::isinf(high) || std::isnan(low) || std::isnan(high))
+            return position - static_cast<double>(below) < 0.5 ? low : high;
+        return low + (high - low) * (position - static_cast<double>(below));
+    };
+    result.min = values.front();
+    result.median = at(0.5);
+    result.p90 = at(0.9);
+    result.max = values.back();
+    return result;
+}
+
+std::string figure(double value) {
+    if (std::isnan(value)) return "nan";
+    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+    return fmt::format("{:.4g}", value);
+}
+
+}  // namespace
+
+std::vector<OutputDatasetSummary> summarize_dataset(const AccuracyResult::PairResult& pair) {
+    OrderedMap<OutputDatasetSummary> outputs;
+    OrderedMap<std::vector<double>> abs_values, rel_values;
+    OrderedMap<double> worst_figure;
+    for (std::size_t sample = 0; sample < pair.iterations.size(); ++sample) {
+        for (const auto& [name, result] : pair.iterations[sample]) {
+            if (!outputs.contains(name)) {
+                OutputDatasetSummary fresh;
+                fresh.output = name;
+                outputs.set(name, fresh);
+                abs_values.set(name, {});
+                rel_values.set(name, {});
+                worst_figure.set(name, -1);
+            }
+            OutputDatasetSummary& summary = outputs.at(name);
+            ++summary.samples;
+            if (result.passed)
+                ++summary.passed;
+            else
+                ++summary.failed;
+            const double abs_diff = result.error.empty() ? result.max_absdiff : std::nan("");
+            abs_values.at(name).push_back(abs_diff);
+            rel_values.at(name).push_back(result.error.empty() ? result.max_reldiff : std::nan(""));
+            // A failing sample outranks any passing one; among equals, the larger difference.
+            const double rank =
+                (result.passed ? 0.0 : 1e300) + (std::isnan(abs_diff) ? 1e299 : std::min(abs_diff, 1e298));
+            if (rank > worst_figure.at(name)) {
+                worst_figure.at(name) = rank;
+                summary.worst_sample = sample;
+            }
+        }
+    }
+    std::vector<OutputDatasetSummary> result;
+    for (auto& [name, summary] : outputs) {
+        summary.max_abs = quantiles_of(abs_values.at(name));
+        summary.max_rel = quantiles_of(rel_values.at(name));
+        result.push_back(summary);
+    }
+    return result;
+}
+
+std::string format_dataset_summary(const AccuracyResult::PairResult& pair,
+                                   const std::vector<OutputDatasetSummary>& outputs) {
+    std::size_t width = 6;
+    for (const auto& output : outputs) width = std::max(width, output.output.size());
+    std::string text = fmt::format("Dataset Summary | {} vs. {} | {} samples", pair.first_runner, pair.second_runner,
+                                   pair.iterations.size());
+    text += fmt::format(
+        "\n    {:<{}} | Passed | Failed | Max abs diff per sample: min / median / p90 / max | Max rel "
+        "diff per sample: median / max | Worst sample",
+        "Output", width);
+    for (const auto& output : outputs)
+        text += fmt::format("\n    {:<{}} | {:>6} | {:>6} | {} / {} / {} / {} | {} / {} | {}", output.output, width,
+                            output.passed, output.failed, figure(output.max_abs.min), figure(output.max_abs.median),
+                            figure(output.max_abs.p90), figure(output.max_abs.max), figure(output.max_rel.median),
+                            figure(output.max_rel.max), output.worst_sample);
+    return text;
+}
+
+namespace {
+
+// `value` rounded up to two significant digits (never below it).
+double round_up(double value) {
+    if (!(value > 0) || std::isinf(value)) return value;
+    const double scale = std::pow(10.0, std::floor(std::log10(value)) - 1);
+    double rounded = std::ceil(value / scale) * scale;
+    if (rounded < value) rounded = std::nextafter(rounded, std::numeric_limits<double>::infinity());
+    return rounded;
+}
+
+}  // namespace
+
+std::vector<SuggestedTolerance> suggest_tolerances(const AccuracyResult::PairResult& pair) {
+    OrderedMap<SuggestedTolerance> outputs;
+    for (const auto& iteration : pair.iterations)
+        for (const auto& [name, result] : iteration) {
+            if (!outputs.contains(name)) outputs.set(name, SuggestedTolerance{name});
+            SuggestedTolerance& tolerance = outputs.at(name);
+            if (!result.error.empty() || std::isnan(result.max_absdiff)) {
+                tolerance.comparable = false;
+                continue;
+            }
+            tolerance.atol = std::max(tolerance.atol, result.max_absdiff);
+            tolerance.rtol = std::max(tolerance.rtol, result.max_reldiff);
+        }
+    std::vector<SuggestedTolerance> result;
+    for (auto& [name, tolerance] : outputs) {
+        tolerance.atol = round_up(tolerance.atol);
+        tolerance.rtol = round_up(tolerance.rtol);
+        result.push_back(tolerance);
+    }
+    return result;
+}
+
+std::string format_suggested_tolerances(const AccuracyResult::PairResult& pair,
+                                        const std::vector<SuggestedTolerance>& tolerances) {
+    std::string atols, rtols, unusable;
+    for (const auto& tolerance : tolerances) {
+        if (!tolerance.comparable) {
+            unusable += (unusable.empty() ? "" : ", ") + tolerance.output;
+            continue;
+        }
+        atols += fmt::format(" {}:{}", tolerance.output, figure(tolerance.atol));
+        rtols += fmt::format(" {}:{}", tolerance.output, figure(tolerance.rtol));
+    }
+    std::string text =
+        fmt::format("Suggested Tolerances | {} vs. {} | every element of {} sample(s) passes with either",
+                    pair.first_runner, pair.second_runner, pair.iterations.size());
+    if (!atols.empty()) {
+        text += "\n    --atol" + atols + " --rtol 0";
+        text += "\n    --atol 0 --rtol" + rtols;
+    }
+    if (!unusable.empty()) text += "\n    No tolerance passes (a sample could not be compared): " + unusable;
+    return text;
+}
+
+}  // namespace polygraphy

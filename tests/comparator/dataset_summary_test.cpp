@@ -1,0 +1,165 @@
+// The per-output summary of a comparison over many samples (comparator/dataset_summary.h).
+#include "polygraphy/comparator/dataset_summary.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "diff_models.h"
+#include "model_builder.h"
+#include "polygraphy/backend/onnx/loader.h"
+#include "polygraphy/common/file_io.h"
+
+namespace polygraphy {
+namespace {
+
+using ::testing::HasSubstr;
+
+OutputCompareResult figures(bool passed, double max_abs, double max_rel) {
+    OutputCompareResult result;
+    result.passed = passed;
+    result.max_absdiff = max_abs;
+    result.max_reldiff = max_rel;
+    return result;
+}
+
+AccuracyResult::PairResult five_samples() {
+    AccuracyResult::PairResult pair;
+    pair.first_runner = "ref-runner";
+    pair.second_runner = "onnxrt-runner";
+    const double abs_diffs[] = {1e-6, 4e-6, 2e-6, 3e-4, 5e-6};
+    for (int sample = 0; sample < 5; ++sample) {
+        IterationCompareResult iteration;
+        iteration.set("logits", figures(sample != 3, abs_diffs[sample], 10 * abs_diffs[sample]));
+        iteration.set("hidden", figures(true, 1e-7 * (sample + 1), 1e-6));
+        pair.iterations.push_back(iteration);
+    }
+    return pair;
+}
+
+TEST(DatasetSummary, CountsSamplesAndGivesQuantilesAndTheWorstSample) {
+    const auto outputs = summarize_dataset(five_samples());
+    ASSERT_EQ(outputs.size(), 2u);
+    const OutputDatasetSummary& logits = outputs[0];
+    EXPECT_EQ(logits.output, "logits");
+    EXPECT_EQ(logits.samples, 5u);
+    EXPECT_EQ(logits.passed, 4u);
+    EXPECT_EQ(logits.failed, 1u);
+    EXPECT_DOUBLE_EQ(logits.max_abs.min, 1e-6);
+    EXPECT_DOUBLE_EQ(logits.max_abs.median, 4e-6);                     // sorted: 1, 2, 4, 5, 300 (e-6)
+    EXPECT_DOUBLE_EQ(logits.max_abs.p90, 5e-6 + 0.6 * (3e-4 - 5e-6));  // numpy's linear quantile
+    EXPECT_DOUBLE_EQ(logits.max_abs.max, 3e-4);
+    EXPECT_DOUBLE_EQ(logits.max_rel.max, 3e-3);
+    EXPECT_EQ(logits.worst_sample, 3u);
+    // All passing: the worst is the largest difference.
+    EXPECT_EQ(outputs[1].failed, 0u);
+    EXPECT_EQ(outputs[1].worst_sample, 4u);
+}
+
+TEST(DatasetSummary, AFailingSampleIsWorseThanALargerPassingOneAndErrorsCountAsFailures) {
+    AccuracyResult::PairResult pair;
+    IterationCompareResult big_but_passing, failing, broken;
+    big_but_passing.set("y", figures(true, 1.0, 0.1));
+    failing.set("y", figures(false, 0.5, 0.1));
+    OutputCompareResult error = figures(false, 0, 0);
+    error.error = "shape mismatch";
+    broken.set("y", error);
+    pair.iterations = {big_but_passing, failing, broken};
+    const auto outputs = summarize_dataset(pair);
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_EQ(outputs[0].failed, 2u);
+    EXPECT_EQ(outputs[0].worst_sample, 2u);  // could not be compared at all
+    EXPECT_TRUE(std::isnan(outputs[0].max_abs.max));
+    pair.iterations.pop_back();
+    EXPECT_EQ(summarize_dataset(pair)[0].worst_sample, 1u);
+}
+
+TEST(DatasetSummary, TheTableNamesTheRunnersAndEveryOutput) {
+    const AccuracyResult::PairResult pair = five_samples();
+    const std::string text = format_dataset_summary(pair, summarize_dataset(pair));
+    EXPECT_THAT(text, HasSubstr("Dataset Summary | ref-runner vs. onnxrt-runner | 5 samples"));
+    EXPECT_THAT(text, HasSubstr("    Output | Passed | Failed | Max abs diff per sample: min / median / p90 / max"));
+    EXPECT_THAT(text,
+                HasSubstr("    logits |      4 |      1 | 1e-06 / 4e-06 / 0.000182 / 0.0003 | 4e-05 / 0.003 | 3"));
+    EXPECT_THAT(text, HasSubstr("    hidden |      5 |      0 |"));
+}
+
+// `run` with several iterations prints it after the accuracy summary, and `--report` saves it; one
+// iteration prints nothing more than Polygraphy does.
+TEST(DatasetSummary, RunPrintsItForSeveralSamplesAndTheReportHoldsIt) {
+    testing::TempDir dir;
+    testing::save_identity_model(dir.file("identity.onnx"), {2, 3});
+    auto result = testing::run_polygraphy({"run", dir.file("identity.onnx"), "--ref", "--onnxrt", "--iterations", "3",
+                                           "--report", dir.file("report.json")});
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const std::size_t accuracy = result.output.find("Passed: 3/3 iterations");
+    const std::size_t dataset = result.output.find("[I] Dataset Summary | ref-runner");
+    ASSERT_NE(dataset, std::string::npos) << result.output;
+    EXPECT_LT(accuracy, dataset);
+    EXPECT_THAT(result.output.substr(dataset), HasSubstr(" | 3 samples\n"));
+    EXPECT_THAT(result.output, HasSubstr("    y      |      3 |      0 | 0 / 0 / 0 / 0 | 0 / 0 | 0"));
+    const std::string report = read_file(dir.file("report.json"));
+    EXPECT_THAT(report, HasSubstr("\"dataset\": {"));
+    EXPECT_THAT(report, HasSubstr("\"samples\": 3"));
+    result = testing::run_polygraphy({"run", dir.file("identity.onnx"), "--ref", "--onnxrt"});
+    EXPECT_THAT(result.output, ::testing::Not(HasSubstr("Dataset Summary")));
+}
+
+TEST(SuggestTolerances, RoundsTheWorstSampleUpToTwoDigits) {
+    const auto tolerances = suggest_tolerances(five_samples());
+    ASSERT_EQ(tolerances.size(), 2u);
+    EXPECT_EQ(tolerances[0].output, "logits");
+    EXPECT_DOUBLE_EQ(tolerances[0].atol, 3e-4);  // already two digits
+    EXPECT_GE(tolerances[0].rtol, 3e-3);
+    EXPECT_LT(tolerances[0].rtol, 3.1e-3);
+    EXPECT_GE(tolerances[1].atol, 5e-7);
+    EXPECT_LT(tolerances[1].atol, 5.1e-7);
+    const std::string text = format_suggested_tolerances(five_samples(), tolerances);
+    EXPECT_THAT(text, HasSubstr("Suggested Tolerances | ref-runner vs. onnxrt-runner | every element of 5 sample(s)"));
+    EXPECT_THAT(text, HasSubstr("\n    --atol logits:0.0003 hidden:5e-07 --rtol 0\n    --atol 0 --rtol logits:0.003 "
+                                "hidden:1e-06"));
+}
+
+// The suggestion of `run --suggest-tolerances` passes the samples it came from, and half of it fails.
+TEST(SuggestTolerances, TheSuggestionPassesItsSamplesAndHalfOfItFails) {
+    testing::TempDir dir;
+    const onnx::ModelProto model = testing::diff_cnn();
+    save_onnx(model, dir.file("model.onnx"));
+    save_onnx(testing::fp16_version(model), dir.file("fp16.onnx"));
+    ASSERT_EQ(testing::run_polygraphy({"run", dir.file("model.onnx"), "--ref", "--iterations", "3", "--save-outputs",
+                                       dir.file("reference.json")})
+                  .exit_code,
+              0);
+    auto run_fp16 = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args = {
+            "run", dir.file("fp16.onnx"), "--ref", "--iterations", "3", "--load-outputs", dir.file("reference.json")};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return testing::run_polygraphy(args);
+    };
+    const auto suggested = run_fp16({"--suggest-tolerances"});
+    EXPECT_EQ(suggested.exit_code, 1);  // fp16 misses the default 1e-5
+    // "    --atol y:<A> --rtol 0" and "    --atol 0 --rtol y:<R>"
+    auto value_after = [&](const std::string& marker) {
+        const std::size_t at = suggested.output.find(marker);
+        if (at == std::string::npos) return -1.0;
+        return std::stod(suggested.output.substr(at + marker.size()));
+    };
+    const double atol = value_after("    --atol y:"), rtol = value_after("--atol 0 --rtol y:");
+    ASSERT_GT(atol, 0) << suggested.output;
+    ASSERT_GT(rtol, 0) << suggested.output;
+    auto text = [](double value) {
+        std::ostringstream out;
+        out.precision(17);
+        out << value;
+        return out.str();
+    };
+    EXPECT_EQ(run_fp16({"--atol", "y:" + text(atol), "--rtol", "0"}).exit_code, 0);
+    EXPECT_EQ(run_fp16({"--atol", "y:" + text(atol / 2), "--rtol", "0"}).exit_code, 1);
+    EXPECT_EQ(run_fp16({"--atol", "0", "--rtol", "y:" + text(rtol)}).exit_code, 0);
+    EXPECT_EQ(run_fp16({"--atol", "0", "--rtol", "y:" + text(rtol / 2)}).exit_code, 1);
+}
+
+}  // namespace
+}  // namespace polygraphy
