@@ -158,8 +158,21 @@ std::string print_runner(Script& script, const RunnerStep& step, const std::stri
             [&](const RefRunnerStep& ref) {
                 needs_model();
                 script.add_include("polygraphy/backend/ref/runner.h");
-                const std::string session = script.add_loader(
-                    "ref::SessionFromOnnx(" + model + print_session_options(ref.options) + ")", "build_ref_session");
+                std::string ref_model = model;
+                if (ref.precision == DataType::kFloat64) {
+                    script.add_include("polygraphy/backend/onnx/graph.h");
+                    ref_model =
+                        script.add_loader("extend(" + model +
+                                              ", [](OnnxModel& shared) {\n"
+                                              "    auto copy = std::make_shared<onnx::ModelProto>(*shared);\n"
+                                              "    convert_to_fp16(*copy, Fp16Options{.target = DataType::kFloat64});\n"
+                                              "    return copy;\n"
+                                              "})",
+                                          "float64_onnx");
+                }
+                const std::string session =
+                    script.add_loader("ref::SessionFromOnnx(" + ref_model + print_session_options(ref.options) + ")",
+                                      "build_ref_session");
                 return "std::make_unique<ref::RefRunner>(" + session + ")";
             },
             [&](const OnnxrtRunnerStep& onnxrt) {

@@ -116,6 +116,15 @@ std::unique_ptr<BaseRunner> build_runner(const RunnerStep& step, const OnnxLoade
         Overloaded{
             [&](const RefRunnerStep& ref) -> std::unique_ptr<BaseRunner> {
                 needs_model("built-in runtime");
+                if (ref.precision == DataType::kFloat64)
+                    return std::make_unique<ref::RefRunner>(ref::SessionFromOnnx(
+                        extend(model,
+                               [](OnnxModel& shared) {
+                                   auto copy = std::make_shared<onnx::ModelProto>(*shared);
+                                   convert_to_fp16(*copy, Fp16Options{.target = DataType::kFloat64});
+                                   return copy;
+                               }),
+                        ref.options));
                 return std::make_unique<ref::RefRunner>(ref::SessionFromOnnx(model, ref.options));
             },
             [&](const OnnxrtRunnerStep& onnxrt) -> std::unique_ptr<BaseRunner> {

@@ -100,6 +100,9 @@ std::optional<std::string> unmodified_model_path(const ModelJob& model);
 /// ref::RefRunner over ref::SessionFromOnnx (`--ref`, `--ref-threads`, `--ref-no-fusion`, `--ref-profile`).
 struct RefRunnerStep {
     ref::SessionOptions options = {};  ///< the built-in runtime's settings
+    /// `--ref-precision float64`: the runner computes a copy of the model converted to float64
+    /// (convert_to_fp16() with DataType::kFloat64), a reference truer than any float32 backend.
+    DataType precision = DataType::kFloat32;
 };
 
 /// onnxrt::OnnxrtRunner over onnxrt::SessionFromOnnx (`--onnxrt` and its session options). Takes the

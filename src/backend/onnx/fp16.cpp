@@ -143,11 +143,14 @@ std::size_t remove_redundant_casts(onnx::GraphProto& graph, const std::unordered
 }  // namespace
 
 Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
-    if (options.target != DataType::kFloat16 && options.target != DataType::kBFloat16)
-        throw UsageError("Converting to 16 bits: the target type is float16 or bfloat16, not " +
+    const bool to_float64 = options.target == DataType::kFloat64;
+    if (options.target != DataType::kFloat16 && options.target != DataType::kBFloat16 && !to_float64)
+        throw UsageError("Converting float32: the target type is float16, bfloat16 or float64, not " +
                          std::string(dtype_name(options.target)));
-    const int32_t kOnnxHalf = dtype_to_onnx(options.target);
-    const std::string half_suffix = options.target == DataType::kFloat16 ? "_fp16" : "_bf16";
+    const int32_t kOnnxHalf = dtype_to_onnx(options.target);  // the target type ("half" for short)
+    const std::string half_suffix = options.target == DataType::kFloat16    ? "_fp16"
+                                    : options.target == DataType::kBFloat16 ? "_bf16"
+                                                                            : "_fp64";
     // The Casts written below take `to` as an int, which Cast does from opset 6 (before, a string).
     if (const auto opset = imported_opset(model, ""); opset && *opset < 6)
         throw UnsupportedError(
@@ -169,7 +172,10 @@ Fp16Stats convert_to_fp16(onnx::ModelProto& model, const Fp16Options& options) {
         auto found = types.find(name);
         return found != types.end() && found->second.dtype == DataType::kFloat32;
     };
-    std::unordered_set<std::string> blocked_ops(kFp16DefaultBlockList.begin(), kFp16DefaultBlockList.end());
+    // float64 is the precise reference: every op computes in it except those ONNX keeps in float32.
+    std::unordered_set<std::string> blocked_ops =
+        to_float64 ? std::unordered_set<std::string>{"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"}
+                   : std::unordered_set<std::string>(kFp16DefaultBlockList.begin(), kFp16DefaultBlockList.end());
     blocked_ops.insert(options.op_block_list.begin(), options.op_block_list.end());
     const std::unordered_set<std::string> blocked_nodes(options.node_block_list.begin(), options.node_block_list.end());
     auto blocked = [&](const onnx::NodeProto& node) {

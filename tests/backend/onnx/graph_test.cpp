@@ -647,6 +647,35 @@ TEST(ConvertToFp16Test, CastsThatDoNothingOrCancelAreRemoved) {
         EXPECT_THAT(node.name(), ::testing::Not(::testing::AnyOf("cast_float", "cast_half", "cast_back")));
 }
 
+TEST(ConvertToFp16Test, Float64IsAReferenceTruerThanFloat32) {
+    // y = (x + 1) - 1: float32 loses x = 1e-8 entirely, float64 keeps it. A Cast(to=float) computes in
+    // float64 too; a QuantizeLinear/DequantizeLinear pair stays in float32.
+    ModelBuilder builder(17);
+    builder.input("x", DataType::kFloat32, Shape{2});
+    builder.initializer("one", Tensor::from_doubles(DataType::kFloat32, {}, {1.0}));
+    builder.initializer("scale", Tensor::from_doubles(DataType::kFloat32, {}, {0.5}));
+    builder.node("Add", {"x", "one"}, {"shifted"}, "add");
+    set_attr(builder.node("Cast", {"shifted"}, {"cast"}, "cast"), "to", int64_t{onnx::TensorProto::FLOAT});
+    builder.node("Sub", {"cast", "one"}, {"y"}, "sub");
+    builder.node("QuantizeLinear", {"x", "scale"}, {"q"}, "quantize");
+    builder.node("DequantizeLinear", {"q", "scale"}, {"dq"}, "dequantize");
+    builder.output("y", DataType::kFloat32, Shape{2}).output("dq", DataType::kFloat32, Shape{2});
+    OnnxModel model = builder.build();
+    TensorMap feed;
+    feed.set("x", Tensor::from_doubles(DataType::kFloat32, {2}, {1e-8, 3.0}));
+    EXPECT_EQ(run_model(*model, feed).at("y").data_as<float>()[0], 0.0f);
+    const Fp16Stats stats = convert_to_fp16(*model, Fp16Options{.target = DataType::kFloat64});
+    EXPECT_EQ(stats.nodes_in_fp32, 2u);  // the quantization pair
+    for (const auto& node : model->graph().node())
+        if (node.name() == "cast") {
+            EXPECT_EQ(node.attribute(0).i(), onnx::TensorProto::DOUBLE);
+        }
+    const TensorMap outputs = run_model(*model, feed);
+    ASSERT_EQ(outputs.at("y").dtype(), DataType::kFloat32);  // graph outputs keep their type
+    EXPECT_FLOAT_EQ(outputs.at("y").data_as<float>()[0], 1e-8f);
+    EXPECT_FLOAT_EQ(outputs.at("dq").data_as<float>()[1], 3.0f);
+}
+
 TEST(ConvertToFp16Test, BlockListFilesRoundTripInOnnxconverterCommonsShape) {
     testing::TempDir dir;
     save_fp16_block_lists({{"/a/MatMul", "/b/Add"}, {"Resize"}}, dir.file("lists.json"));

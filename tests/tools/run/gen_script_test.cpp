@@ -322,6 +322,12 @@ TEST_F(GenScript, WritesTheSuggestedTolerancesAfterTheComparison) {
     EXPECT_THAT(program, HasSubstr("logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair)));"));
 }
 
+TEST_F(GenScript, WritesTheFloat64CopyOfTheReferenceRuntime) {
+    const std::string program = generate({model_, "--ref", "--ref-precision", "float64", "--onnxrt"});
+    EXPECT_THAT(program, HasSubstr("convert_to_fp16(*copy, Fp16Options{.target = DataType::kFloat64});"));
+    EXPECT_THAT(program, HasSubstr("ref::SessionFromOnnx(float64_onnx)"));
+}
+
 // As Polygraphy's script, the program still calls Comparator::run (which warns that no runners were
 // provided), and compares nothing.
 TEST_F(GenScript, NoRunnersWritesAnInferenceWithoutRunners) {

@@ -158,7 +158,9 @@ struct Fp16Options {
     /// Nodes (by name) to keep in float32: onnxconverter-common's `node_block_list`. A name that no
     /// node of the graph has is a UsageError.
     std::vector<std::string> node_block_list = {};
-    /// The 16-bit type: DataType::kFloat16 or DataType::kBFloat16.
+    /// The type: DataType::kFloat16 or DataType::kBFloat16; or DataType::kFloat64, a reference truer than
+    /// float32 (`--ref-precision float64`), where kFp16DefaultBlockList does not apply (only quantization
+    /// ops stay in float32).
     DataType target = DataType::kFloat16;
 };
 

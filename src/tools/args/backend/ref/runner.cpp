@@ -22,9 +22,15 @@ std::vector<OptionSpec> RefRunnerArgs::options() const {
             .kind(OptionKind::kFlag)
             .help("Run every node as written. By default, a Relu, Clip, SiLU or GELU that is the only reader of a "
                   "Conv's (or a float MatMul's or Gemm's) output is folded into that node, and so are a Linear layer's "
-                  "bias Add into its MatMul and a residual Add into the Conv before it, which is faster; a folded Relu or Clip turns NaN into 0 (or the lower "
+                  "bias Add into its MatMul and a residual Add into the Conv before it, which is faster; a folded Relu "
+                  "or Clip turns NaN into 0 (or the lower "
                   "bound), as ONNX Runtime's fused kernels do. Outputs marked with --onnx-outputs are never folded "
                   "away"),
+        Option({"--ref-precision"})
+            .choices({"float32", "float64"})
+            .help("float64: compute a copy of the model converted to float64 (weights, activations and Casts; "
+                  "quantization ops stay in float32), a reference truer than any float32 backend: compare a backend "
+                  "with it to see its distance to the noise floor. Default: float32, the model as written"),
         Option({"--ref-profile"})
             .kind(OptionKind::kFlag)
             .help("Time every node and print where the time went when the runner finishes: milliseconds per run by "
@@ -43,6 +49,7 @@ void RefRunnerArgs::parse(const ParsedArgs& args) {
     }
     fuse_activations_ = !args.flag("ref_no_fusion");
     profile_ = args.flag("ref_profile");
+    float64_ = args.value("ref_precision").value_or("float32") == "float64";
 }
 
 RunnerStep RefRunnerArgs::runner_step() const {
@@ -50,7 +57,7 @@ RunnerStep RefRunnerArgs::runner_step() const {
     options.num_threads = threads_;
     options.fuse_activations = fuse_activations_;
     options.profile = profile_;
-    return RefRunnerStep{options};
+    return RefRunnerStep{options, float64_ ? DataType::kFloat64 : DataType::kFloat32};
 }
 
 bool RefRunnerArgs::add_to_job(RunJob& /*job*/) const {

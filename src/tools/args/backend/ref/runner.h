@@ -8,7 +8,8 @@ namespace polygraphy::tools {
 /// `--ref` selects a RefRunnerStep: RefRunner(SessionFromOnnx(<the job's model>));
 /// `--ref-threads N` sets the runtime's threads (0: the cores available); `--ref-no-fusion` runs
 /// every node as written (SessionOptions::fuse_activations = false); `--ref-profile` times every node
-/// and logs the profile when the runner finishes (SessionOptions::profile).
+/// and logs the profile when the runner finishes (SessionOptions::profile); `--ref-precision float64`
+/// runs a float64 copy of the model (RefRunnerStep::precision).
 class RefRunnerArgs : public RunnerArgGroup {
 public:
     std::string title() const override { return "Reference Runtime Inference"; }
@@ -36,6 +37,7 @@ private:
     int threads_ = 0;
     bool fuse_activations_ = true;
     bool profile_ = false;
+    bool float64_ = false;
 };
 
 /// `--pluginref`: Polygraphy's runner of plugin reference implementations. Here it is the built-in
