@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "polygraphy/common/ordered_map.h"
 
@@ -45,7 +46,7 @@ std::string figure(double value) {
 std::vector<OutputDatasetSummary> summarize_dataset(const AccuracyResult::PairResult& pair) {
     OrderedMap<OutputDatasetSummary> outputs;
     OrderedMap<std::vector<double>> abs_values, rel_values;
-    OrderedMap<double> worst_figure;
+    OrderedMap<std::pair<bool, double>> worst_figure;  // (failed, largest difference), NaN as the largest
     for (std::size_t sample = 0; sample < pair.iterations.size(); ++sample) {
         for (const auto& [name, result] : pair.iterations[sample]) {
             if (!outputs.contains(name)) {
@@ -54,7 +55,7 @@ std::vector<OutputDatasetSummary> summarize_dataset(const AccuracyResult::PairRe
                 outputs.set(name, fresh);
                 abs_values.set(name, {});
                 rel_values.set(name, {});
-                worst_figure.set(name, -1);
+                worst_figure.set(name, {false, -1.0});
             }
             OutputDatasetSummary& summary = outputs.at(name);
             ++summary.samples;
@@ -66,8 +67,8 @@ std::vector<OutputDatasetSummary> summarize_dataset(const AccuracyResult::PairRe
             abs_values.at(name).push_back(abs_diff);
             rel_values.at(name).push_back(result.error.empty() ? result.max_reldiff : std::nan(""));
             // A failing sample outranks any passing one; among equals, the larger difference.
-            const double rank =
-                (result.passed ? 0.0 : 1e300) + (std::isnan(abs_diff) ? 1e299 : std::min(abs_diff, 1e298));
+            const std::pair<bool, double> rank{
+                !result.passed, std::isnan(abs_diff) ? std::numeric_limits<double>::infinity() : abs_diff};
             if (rank > worst_figure.at(name)) {
                 worst_figure.at(name) = rank;
                 summary.worst_sample = sample;

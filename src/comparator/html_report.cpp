@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "common/text_util.h"
 #include "comparator/graph_layout.h"
@@ -12,6 +13,7 @@
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/python_repr.h"
+#include "polygraphy/comparator/dataset_summary.h"
 #include "polygraphy/comparator/error_profile.h"
 #include "polygraphy/comparator/histogram.h"
 #include "polygraphy/comparator/stats.h"
@@ -122,6 +124,48 @@ void write_header(DataWriter& out, std::string_view kind, const ReportContext& c
     out.text("title", context.title.empty() ? std::string("polygraphy report") : context.title);
     out.text("command", context.command);
     out.text("error", context.error);
+}
+
+// Each runner pair's samples summarised per output (dataset_summary.h), for pairs compared on two
+// samples or more: the counts, the quantiles, the worst sample and every sample's largest absolute
+// difference (the page draws samples passing against the tolerance). With a graph, its outputs only
+// (a layer-wise comparison has thousands of tensors).
+void write_dataset(DataWriter& out, const AccuracyResult& accuracy, const ReportContext& context) {
+    json::Writer& json = out.json();
+    json.key("dataset").begin_array();
+    std::set<std::string> graph_outputs;
+    if (context.graph)
+        for (const auto& output : context.graph->output()) graph_outputs.insert(output.name());
+    for (const auto& pair : accuracy.pairs) {
+        if (pair.iterations.size() < 2) continue;
+        json.begin_object();
+        out.text("first", pair.first_runner);
+        out.text("second", pair.second_runner);
+        json.key("samples").value(static_cast<int64_t>(pair.iterations.size()));
+        json.key("outputs").begin_array();
+        for (const OutputDatasetSummary& output : summarize_dataset(pair)) {
+            if (!graph_outputs.empty() && !graph_outputs.contains(output.output)) continue;
+            json.begin_object();
+            out.text("t", output.output);
+            json.key("ps").value(static_cast<int64_t>(output.passed));
+            json.key("fs").value(static_cast<int64_t>(output.failed));
+            json.key("w").value(static_cast<int64_t>(output.worst_sample));
+            json.key("q").begin_array();
+            for (double figure : {output.max_abs.min, output.max_abs.median, output.max_abs.p90, output.max_abs.max})
+                out.number(figure);
+            json.end_array();
+            json.key("ma").begin_array();
+            for (const auto& iteration : pair.iterations) {
+                const auto* result = iteration.find(output.output);
+                out.number(result && result->error.empty() ? result->max_absdiff : std::nan(""));
+            }
+            json.end_array();
+            json.end_object();
+        }
+        json.end_array();
+        json.end_object();
+    }
+    json.end_array();
 }
 
 // One compared output. Defaults are left out to keep reports small: "o" (the other name) when it is
@@ -279,6 +323,7 @@ std::string comparison_data(const AccuracyResult& accuracy, const std::optional<
         json.end_object();
     }
     json.end_array();
+    write_dataset(out, accuracy, context);
     if (context.graph) write_graph(out, *context.graph);
     json.end_object();
     json.finish();

@@ -74,6 +74,14 @@ TEST(DatasetSummary, AFailingSampleIsWorseThanALargerPassingOneAndErrorsCountAsF
     EXPECT_TRUE(std::isnan(outputs[0].max_abs.max));
     pair.iterations.pop_back();
     EXPECT_EQ(summarize_dataset(pair)[0].worst_sample, 1u);
+    // Every sample failing: the largest difference, however small the differences are.
+    AccuracyResult::PairResult failing_all;
+    for (double difference : {3.3e-4, 4.5e-4, 4.0e-4}) {
+        IterationCompareResult iteration;
+        iteration.set("y", figures(false, difference, 1.0));
+        failing_all.iterations.push_back(iteration);
+    }
+    EXPECT_EQ(summarize_dataset(failing_all)[0].worst_sample, 1u);
 }
 
 TEST(DatasetSummary, TheTableNamesTheRunnersAndEveryOutput) {

@@ -185,6 +185,63 @@
     return header;
   }
 
+  // ---- the samples of each runner pair, per output (polygraphy/comparator/dataset_summary.h) --------
+  function datasetSection() {
+      const pairs = data.dataset || [];
+      if (pairs.length === 0) return null;
+      const section = el('section', {id: 'dataset', class: 'dataset'}, [el('h2', {text: 'Dataset summary'})]);
+      for (const pair of pairs) {
+          section.append(el('h3', {text: `${pair.first} vs. ${pair.second} \u2022 ${pair.samples} samples`}));
+          const headers = [
+              'Output', 'Passed', 'Failed', 'max |a\u2212b| per sample: min / median / p90 / max', 'Worst sample',
+              'Samples passing vs. absolute tolerance'
+          ];
+          const table = el('table', {class: 'dataset-table'}, [el('tr', {}, headers.map((h) => el('th', {text: h})))]);
+          for (const o of pair.outputs) {
+              table.append(el('tr', {'data-dataset-output': o.t, class: o.fs > 0 ? 'failed' : 'passed'}, [
+                  el('td', {text: o.t}), el('td', {text: o.ps}), el('td', {text: o.fs}),
+                  el('td', {text: o.q.map(fmt).join(' / ')}), el('td', {text: o.w}), el('td', {}, [passRateCurve(o.ma)])
+              ]));
+          }
+          section.append(table);
+      }
+      return section;
+  }
+
+  // The fraction of samples whose largest absolute difference is within the tolerance, as the tolerance
+  // grows: a step curve on a log axis from the smallest difference to the largest.
+  function passRateCurve(values) {
+      const width = 180, height = 44;
+      const svg = svgEl('svg', {width, height, class: 'pass-rate', role: 'img'});
+      const all = values.map(num);
+      const positive = all.filter((v) => Number.isFinite(v) && v > 0).sort((a, b) => a - b);
+      const exact = all.filter((v) => v === 0).length;
+      if (positive.length === 0) {
+          svg.append(svgEl('text', {x: 4, y: 26}, exact === all.length ? 'every sample exact' : 'not comparable'));
+          return svg;
+      }
+      const lo = Math.log10(positive[0]) - 0.3, hi = Math.log10(positive[positive.length - 1]) + 0.3;
+      const x = (v) => (4 + ((Math.log10(v) - lo) / (hi - lo)) * (width - 8)).toFixed(1);
+      const y = (passing) => (height - 12 - (passing / all.length) * (height - 16)).toFixed(1);
+      let passing = exact;
+      let path = `M4 ${y(passing)}`;
+      for (const v of positive) {
+          passing += 1;
+          path += ` H${x(v)} V${y(passing)}`;
+      }
+      path += ` H${width - 4}`;
+      svg.append(svgEl('path', {d: path, fill: 'none', stroke: '#0969da', 'stroke-width': 1.5}));
+      svg.append(svgEl('text', {x: 4, y: height - 1, class: 'axis'}, fmt(positive[0])));
+      svg.append(svgEl(
+          'text', {x: width - 4, y: height - 1, class: 'axis', 'text-anchor': 'end'},
+          fmt(positive[positive.length - 1])));
+      svg.append(svgEl(
+          'title', {},
+          `Samples passing as the absolute tolerance grows from ${fmt(positive[0])} to ` +
+              `${fmt(positive[positive.length - 1])} (${passing} of ${all.length} at the largest)`));
+      return svg;
+  }
+
   // ---- comparison report --------------------------------------------------------------------------
   function comparisonPage() {
     const graph = data.graph || null;
@@ -202,6 +259,8 @@
     const picker = el('select', {id: 'comparison-select', 'aria-label': 'Comparison'});
     comparisons.forEach((c, index) => picker.append(el('option', {value: index, text: `${c.first} vs. ${c.second} \u2022 iteration ${c.iteration}`})));
     if (comparisons.length > 1) main.append(el('div', {class: 'toolbar'}, [el('label', {}, ['Comparison ', picker])]));
+    const dataset = datasetSection();
+    if (dataset) main.append(dataset);
 
     // Profile
     // The relative L1 error is the measure of error growth (polygraphy/comparator/error_profile.h); the
