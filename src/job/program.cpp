@@ -214,12 +214,15 @@ std::string print_range(const ValRange& range) {
 // load_saved_results() in run_job()): common's JSON loader for a JSON file, as Polygraphy's scripts
 // print it, else the reader by path, which knows the other formats.
 std::string print_saved_data_load(Script& script, const std::string& path, const std::string& json_loader,
-                                  const std::string& reader) {
-    if (saved_data_format(path) == SavedDataFormat::kJson) {
+                                  const std::string& reader, const std::optional<std::string>& model_path) {
+    const SavedDataFormat format = saved_data_format(path);
+    if (format == SavedDataFormat::kJson) {
         script.add_include("polygraphy/common/run_results.h");
         return json_loader + "(" + Script::quote(path) + ")";
     }
     script.add_include("polygraphy/job/saved_data.h");
+    if (format == SavedDataFormat::kOnnxTestData && model_path)
+        return reader + "(" + Script::quote(path) + ", " + Script::quote(*model_path) + ")";
     return reader + "(" + Script::quote(path) + ")";
 }
 
@@ -228,9 +231,9 @@ void print_data_loader(Script& script, const DataLoaderJob& data) {
     if (!data.load_inputs_paths.empty()) {
         std::string setup = "InputList feeds;\n";
         for (const auto& path : data.load_inputs_paths)
-            setup +=
-                "for (TensorMap& feed : " + print_saved_data_load(script, path, "load_inputs", "load_saved_inputs") +
-                ") feeds.push_back(std::move(feed));\n";
+            setup += "for (TensorMap& feed : " +
+                     print_saved_data_load(script, path, "load_inputs", "load_saved_inputs", data.model_path) +
+                     ") feeds.push_back(std::move(feed));\n";
         script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
         return;
     }
@@ -357,8 +360,10 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
     script.add_include("polygraphy/comparator/comparator.h");
     std::string code;
     for (const auto& path : job.load_outputs_paths)
-        code +=
-            "results.extend(" + print_saved_data_load(script, path, "RunResults::load", "load_saved_results") + ");\n";
+        code += "results.extend(" +
+                print_saved_data_load(script, path, "RunResults::load", "load_saved_results",
+                                      job.model ? std::optional(job.model->path) : std::nullopt) +
+                ");\n";
     if (!job.postprocess.empty()) {
         if (!code.empty()) script.append_suffix(code);
         code = "PerOutput<TopK> top_k_settings;\n";

@@ -157,7 +157,7 @@ DataLoaderFn build_data_loader(const DataLoaderJob& data) {
     if (data.load_inputs_paths.empty()) return DataLoader(data.generator).as_function();
     InputList feeds;
     for (const auto& path : data.load_inputs_paths) {
-        InputList loaded = load_saved_inputs(path);
+        InputList loaded = load_saved_inputs(path, data.model_path);
         feeds.insert(feeds.end(), std::make_move_iterator(loaded.begin()), std::make_move_iterator(loaded.end()));
     }
     return data_loader_from_list(std::move(feeds));
@@ -232,7 +232,8 @@ void job_detail::SavedOutputs::finish(const RunResults& results) {
 job_detail::RunVerdicts job_detail::whole_run_verdicts(const RunJob& job) {
     RunVerdicts verdicts;
     verdicts.complete = [&job](RunResults& results) {
-        for (const auto& path : job.load_outputs_paths) results.extend(load_saved_results(path));
+        for (const auto& path : job.load_outputs_paths)
+            results.extend(load_saved_results(path, job.model ? std::optional(job.model->path) : std::nullopt));
         // As Polygraphy: after saving (saved outputs are the raw ones) and loading (loaded ones are
         // post-processed too), before comparing and validating.
         if (job.postprocess.empty()) return;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "polygraphy/backend/onnx/structure.h"
 #include "polygraphy/backend/onnx/test_data.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -17,12 +18,23 @@ SavedDataFormat saved_data_format(const std::string& path) {
     return SavedDataFormat::kJson;
 }
 
-InputList load_saved_inputs(const std::string& path) {
+namespace {
+
+// The structure of the model test data pairs with (nullptr without one).
+OnnxModel structure_of(const std::optional<std::string>& model_path) {
+    return model_path ? onnx_structure_from_path(*model_path) : nullptr;
+}
+
+}  // namespace
+
+InputList load_saved_inputs(const std::string& path, const std::optional<std::string>& model_path) {
     switch (saved_data_format(path)) {
         case SavedDataFormat::kJson:
             return load_inputs(path);
-        case SavedDataFormat::kOnnxTestData:
-            return load_test_data_inputs(path);
+        case SavedDataFormat::kOnnxTestData: {
+            const OnnxModel model = structure_of(model_path);
+            return load_test_data_inputs(path, model ? &model->graph() : nullptr);
+        }
         case SavedDataFormat::kNpz: {
             logger().info(fmt::format("Loading input data from {}", path));
             auto data = npz::load(path);
@@ -33,12 +45,14 @@ InputList load_saved_inputs(const std::string& path) {
     throw InternalError("unknown saved-data format");
 }
 
-RunResults load_saved_results(const std::string& path) {
+RunResults load_saved_results(const std::string& path, const std::optional<std::string>& model_path) {
     switch (saved_data_format(path)) {
         case SavedDataFormat::kJson:
             return RunResults::load(path);
-        case SavedDataFormat::kOnnxTestData:
-            return load_test_data_outputs(path);
+        case SavedDataFormat::kOnnxTestData: {
+            const OnnxModel model = structure_of(model_path);
+            return load_test_data_outputs(path, model ? &model->graph() : nullptr);
+        }
         case SavedDataFormat::kNpz: {
             logger().info(fmt::format("Loading inference results from {}", path));
             auto data = npz::load(path);

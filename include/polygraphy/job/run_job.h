@@ -146,6 +146,9 @@ struct DataLoaderJob {
     /// A loader the caller supplies (`--data-loader-script`); when set, it is used instead of the above.
     /// A printed program cannot hold it.
     DataLoaderFn custom = {};
+    /// The model of the command line: ONNX test data of `load_inputs_paths` is read with its graph, so
+    /// that unnamed values pair with its inputs by position (load_saved_inputs()).
+    std::optional<std::string> model_path = std::nullopt;
 };
 
 /// The data loader `data` describes. Input files are read now (PolygraphyException when unreadable).

@@ -8,6 +8,7 @@
 // switch of src/job/saved_data.cpp (the compiler's -Wswitch points at every switch that lacks it).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -28,13 +29,14 @@ enum class SavedDataFormat {
 SavedDataFormat saved_data_format(const std::string& path);
 
 /// The inputs saved at `path` (`--load-inputs`): load_inputs(), load_test_data_inputs() or
-/// npz::load(). Throws as they do (FormatError naming the file or folder), and FormatError for an
-/// .npz that holds results.
-InputList load_saved_inputs(const std::string& path);
+/// npz::load(). Test data is read with the graph of the model at `model_path` when given (its
+/// structure only), so that unnamed values pair with the model's inputs by position. Throws as they
+/// do (FormatError naming the file or folder), and FormatError for an .npz that holds results.
+InputList load_saved_inputs(const std::string& path, const std::optional<std::string>& model_path = std::nullopt);
 
 /// The results saved at `path` (`--load-outputs`): RunResults::load(), load_test_data_outputs() or
 /// npz::load() (FormatError for an .npz that holds inputs).
-RunResults load_saved_results(const std::string& path);
+RunResults load_saved_results(const std::string& path, const std::optional<std::string>& model_path = std::nullopt);
 
 /// For tools that take either kind (`inspect data`): load_run_results_or_inputs() for JSON,
 /// npz::load() for .npz; a test-data folder is inputs when any of its sets holds input files, else

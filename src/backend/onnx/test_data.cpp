@@ -211,21 +211,21 @@ TestDataSet read_test_data_set(const std::string& folder, const onnx::GraphProto
     return set;
 }
 
-InputList load_test_data_inputs(const std::string& path) {
+InputList load_test_data_inputs(const std::string& path, const onnx::GraphProto* graph) {
     logger().info(fmt::format("Loading input data from {}", path));
     InputList inputs;
     for (const auto& folder : find_test_data_sets(path))
-        inputs.push_back(tensors_of(read_values(folder, "input_", nullptr, true), folder));
+        inputs.push_back(tensors_of(read_values(folder, "input_", graph, true), folder));
     return inputs;
 }
 
-RunResults load_test_data_outputs(const std::string& path) {
+RunResults load_test_data_outputs(const std::string& path, const onnx::GraphProto* graph) {
     logger().info(fmt::format("Loading inference results from {}", path));
     const std::string runner = folder_name(path);
     std::vector<IterationResult> iterations;
     for (const auto& folder : find_test_data_sets(path))
         iterations.push_back(
-            IterationResult{tensors_of(read_values(folder, "output_", nullptr, false), folder), std::nullopt, runner});
+            IterationResult{tensors_of(read_values(folder, "output_", graph, false), folder), std::nullopt, runner});
     RunResults results;
     results.add(std::move(iterations), runner);
     return results;

@@ -117,6 +117,7 @@ int DiffTool::run_impl(const ParsedArgs& args) {
     job.runner_a = backend_step(args.value("backend_a").value_or("ref"));
     job.runner_b = backend_step(args.value("backend_b").value_or("ref"));
     job.data_loader = arg_group<DataLoaderArgs>().data_loader_job();
+    job.data_loader.model_path = job.a.path;  // A's inputs: unnamed test data pairs with them
     if (args.has("input_shapes"))
         job.data_loader.generator.input_metadata =
             args_util::parse_input_shapes("--input-shapes", args.values("input_shapes"));

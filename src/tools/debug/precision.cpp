@@ -100,6 +100,7 @@ int PrecisionTool::run_impl(const ParsedArgs& args) {
                     : precision == "int8" ? LowPrecision::kInt8
                                           : LowPrecision::kFp16;
     job.data_loader = arg_group<DataLoaderArgs>().data_loader_job();
+    job.data_loader.model_path = job.model.path;
     if (args.has("input_shapes"))
         job.data_loader.generator.input_metadata =
             args_util::parse_input_shapes("--input-shapes", args.values("input_shapes"));

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/backend/onnx/test_data.h"
 #include "polygraphy/common/logger.h"
 
@@ -68,6 +69,34 @@ TEST_F(TestDataCli, RunComparesAgainstATestDataFolder) {
     result = run_polygraphy({"run", model_, "--ref", "--load-inputs", dir_.file("empty")});
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_THAT(result.output, HasSubstr("[!] "));
+}
+
+// The pytorch-operator cases of the ONNX test suite hold unnamed TensorProtos: with the model on the
+// command line they pair with its inputs and outputs by position (issue 40, item 6); without it, one line.
+TEST_F(TestDataCli, UnnamedTestDataPairsWithTheModelByPosition) {
+    fs::create_directories(dir_.file("unnamed/test_data_set_0"));
+    const Tensor x = Tensor::from_doubles(DataType::kFloat32, {2, 3}, {-1, 2, -3, 4, -5, 6});
+    const Tensor y = Tensor::from_doubles(DataType::kFloat32, {2, 3}, {0, 2, 0, 4, 0, 6});
+    std::ofstream(dir_.file("unnamed/test_data_set_0/input_0.pb"), std::ios::binary)
+        << tensor_to_proto(x, "").SerializeAsString();
+    std::ofstream(dir_.file("unnamed/test_data_set_0/output_0.pb"), std::ios::binary)
+        << tensor_to_proto(y, "").SerializeAsString();
+    auto result = run_polygraphy(
+        {"run", model_, "--ref", "--load-inputs", dir_.file("unnamed"), "--load-outputs", dir_.file("unnamed")});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("Passed: 1/1 iterations"));
+    // A wrong expected value still fails: the pairing is real.
+    std::ofstream(dir_.file("unnamed/test_data_set_0/output_0.pb"), std::ios::binary)
+        << tensor_to_proto(x, "").SerializeAsString();
+    result = run_polygraphy(
+        {"run", model_, "--ref", "--load-inputs", dir_.file("unnamed"), "--load-outputs", dir_.file("unnamed")});
+    EXPECT_EQ(result.exit_code, 1) << result.output;
+    EXPECT_THAT(result.output, HasSubstr("FAILED | Output: 'y'"));
+    // Without a model there is nothing to pair with.
+    result = run_polygraphy({"inspect", "data", dir_.file("unnamed")});
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_THAT(result.output, HasSubstr("input_0.pb holds an unnamed value; without the model, test data needs named "
+                                         "tensors"));
 }
 
 TEST_F(TestDataCli, ConvertRoundTripsThroughJson) {

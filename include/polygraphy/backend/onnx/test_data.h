@@ -68,14 +68,15 @@ bool test_data_holds_inputs(const std::string& path);
 TestDataSet read_test_data_set(const std::string& folder, const onnx::GraphProto* graph = nullptr);
 
 /// The inputs of every data set of `path`, one iteration per set (`--load-inputs DIR`). Logs
-/// "Loading input data from <path>". FormatError for an unnamed or non-tensor value, and like
-/// read_test_data_set().
-InputList load_test_data_inputs(const std::string& path);
+/// "Loading input data from <path>". With `graph` (the model's), values pair with its inputs as
+/// read_test_data_set() pairs them (unnamed ones by position); without it an unnamed value is a
+/// FormatError. FormatError for a non-tensor value, and like read_test_data_set().
+InputList load_test_data_inputs(const std::string& path, const onnx::GraphProto* graph = nullptr);
 
 /// The outputs of every data set of `path` as RunResults: one runner, named after the folder
 /// (`test_data_set_0`, or the case folder's name), one iteration per set (`--load-outputs DIR`).
 /// Logs "Loading inference results from <path>". Errors as load_test_data_inputs().
-RunResults load_test_data_outputs(const std::string& path);
+RunResults load_test_data_outputs(const std::string& path, const onnx::GraphProto* graph = nullptr);
 
 /// Writes `folder`/test_data_set_<i>/input_<k>.pb and output_<k>.pb (named TensorProtos, in map
 /// order) for i < max(inputs.size(), outputs.size()); either list may be empty, and when both are

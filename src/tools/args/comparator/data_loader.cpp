@@ -141,7 +141,9 @@ void DataLoaderArgs::parse(const ParsedArgs& args) {
 }
 
 DataLoaderJob DataLoaderArgs::data_loader_job() const {
-    return DataLoaderJob{options_, load_inputs_paths_, script_loader_};
+    DataLoaderJob job{options_, load_inputs_paths_, script_loader_};
+    if (const auto* model = group<ModelArgs>()) job.model_path = model->path();
+    return job;
 }
 
 DataLoaderFn DataLoaderArgs::get_data_loader() const {
