@@ -424,6 +424,40 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
 
 }  // namespace
 
+std::string onnx_edit_program(const ModelJob& model, const std::string& output_model_path,
+                              const std::vector<std::string>& header_comment) {
+    Script script;
+    script.set_without_inference();
+    script.append_prefix("logger().set_severity(Severity::kInfo);  // the library logs nothing until told to");
+    script.add_include("polygraphy/backend/onnx/graph.h");
+    const std::string loader = print_model_loader(script, model);
+    script.append_suffix(
+        "OnnxModel model = " + loader +
+        "();\n"
+        "onnx::GraphProto& graph = *model->mutable_graph();\n"
+        "logger().info(\"Loaded a graph of \" + std::to_string(graph.node_size()) + \" nodes\");\n"
+        "\n"
+        "// To edit inputs or outputs: graph.mutable_input(), graph.mutable_output() (onnx::ValueInfoProto).\n"
+        "//\n"
+        "// To walk over the nodes:\n"
+        "//\n"
+        "// for (const onnx::NodeProto& node : graph.node())\n"
+        "//     logger().info(\"Node: \" + node.name() + \", Op: \" + node.op_type());\n"
+        "//\n"
+        "// The graph API (polygraphy/backend/onnx/graph.h) has the edits of `surgeon`: insert_node(*model, node),\n"
+        "// extract_subgraph(*model, inputs, outputs), fold_constants(*model), cleanup(*model), toposort(*model),\n"
+        "// override_input_shapes(*model, shapes), convert_to_fp16(*model, options).\n"
+        "//\n"
+        "// TIP: You may want to clean up and topologically sort the graph before saving:\n"
+        "//\n"
+        "// cleanup(*model);\n"
+        "// toposort(*model);\n"
+        "save_onnx(*model, " +
+        Script::quote(output_model_path) + ");\nlogger().info(" +
+        Script::quote("Saved the edited model to " + output_model_path) + ");\n");
+    return script.to_string(header_comment);
+}
+
 std::string job_program(const RunJob& job, const std::vector<std::string>& header_comment) {
     Script script;
     print_logging(script, job.logging);

@@ -88,21 +88,26 @@ std::string Script::to_string(const std::vector<std::string>& header_comment) co
     out << "\nusing namespace polygraphy;\n\nint main() {\n    try {\n";
     for (const auto& code : prefix_) write_indented(out, code, 8);
     if (!loaders_.empty()) {
-        out << "        // Loaders: lazy; nothing is loaded until a runner is activated.\n";
+        out << (without_inference_ ? "        // Loaders: lazy; nothing is loaded until one is called.\n"
+                                   : "        // Loaders: lazy; nothing is loaded until a runner is activated.\n");
         for (const auto& loader : loaders_)
             write_indented(
                 out, loader.name.empty() ? loader.expression : "auto " + loader.name + " = " + loader.expression + ";",
                 8);
         out << '\n';
     }
-    out << "        std::vector<std::unique_ptr<BaseRunner>> runners;\n";
-    for (const auto& runner : runners_) write_indented(out, "runners.push_back(" + runner + ");", 8);
-    out << '\n';
-    if (!data_loader_setup_.empty()) write_indented(out, data_loader_setup_, 8);
-    write_indented(
-        out, "DataLoaderFn data_loader = " + (data_loader_.empty() ? "DataLoader().as_function()" : data_loader_) + ";",
-        8);
-    out << "\n        bool success = true;\n";
+    if (!without_inference_) {
+        out << "        std::vector<std::unique_ptr<BaseRunner>> runners;\n";
+        for (const auto& runner : runners_) write_indented(out, "runners.push_back(" + runner + ");", 8);
+        out << '\n';
+        if (!data_loader_setup_.empty()) write_indented(out, data_loader_setup_, 8);
+        write_indented(
+            out,
+            "DataLoaderFn data_loader = " + (data_loader_.empty() ? "DataLoader().as_function()" : data_loader_) + ";",
+            8);
+        out << '\n';
+    }
+    out << "        bool success = true;\n";
     for (const auto& code : suffix_) write_indented(out, code, 8);
     out << "        return success ? 0 : 1;\n"
            "    } catch (const PolygraphyException& error) {\n"

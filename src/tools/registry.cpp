@@ -12,6 +12,7 @@
 #include "tools/inspect/inspect.h"
 #include "tools/run/run.h"
 #include "tools/surgeon/surgeon.h"
+#include "tools/template/template.h"
 
 namespace polygraphy::tools {
 
@@ -29,6 +30,7 @@ std::vector<std::unique_ptr<Tool>> make_tools() {
     tools.push_back(make_inspect_tool());
     tools.push_back(make_check_tool());
     tools.push_back(make_surgeon_tool());
+    tools.push_back(make_template_tool());
     tools.push_back(make_debug_tool());
     tools.push_back(make_data_tool());
     for (const auto& module : extension_modules())

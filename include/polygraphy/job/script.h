@@ -10,6 +10,7 @@
 namespace polygraphy {
 
 struct RunJob;
+struct ModelJob;
 
 /// A self-contained C++ program using the public API, written piece by piece. The program's shape is
 /// fixed:
@@ -49,6 +50,9 @@ public:
     void set_data_loader(const std::string& setup, const std::string& expression);
     /// Adds a statement (one or more lines) after the runners and the data loader.
     void append_suffix(const std::string& code);
+    /// A program that runs no inference (`template onnx-gs`): no runners and no data loader are
+    /// written, and the loaders are not described as lazy.
+    void set_without_inference() { without_inference_ = true; }
 
     /// The whole program. `header_comment` lines are written first as `//` comments.
     std::string to_string(const std::vector<std::string>& header_comment = {}) const;
@@ -63,6 +67,7 @@ public:
     static std::string string_vector(const std::vector<std::string>& items);
 
 private:
+    bool without_inference_ = false;
     struct Loader {
         std::string name;        // empty for a statement
         std::string expression;  // or the statement
@@ -80,5 +85,11 @@ private:
 /// exits with 0 exactly when run_job() would report `passed`. `header_comment` lines open the file.
 /// Throws UnsupportedError when a runner is a CustomRunnerStep without a `print` function.
 std::string job_program(const RunJob& job, const std::vector<std::string>& header_comment = {});
+
+/// `template onnx-gs`: a program that loads the model as `model`'s loader chain does (ModelJob: its
+/// file and steps), leaves a place to edit its graph with the project's graph API (backend/onnx/graph.h),
+/// and saves it to `output_model_path`.
+std::string onnx_edit_program(const ModelJob& model, const std::string& output_model_path,
+                              const std::vector<std::string>& header_comment = {});
 
 }  // namespace polygraphy
