@@ -745,7 +745,10 @@ PrecisionResult run_precision_job(const PrecisionJob& job) {
 
 std::string format_precision_result(const PrecisionResult& result, LowPrecision precision) {
     std::string text;
-    if (precision == LowPrecision::kInt8)
+    if (result.kept.empty())
+        text = fmt::format("Keep nothing in higher precision: the {} model passes as it is ({} candidate(s))",
+                           precision_name(precision), result.candidates);
+    else if (precision == LowPrecision::kInt8)
         text = fmt::format("Keep {} of {} activation(s) in float (their Q/DQ pairs removed): {}",
                            result.kept_tensors.size(), result.candidates, join(result.kept_tensors, 50));
     else

@@ -154,6 +154,19 @@ TEST(PrecisionJob, FindsTheBadlyQuantizedActivationOfAQdqModel) {
     EXPECT_THAT(result.block_lists.node_block_list, ElementsAre("/branch_a/Conv", "/branch_b/Conv"));
 }
 
+TEST(PrecisionJob, AModelThatPassesInLowPrecisionKeepsNothingAfterOneEvaluation) {
+    TempDir dir;
+    save_onnx(testing::diff_cnn(), dir.file("cnn.onnx"));
+    PrecisionJob job;
+    job.model = ModelJob{dir.file("cnn.onnx")};
+    job.check.tolerances = {1e-1, 1e-1};
+    const PrecisionResult result = run_precision_job(job);
+    EXPECT_TRUE(result.kept.empty());
+    EXPECT_EQ(result.evaluations, 1u);
+    EXPECT_THAT(format_precision_result(result, LowPrecision::kFp16),
+                HasSubstr("Keep nothing in higher precision: the fp16 model passes as it is"));
+}
+
 TEST(PrecisionJob, BadInputsAreRefusedBeforeSearching) {
     TempDir dir;
     // A model that is not finite at full precision: Sqrt of negative values.
