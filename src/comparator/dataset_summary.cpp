@@ -115,7 +115,8 @@ double round_up(double value) {
 
 }  // namespace
 
-std::vector<SuggestedTolerance> suggest_tolerances(const AccuracyResult::PairResult& pair) {
+std::vector<SuggestedTolerance> suggest_tolerances(const AccuracyResult::PairResult& pair, double pass_rate) {
+    const bool every_element = pass_rate >= 1.0;
     OrderedMap<SuggestedTolerance> outputs;
     for (const auto& iteration : pair.iterations)
         for (const auto& [name, result] : iteration) {
@@ -125,8 +126,8 @@ std::vector<SuggestedTolerance> suggest_tolerances(const AccuracyResult::PairRes
                 tolerance.comparable = false;
                 continue;
             }
-            tolerance.atol = std::max(tolerance.atol, result.max_absdiff);
-            tolerance.rtol = std::max(tolerance.rtol, result.max_reldiff);
+            tolerance.atol = std::max(tolerance.atol, every_element ? result.max_absdiff : result.quantile_absdiff);
+            tolerance.rtol = std::max(tolerance.rtol, every_element ? result.max_reldiff : result.quantile_reldiff);
         }
     std::vector<SuggestedTolerance> result;
     for (auto& [name, tolerance] : outputs) {
@@ -138,7 +139,8 @@ std::vector<SuggestedTolerance> suggest_tolerances(const AccuracyResult::PairRes
 }
 
 std::string format_suggested_tolerances(const AccuracyResult::PairResult& pair,
-                                        const std::vector<SuggestedTolerance>& tolerances) {
+                                        const std::vector<SuggestedTolerance>& tolerances, double pass_rate) {
+    const bool every_element = pass_rate >= 1.0;
     std::string atols, rtols, unusable;
     for (const auto& tolerance : tolerances) {
         if (!tolerance.comparable) {
@@ -149,11 +151,18 @@ std::string format_suggested_tolerances(const AccuracyResult::PairResult& pair,
         rtols += fmt::format(" {}:{}", tolerance.output, figure(tolerance.rtol));
     }
     std::string text =
-        fmt::format("Suggested Tolerances | {} vs. {} | every element of {} sample(s) passes with either",
-                    pair.first_runner, pair.second_runner, pair.iterations.size());
+        every_element
+            ? fmt::format("Suggested Tolerances | {} vs. {} | every element of {} sample(s) passes with either",
+                          pair.first_runner, pair.second_runner, pair.iterations.size())
+            : fmt::format(
+                  "Suggested Tolerances | {} vs. {} | at least {} of the elements of each of {} sample(s) "
+                  "pass with either",
+                  pair.first_runner, pair.second_runner, fmt::format("{:g}%", 100 * pass_rate), pair.iterations.size());
+    const std::string check =
+        every_element ? "" : fmt::format(" --check-error-stat quantile --error-quantile {:g}", pass_rate);
     if (!atols.empty()) {
-        text += "\n    --atol" + atols + " --rtol 0";
-        text += "\n    --atol 0 --rtol" + rtols;
+        text += "\n    --atol" + atols + " --rtol 0" + check;
+        text += "\n    --atol 0 --rtol" + rtols + check;
     }
     if (!unusable.empty()) text += "\n    No tolerance passes (a sample could not be compared): " + unusable;
     return text;

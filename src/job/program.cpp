@@ -399,9 +399,11 @@ void print_comparison(Script& script, const RunJob& job, const std::string& mode
         code += "success = static_cast<bool>(accuracy) && success;\n";
         if (job.compare.suggest_tolerances) {
             script.add_include("polygraphy/comparator/dataset_summary.h");
+            const std::string rate = Script::number(*job.compare.suggest_tolerances);
             code +=
                 "for (const auto& pair : accuracy.pairs)\n"
-                "    logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair)));\n";
+                "    logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair, " +
+                rate + "), " + rate + "));\n";
         }
         std::string divergence = "std::nullopt";
         if (job.model) {

@@ -277,7 +277,8 @@ RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, c
         outcome.passed = static_cast<bool>(accuracy);
         if (job.compare.suggest_tolerances)
             for (const auto& pair : accuracy.pairs)
-                logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair)));
+                logger().info(format_suggested_tolerances(
+                    pair, suggest_tolerances(pair, *job.compare.suggest_tolerances), *job.compare.suggest_tolerances));
         // Beyond Polygraphy: name the node where the runners started to disagree, so nobody has to
         // read hundreds of per-layer comparisons (most useful with --onnx-outputs mark all).
         if (!accuracy && job.model) {

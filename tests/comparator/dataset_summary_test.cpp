@@ -167,6 +167,31 @@ TEST(SuggestTolerances, TheSuggestionPassesItsSamplesAndHalfOfItFails) {
     EXPECT_EQ(run_fp16({"--atol", "y:" + text(atol / 2), "--rtol", "0"}).exit_code, 1);
     EXPECT_EQ(run_fp16({"--atol", "0", "--rtol", "y:" + text(rtol)}).exit_code, 0);
     EXPECT_EQ(run_fp16({"--atol", "0", "--rtol", "y:" + text(rtol / 2)}).exit_code, 1);
+
+    // At an element pass rate of 0.5: the tolerance that half of each sample's elements pass, checked on
+    // the median; smaller than the one every element passes.
+    const auto half = run_fp16({"--suggest-tolerances", "0.5"});
+    EXPECT_THAT(half.output, HasSubstr("at least 50% of the elements of each of 3 sample(s) pass with either"));
+    const std::size_t at = half.output.find("    --atol y:");
+    ASSERT_NE(at, std::string::npos) << half.output;
+    const double median_atol = std::stod(half.output.substr(at + 13));
+    EXPECT_LT(median_atol, atol);
+    EXPECT_THAT(half.output, HasSubstr(" --rtol 0 --check-error-stat quantile --error-quantile 0.5"));
+    const std::vector<std::string> quantile_check = {
+        "--check-error-stat", "quantile", "--error-quantile", "0.5", "--rtol", "0", "--atol"};
+    auto with_atol = [&](double value) {
+        std::vector<std::string> args = quantile_check;
+        args.push_back("y:" + text(value));
+        return args;
+    };
+    EXPECT_EQ(run_fp16(with_atol(median_atol)).exit_code, 0);
+    EXPECT_EQ(run_fp16(with_atol(median_atol / 2)).exit_code, 1);
+    // Bad rates, and a pass rate beside an error quantile of its own: one line.
+    for (const char* bad : {"0", "1.5", "x"})
+        EXPECT_THAT(run_fp16({"--suggest-tolerances", bad}).output,
+                    HasSubstr("[!] --suggest-tolerances: expected an element pass rate in (0, 1]"));
+    EXPECT_THAT(run_fp16({"--suggest-tolerances", "0.9", "--error-quantile", "0.5"}).output,
+                HasSubstr("[!] --suggest-tolerances 0.9 sets the error quantile to the pass rate"));
 }
 
 }  // namespace

@@ -38,21 +38,26 @@ std::vector<OutputDatasetSummary> summarize_dataset(const AccuracyResult::PairRe
 std::string format_dataset_summary(const AccuracyResult::PairResult& pair,
                                    const std::vector<OutputDatasetSummary>& outputs);
 
-/// Tolerances of one output that every element of every sample compared passes (`run --suggest-tolerances`).
+/// Tolerances of one output that the elements of every sample compared pass (`run --suggest-tolerances`).
 struct SuggestedTolerance {
     std::string output;      ///< the first runner's name of it
-    double atol = 0;         ///< the largest absolute difference of any sample, rounded up: passes with rtol 0
-    double rtol = 0;         ///< the largest relative difference of any sample, rounded up: passes with atol 0
+    double atol = 0;         ///< the largest absolute difference of any sample (or quantile), rounded up
+    double rtol = 0;         ///< the largest relative difference of any sample (or quantile), rounded up
     bool comparable = true;  ///< false when a sample could not be compared (no tolerance makes it pass)
 };
 
-/// Per output of `pair`: each figure rounded up to two significant digits, so that it passes the
-/// samples it came from, and half of it fails the worst one (unless that difference is 0).
-std::vector<SuggestedTolerance> suggest_tolerances(const AccuracyResult::PairResult& pair);
+/// Per output of `pair`, for an element `pass_rate` in (0, 1]: with 1, each sample's largest
+/// absolute and relative difference; below 1, each sample's quantile at the pass rate
+/// (OutputCompareResult::quantile_absdiff/reldiff, so the comparison's error quantile must be
+/// `pass_rate`). The largest over the samples, rounded up to two significant digits: it passes the
+/// samples it came from (with --rtol 0, or --atol 0), and half of it fails the worst one (unless that
+/// figure is 0).
+std::vector<SuggestedTolerance> suggest_tolerances(const AccuracyResult::PairResult& pair, double pass_rate = 1.0);
 
 /// `Suggested Tolerances | A vs. B | ...` with the two ready-to-paste alternatives: `--atol` per output
-/// with `--rtol 0`, and `--rtol` per output with `--atol 0`.
+/// with `--rtol 0`, and `--rtol` per output with `--atol 0`; below a pass rate of 1, with the
+/// `--check-error-stat quantile --error-quantile` that checks them.
 std::string format_suggested_tolerances(const AccuracyResult::PairResult& pair,
-                                        const std::vector<SuggestedTolerance>& tolerances);
+                                        const std::vector<SuggestedTolerance>& tolerances, double pass_rate = 1.0);
 
 }  // namespace polygraphy

@@ -169,8 +169,9 @@ struct CompareJob {
     std::optional<std::string> report_path = std::nullopt;
     /// The command line an HTML report shows ("" when the job was made through the API).
     std::string report_command = {};
-    /// `--suggest-tolerances`: log each pair's suggest_tolerances() after the comparison.
-    bool suggest_tolerances = false;
+    /// `--suggest-tolerances [PASS_RATE]`: log each pair's suggest_tolerances() for this element pass
+    /// rate after the comparison (below 1, `simple.error_quantile` must be the rate).
+    std::optional<double> suggest_tolerances = std::nullopt;
     /// `--model-explorer-node-data`: the first pair's errors at iteration 0 as Model Explorer node data.
     std::optional<std::string> model_explorer_path = std::nullopt;
     /// `--compare-memory-budget`: the most bytes the runners' outputs, and the tensors kept between

@@ -316,10 +316,15 @@ TEST_F(GenScript, WritesTheConversionsTargetAndBlockLists) {
 }
 
 TEST_F(GenScript, WritesTheSuggestedTolerancesAfterTheComparison) {
-    const std::string program = generate({model_, "--ref", "--onnxrt", "--suggest-tolerances"});
+    std::string program = generate({model_, "--ref", "--onnxrt", "--suggest-tolerances"});
     EXPECT_THAT(program, HasSubstr("#include \"polygraphy/comparator/dataset_summary.h\""));
     EXPECT_THAT(program, HasSubstr("for (const auto& pair : accuracy.pairs)\n"));
-    EXPECT_THAT(program, HasSubstr("logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair)));"));
+    EXPECT_THAT(program,
+                HasSubstr("logger().info(format_suggested_tolerances(pair, suggest_tolerances(pair, 1.0), 1.0));"));
+    // A pass rate below 1 is the comparison's error quantile too.
+    program = generate({model_, "--ref", "--onnxrt", "--suggest-tolerances", "0.99"});
+    EXPECT_THAT(program, HasSubstr("suggest_tolerances(pair, 0.99), 0.99)"));
+    EXPECT_THAT(program, HasSubstr("compare_options.error_quantile.set(\"\", 0.99);"));
 }
 
 TEST_F(GenScript, WritesTheFloat64CopyOfTheReferenceRuntime) {

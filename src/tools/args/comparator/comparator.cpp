@@ -114,10 +114,15 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
                   "path gives JSON"),
         Option({"--suggest-tolerances"})
             .dest("suggest_tolerances")
-            .kind(OptionKind::kFlag)
-            .help("After the comparison, print per-output --atol and --rtol values that every element of every "
-                  "sample passes (each figure rounded up to two digits; half of it fails the worst sample), ready "
-                  "to paste. With --iterations N or --load-inputs, over all their samples"),
+            .kind(OptionKind::kOptionalValue)
+            .const_value("1")
+            .metavar("PASS_RATE")
+            .help("After the comparison, print per-output --atol and --rtol values that the elements of every "
+                  "sample pass (each figure rounded up to two digits; half of it fails the worst sample), ready "
+                  "to paste. With --iterations N or --load-inputs, over all their samples. PASS_RATE (default 1: "
+                  "every element) below 1 asks for that fraction of each sample's elements, checked with "
+                  "--check-error-stat quantile --error-quantile PASS_RATE (it sets the comparison's error "
+                  "quantile)"),
         Option({"--compare-memory-budget"})
             .metavar("SIZE")
             .help("The most memory the runners' outputs may take at once while they are compared, e.g. 512M or 2G "
@@ -146,7 +151,17 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     fail_fast_ = args.flag("fail_fast");
     load_outputs_paths_ = args.values("load_outputs_paths");
     report_path_ = args.value("report");
-    suggest_tolerances_ = args.flag("suggest_tolerances");
+    suggest_tolerances_.reset();
+    if (const auto rate = args.value("suggest_tolerances")) {
+        const auto value = args_util::parse_float(*rate);
+        if (!value || !(*value > 0 && *value <= 1))
+            throw UsageError("--suggest-tolerances: expected an element pass rate in (0, 1], got " +
+                             python_repr(*rate));
+        if (*value < 1 && args.has("error_quantile"))
+            throw UsageError("--suggest-tolerances " + *rate +
+                             " sets the error quantile to the pass rate: leave out --error-quantile");
+        suggest_tolerances_ = *value;
+    }
     model_explorer_path_ = args.value("model_explorer_node_data");
     if (const auto budget = args.value("compare_memory_budget"))
         memory_budget_ = args_util::parse_memory_budget("--compare-memory-budget", *budget);
@@ -183,6 +198,8 @@ CompareJob ComparatorCompareArgs::compare_job() const {
         compare.simple.fail_fast = fail_fast_;
         // The HTML report's histograms are taken while comparing.
         compare.simple.collect_distributions = report_path_ && is_html_report_path(*report_path_);
+        if (suggest_tolerances_ && *suggest_tolerances_ < 1)
+            compare.simple.error_quantile = {{"", *suggest_tolerances_}};
     }
     return compare;
 }

@@ -80,7 +80,7 @@ private:
     std::string compare_func_ = "simple";
     std::vector<std::string> load_outputs_paths_;
     std::optional<std::string> report_path_;
-    bool suggest_tolerances_ = false;
+    std::optional<double> suggest_tolerances_;
     std::optional<std::string> model_explorer_path_;
     std::optional<std::size_t> memory_budget_;
     CompareFunc script_compare_;  // --compare-func-script's function, or empty
