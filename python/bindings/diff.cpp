@@ -7,6 +7,7 @@
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/job/diff_job.h"
+#include "polygraphy/job/precision_job.h"
 
 namespace polygraphy::python {
 namespace {
@@ -60,15 +61,71 @@ std::vector<std::pair<std::string, std::string>> input_map(
 void bind_diff(py::module_& module) {
     module.def(
         "convert_to_fp16",
-        [](const OnnxModel& model, bool keep_io_types) {
+        [](const OnnxModel& model, bool keep_io_types, std::vector<std::string> node_block_list,
+           std::vector<std::string> op_block_list, bool bf16) {
             auto converted = std::make_shared<onnx::ModelProto>(*model);
             Fp16Options options;
             options.keep_io_types = keep_io_types;
+            options.node_block_list = std::move(node_block_list);
+            options.op_block_list = std::move(op_block_list);
+            if (bf16) options.target = DataType::kBFloat16;
             convert_to_fp16(*converted, options);
             return converted;
         },
-        "model"_a, "keep_io_types"_a = true, py::call_guard<py::gil_scoped_release>(),
-        "A copy of `model` with its float32 weights and activations converted to float16 (`--fp-to-fp16`).");
+        "model"_a, "keep_io_types"_a = true, "node_block_list"_a = std::vector<std::string>{},
+        "op_block_list"_a = std::vector<std::string>{}, "bf16"_a = false, py::call_guard<py::gil_scoped_release>(),
+        "A copy of `model` with its float32 weights and activations converted to float16 (`--fp-to-fp16`; "
+        "`bf16`: bfloat16, `--fp-to-bf16`); the nodes named in `node_block_list` and the ops of `op_block_list` "
+        "stay in float32, as onnxconverter-common's lists of the same names.");
+
+    module.def(
+        "find_precision",
+        [](const std::string& model, const std::string& precision, double atol, double rtol, int64_t seed,
+           int64_t iterations, const std::string& search, std::optional<std::string> output,
+           std::optional<std::string> block_list) {
+            PrecisionJob job;
+            job.model = ModelJob{model};
+            if (precision != "fp16" && precision != "bf16" && precision != "int8")
+                throw UsageError("precision: expected 'fp16', 'bf16' or 'int8', got '" + precision + "'");
+            job.precision = precision == "bf16"   ? LowPrecision::kBf16
+                            : precision == "int8" ? LowPrecision::kInt8
+                                                  : LowPrecision::kFp16;
+            job.check.tolerances = {atol, rtol};
+            job.data_loader.generator.seed = seed;
+            job.data_loader.generator.iterations = iterations;
+            if (search != "bisect" && search != "greedy" && search != "node-order")
+                throw UsageError("search: expected 'bisect', 'greedy' or 'node-order', got '" + search + "'");
+            job.search = search == "greedy"       ? PrecisionSearch::kGreedy
+                         : search == "node-order" ? PrecisionSearch::kNodeOrder
+                                                  : PrecisionSearch::kBisect;
+            job.output_path = std::move(output);
+            job.block_list_path = std::move(block_list);
+            PrecisionResult found;
+            {
+                py::gil_scoped_release release;
+                found = run_precision_job(job);
+            }
+            py::dict result;
+            result["kept"] = found.kept;
+            result["kept_tensors"] = found.kept_tensors;
+            result["node_block_list"] = found.block_lists.node_block_list;
+            result["op_block_list"] = found.block_lists.op_block_list;
+            result["ranking"] = found.ranking;
+            result["candidates"] = found.candidates;
+            result["samples"] = found.samples;
+            result["evaluations"] = found.evaluations;
+            result["seconds"] = found.seconds;
+            result["one_minimal"] = found.one_minimal;
+            result["summary"] = format_precision_result(found, job.precision);
+            return result;
+        },
+        "model"_a, "precision"_a = "fp16", "atol"_a = 1e-3, "rtol"_a = 1e-3, "seed"_a = 1, "iterations"_a = 1,
+        "search"_a = "bisect", "output"_a = py::none(), "block_list"_a = py::none(),
+        "What `polygraphy debug precision MODEL` does (job/precision_job.h): the nodes to keep in higher precision "
+        "so that the fp16/bf16 (or, for a QDQ model, int8) model passes atol/rtol on every generated sample. A dict "
+        "with 'kept' (ONNX node names), 'kept_tensors' (int8), 'node_block_list', 'op_block_list', 'ranking', "
+        "'candidates', 'samples', 'evaluations', 'seconds', 'one_minimal' and 'summary'; `output` saves the "
+        "mixed model, `block_list` the JSON block lists.");
 
     module.def(
         "match_graphs",

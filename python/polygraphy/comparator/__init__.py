@@ -8,7 +8,8 @@ from polygraphy._core import (
     PostprocessFunc,
     RunResults,
     diff_graphs,
+    find_precision,
     match_graphs,
 )
 
-__all__ = ["AccuracyResult", "Comparator", "CompareFunc", "DataLoader", "IterationResult", "PostprocessFunc", "RunResults", "diff_graphs", "match_graphs"]
+__all__ = ["AccuracyResult", "Comparator", "CompareFunc", "DataLoader", "IterationResult", "PostprocessFunc", "RunResults", "diff_graphs", "find_precision", "match_graphs"]
