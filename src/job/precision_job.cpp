@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "polygraphy/backend/onnx/capability.h"
 #include "polygraphy/backend/onnx/functions.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/common/exception.h"
@@ -97,7 +98,7 @@ void name_unnamed_nodes(onnx::GraphProto& graph) {
             renamed));
 }
 
-// The elem types shape inference tells for the model's tensors (on a copy without the weights'
+// The elem types libonnx's inference tells for the model's tensors (on a copy without the weights'
 // values: only their types matter).
 std::unordered_map<std::string, int32_t> tensor_elem_types(const onnx::ModelProto& model) {
     onnx::ModelProto copy;
@@ -119,8 +120,8 @@ std::unordered_map<std::string, int32_t> tensor_elem_types(const onnx::ModelProt
     }
     std::unordered_map<std::string, int32_t> types;
     try {
-        QuietInfo quiet;
-        infer_shapes(copy);
+        // libonnx only: the copy has no weight values for the runtime's fallback to run on.
+        infer_value_info(copy);
     } catch (const PolygraphyException&) {
         // Types stay unknown: every node counts as a candidate.
     }
