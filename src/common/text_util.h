@@ -1,8 +1,12 @@
 // Internal text helpers shared by the printers that reproduce Polygraphy's Python formatting.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace polygraphy::text {
 
@@ -21,6 +25,21 @@ inline std::string indent_block(const std::string& block, int level = 1) {
         start = end + 1;
     }
     return out;
+}
+
+/// An error figure in log lines and tables: 4 significant digits, "nan", "inf", "-inf".
+inline std::string figure(double value) {
+    if (std::isnan(value)) return "nan";
+    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+    return fmt::format("{:.4g}", value);
+}
+
+/// The first `most` names joined with ", ", then " (+N)" for the N left out.
+inline std::string join_first(const std::vector<std::string>& names, std::size_t most) {
+    std::string text;
+    for (std::size_t i = 0; i < names.size() && i < most; ++i) text += (i ? ", " : "") + names[i];
+    if (names.size() > most) text += fmt::format(" (+{})", names.size() - most);
+    return text;
 }
 
 /// Python's str.strip(): leading and trailing whitespace removed.

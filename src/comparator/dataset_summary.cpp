@@ -8,10 +8,13 @@
 #include <limits>
 #include <utility>
 
+#include "common/text_util.h"
 #include "polygraphy/common/ordered_map.h"
 
 namespace polygraphy {
 namespace {
+
+using text::figure;
 
 SampleQuantiles quantiles_of(std::vector<double> values) {
     SampleQuantiles result;
@@ -33,12 +36,6 @@ SampleQuantiles quantiles_of(std::vector<double> values) {
     result.p90 = at(0.9);
     result.max = values.back();
     return result;
-}
-
-std::string figure(double value) {
-    if (std::isnan(value)) return "nan";
-    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    return fmt::format("{:.4g}", value);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/text_util.h"
 #include "job/job_internal.h"
 #include "polygraphy/backend/onnx/functions.h"
 #include "polygraphy/backend/onnx/slices.h"
@@ -251,17 +252,10 @@ double blame_figure(const PairDiff& pair, BlameFigure by) {
     return std::isnan(figure) ? -1 : figure;
 }
 
-std::string figure_text(double value) {
-    if (std::isnan(value)) return "nan";
-    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    return fmt::format("{:.4g}", value);
-}
+using text::figure;
 
-std::string join(const std::vector<std::string>& names, std::size_t most = 3) {
-    std::string text;
-    for (std::size_t i = 0; i < names.size() && i < most; ++i) text += (i ? ", " : "") + names[i];
-    if (names.size() > most) text += fmt::format(" (+{})", names.size() - most);
-    return text;
+std::string join(const std::vector<std::string>& names) {
+    return text::join_first(names, 3);
 }
 
 void write_figures(json::Writer& writer, const ErrorFigures& figures) {
@@ -439,10 +433,10 @@ std::string format_blame_table(const DiffResult& result, std::size_t top) {
             fmt::format("{} ({})", diff.b_node_names.empty() ? diff.pair.b : diff.b_node_names.back(), diff.b_op_types);
         text += fmt::format("    {:>4} | {:<32} | {:<32} | {:<10} | {:>11} | {:>11} | {:>11} | {:>11} | {:>11}\n",
                             rank + 1, b_name, join(diff.a_node_names), match_kind_name(diff.pair.how),
-                            diff.local ? figure_text(diff.local->relative_rms) : "-",
-                            diff.local ? figure_text(diff.local->gain_error) : "-",
-                            diff.local ? figure_text(diff.local->max_abs) : "-", figure_text(diff.total.relative_rms),
-                            figure_text(diff.total.max_abs));
+                            diff.local ? figure(diff.local->relative_rms) : "-",
+                            diff.local ? figure(diff.local->gain_error) : "-",
+                            diff.local ? figure(diff.local->max_abs) : "-", figure(diff.total.relative_rms),
+                            figure(diff.total.max_abs));
     }
     if (result.first_divergence) {
         const PairDiff& diff = result.pairs[*result.first_divergence];
@@ -450,7 +444,7 @@ std::string format_blame_table(const DiffResult& result, std::size_t top) {
             "First divergence: B's '{}' ({}), tensor '{}' against A's '{}': its local error fails the tolerances "
             "(local max abs diff={}, relative RMS={})",
             diff.b_node_names.empty() ? diff.pair.b : diff.b_node_names.back(), diff.b_op_types, diff.pair.b,
-            diff.pair.a, figure_text(diff.local->max_abs), figure_text(diff.local->relative_rms));
+            diff.pair.a, figure(diff.local->max_abs), figure(diff.local->relative_rms));
     } else {
         text += "First divergence: none (every layer's local error is within the tolerances)";
     }

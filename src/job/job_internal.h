@@ -1,7 +1,10 @@
 // Internal to the job layer: what the executor (run_job.cpp) and the printer (program.cpp) decide alike.
 #pragma once
 
+#include <stdlib.h>  // mkdtemp
+
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,10 +15,34 @@
 #include <vector>
 
 #include "polygraphy/backend/onnx/slices.h"
+#include "polygraphy/common/exception.h"
 #include "polygraphy/common/npz.h"
 #include "polygraphy/job/run_job.h"
 
 namespace polygraphy::job_detail {
+
+/// A fresh folder under the system's temporary folder, removed with everything in it on every path.
+/// PolygraphyException naming the temporary folder when it cannot be created.
+class ScratchFolder {
+public:
+    explicit ScratchFolder(const std::string& prefix) {
+        std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+        if (!::mkdtemp(pattern.data()))
+            throw PolygraphyException("Could not create a temporary folder under " +
+                                      std::filesystem::temp_directory_path().string());
+        path_ = pattern;
+    }
+    ~ScratchFolder() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    ScratchFolder(const ScratchFolder&) = delete;
+    ScratchFolder& operator=(const ScratchFolder&) = delete;
+    std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+    std::filesystem::path path_;
+};
 
 /// A visitor made of lambdas, one per alternative of a step variant: std::visit rejects a visitor
 /// that misses one, so the executor and the printer cannot drift apart on the kinds of steps.

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <onnx/defs/schema.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +19,9 @@
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/job/diff_job.h"
+
+#include "common/text_util.h"
+#include "job/job_internal.h"
 
 namespace polygraphy {
 namespace {
@@ -44,27 +46,6 @@ public:
 
 private:
     Severity saved_;
-};
-
-// A folder of its own under the system's temporary folder, removed with everything in it.
-class ScratchDir {
-public:
-    ScratchDir() {
-        std::string pattern = (fs::temp_directory_path() / "polygraphy_precision_XXXXXX").string();
-        if (!::mkdtemp(pattern.data()))
-            throw PolygraphyException("Cannot create a temporary folder under " + fs::temp_directory_path().string());
-        path_ = pattern;
-    }
-    ~ScratchDir() {
-        std::error_code ignored;
-        fs::remove_all(path_, ignored);
-    }
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-    std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
-private:
-    std::string path_;
 };
 
 bool has_graph_attribute(const onnx::NodeProto& node) {
@@ -132,13 +113,6 @@ std::unordered_map<std::string, int32_t> tensor_elem_types(const onnx::ModelProt
     return types;
 }
 
-std::string join(const std::vector<std::string>& names, std::size_t most) {
-    std::string text;
-    for (std::size_t i = 0; i < names.size() && i < most; ++i) text += (i ? ", " : "") + names[i];
-    if (names.size() > most) text += fmt::format(" (+{} more)", names.size() - most);
-    return text;
-}
-
 // Why `node` cannot compute in `onnx_type` ("tensor(float16)") at `opset`, by its ONNX schema's type
 // constraint of its first output ("" when it can, or when libonnx knows no schema of it).
 std::string schema_refusal(const onnx::NodeProto& node, int64_t opset, const std::string& onnx_type) {
@@ -153,13 +127,7 @@ std::string schema_refusal(const onnx::NodeProto& node, int64_t opset, const std
         "Node '{}' ({}, opset {}) cannot compute in {}: ONNX's {}-{} output takes {}; keep the op in float32 with "
         "--op-block-list {}",
         node.name(), node.op_type(), opset, onnx_type.substr(7, onnx_type.size() - 8), node.op_type(),
-        schema->since_version(), join(allowed, 8), node.op_type());
-}
-
-std::string figure_text(double value) {
-    if (std::isnan(value)) return "nan";
-    if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-    return fmt::format("{:.3g}", value);
+        schema->since_version(), text::join_first(allowed, 8), node.op_type());
 }
 
 // Why `figures` fail `check`, or "" when they pass.
@@ -175,24 +143,24 @@ std::string check_failure(const ErrorFigures& figures, const PrecisionCheck& che
         case PrecisionCheck::ErrorStat::kElementwise:
             if (figures.failing)
                 return fmt::format("{} of {} elements beyond atol={} rtol={} (max abs diff {}, max rel diff {})",
-                                   figures.failing, figures.size, atol, rtol, figure_text(figures.max_abs),
-                                   figure_text(figures.max_rel));
+                                   figures.failing, figures.size, atol, rtol, text::figure(figures.max_abs),
+                                   text::figure(figures.max_rel));
             break;
         case PrecisionCheck::ErrorStat::kMax:
             if (!bounded(figures.max_abs, figures.max_rel))
                 return fmt::format("max abs diff {} > atol={} and max rel diff {} > rtol={}",
-                                   figure_text(figures.max_abs), atol, figure_text(figures.max_rel), rtol);
+                                   text::figure(figures.max_abs), atol, text::figure(figures.max_rel), rtol);
             break;
         case PrecisionCheck::ErrorStat::kMean:
             if (!bounded(figures.mean_abs, figures.mean_rel))
                 return fmt::format("mean abs diff {} > atol={} and mean rel diff {} > rtol={}",
-                                   figure_text(figures.mean_abs), atol, figure_text(figures.mean_rel), rtol);
+                                   text::figure(figures.mean_abs), atol, text::figure(figures.mean_rel), rtol);
             break;
     }
     if (check.min_cosine && !(figures.cosine >= *check.min_cosine))
-        return fmt::format("cosine similarity {} < {}", figure_text(figures.cosine), *check.min_cosine);
+        return fmt::format("cosine similarity {} < {}", text::figure(figures.cosine), *check.min_cosine);
     if (check.min_sqnr_db && !(figures.sqnr_db >= *check.min_sqnr_db))
-        return fmt::format("SQNR {} dB < {} dB", figure_text(figures.sqnr_db), *check.min_sqnr_db);
+        return fmt::format("SQNR {} dB < {} dB", text::figure(figures.sqnr_db), *check.min_sqnr_db);
     return "";
 }
 
@@ -369,7 +337,7 @@ std::vector<std::size_t> rank_candidates(const PrecisionJob& job, const onnx::Mo
                                          const std::vector<PrecisionCandidate>& candidates, const InputList& feeds) {
     std::vector<double> score(candidates.size(), -1);
     try {
-        ScratchDir scratch;
+        job_detail::ScratchFolder scratch("polygraphy-precision");
         const std::string a_path = scratch.file("reference.onnx"), b_path = scratch.file("low_precision.onnx");
         DiffJob diff;
         {
@@ -586,17 +554,16 @@ onnx::ModelProto mixed_precision_model(const onnx::ModelProto& model, LowPrecisi
     // int8: each kept tensor's QuantizeLinear and DequantizeLinear nodes go; their readers read the
     // float tensor. A DequantizeLinear output that the graph yields becomes an Identity of it.
     const std::unordered_set<std::string> kept_labels(kept.begin(), kept.end());
-    std::unordered_set<std::string> removed;
-    std::unordered_map<std::string, std::string> float_of;  // a removed DequantizeLinear's output -> the tensor
+    std::unordered_map<std::string, std::string> removed;  // a removed Q/DQ node's name -> the kept tensor
     for (const PrecisionCandidate& candidate : candidates)
-        if (kept_labels.contains(candidate.label)) removed.insert(candidate.nodes.begin(), candidate.nodes.end());
+        if (kept_labels.contains(candidate.label))
+            for (const auto& name : candidate.nodes) removed.emplace(name, candidate.label);
     onnx::GraphProto& graph = *mixed.mutable_graph();
+    std::unordered_map<std::string, std::string> float_of;  // a removed DequantizeLinear's output -> the tensor
     for (const auto& node : graph.node())
-        if (removed.contains(node.name()) && node.op_type() == "DequantizeLinear") {
-            for (const PrecisionCandidate& candidate : candidates)
-                if (std::find(candidate.nodes.begin(), candidate.nodes.end(), node.name()) != candidate.nodes.end())
-                    float_of[node.output(0)] = candidate.label;
-        }
+        if (const auto found = removed.find(node.name());
+            found != removed.end() && node.op_type() == "DequantizeLinear")
+            float_of[node.output(0)] = found->second;
     std::unordered_set<std::string> graph_outputs;
     for (const auto& output : graph.output()) graph_outputs.insert(output.name());
     google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
@@ -700,7 +667,7 @@ PrecisionResult run_precision_job(const PrecisionJob& job) {
         result.ranking_seconds = seconds_since(ranking_start);
         for (std::size_t c : order) result.ranking.push_back(candidates[c].label);
         logger().info(fmt::format("Ranked the candidates by local error (debug diff replay, {:.2f} s): {}",
-                                  result.ranking_seconds, join(result.ranking, 5)));
+                                  result.ranking_seconds, text::join_first(result.ranking, 5)));
         kept = ranked_search(evaluator, order, job.search);
         result.one_minimal = true;
     }
@@ -751,12 +718,12 @@ std::string format_precision_result(const PrecisionResult& result, LowPrecision 
                            precision_name(precision), result.candidates);
     else if (precision == LowPrecision::kInt8)
         text = fmt::format("Keep {} of {} activation(s) in float (their Q/DQ pairs removed): {}",
-                           result.kept_tensors.size(), result.candidates, join(result.kept_tensors, 50));
+                           result.kept_tensors.size(), result.candidates, text::join_first(result.kept_tensors, 50));
     else
         text = fmt::format("Keep {} of {} node(s) in float32: {}", result.kept.size(), result.candidates,
-                           join(result.kept, 50));
+                           text::join_first(result.kept, 50));
     if (precision == LowPrecision::kInt8 && !result.kept.empty())
-        text += "\n    Q/DQ nodes removed: " + join(result.kept, 50);
+        text += "\n    Q/DQ nodes removed: " + text::join_first(result.kept, 50);
     text += fmt::format("\n{} evaluation(s) on {} sample(s) each | {:.2f} s (ranking {:.2f} s)", result.evaluations,
                         result.samples, result.seconds, result.ranking_seconds);
     if (!result.kept.empty())

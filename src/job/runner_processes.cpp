@@ -48,27 +48,6 @@ std::string last_lines(const std::string& text, std::size_t count) {
     return text.substr(start, end - start);
 }
 
-// A scratch folder for the results files, removed on every path.
-class ScratchFolder {
-public:
-    ScratchFolder() {
-        std::string path_template = (std::filesystem::temp_directory_path() / "polygraphy-runners-XXXXXX").string();
-        if (!mkdtemp(path_template.data()))
-            throw PolygraphyException("Could not create a temporary folder for the runner processes' results");
-        path_ = path_template;
-    }
-    ~ScratchFolder() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path_, ignored);
-    }
-    ScratchFolder(const ScratchFolder&) = delete;
-    ScratchFolder& operator=(const ScratchFolder&) = delete;
-    std::string file(const std::string& name) const { return (path_ / name).string(); }
-
-private:
-    std::filesystem::path path_;
-};
-
 // The results a runner process left, or why there are none.
 std::optional<RunResults> read_results(const std::string& path, std::string& problem) {
     if (!std::filesystem::exists(path)) {
@@ -96,7 +75,7 @@ RunJobResult run_job_in_processes(const RunJob& job, const RunnerProcessOptions&
     if (job.runners.empty()) return run_job(job);
     if (options.command.empty()) throw UsageError("run_job_in_processes: the command that starts a runner is empty");
 
-    ScratchFolder scratch;
+    job_detail::ScratchFolder scratch("polygraphy-runners");
     RunResults results;
     bool runners_failed = false;
     for (std::size_t index = 0; index < job.runners.size(); ++index) {
