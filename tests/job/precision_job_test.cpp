@@ -111,6 +111,27 @@ TEST(PrecisionJob, GreedySearchAndMetricChecksFindTheSameNodes) {
     EXPECT_THAT(run_precision_job(job).kept, ElementsAre("/scale/Mul", "/delta/Sub"));
 }
 
+// onnxconverter-common's search, for comparison: segments in graph order; it finds the two faults too,
+// but nothing checks that its answer is 1-minimal.
+TEST(PrecisionJob, TheNodeOrderSearchFindsThePlantedFaultsWithoutRanking) {
+    TempDir dir;
+    PrecisionJob job = trouble_job(dir);
+    job.search = PrecisionSearch::kNodeOrder;
+    const PrecisionResult result = run_precision_job(job);
+    EXPECT_THAT(result.kept, ElementsAre("/scale/Mul", "/delta/Sub"));
+    EXPECT_TRUE(result.ranking.empty());
+    EXPECT_FALSE(result.one_minimal);
+    EXPECT_THAT(format_precision_result(result, LowPrecision::kFp16), HasSubstr("Not verified 1-minimal"));
+}
+
+TEST(PrecisionJob, ACosineFloorAloneFindsTheFaults) {
+    TempDir dir;
+    PrecisionJob job = trouble_job(dir);
+    job.check.tolerances = {1e30, 1e30};
+    job.check.min_cosine = 0.9999;
+    EXPECT_THAT(run_precision_job(job).kept, ElementsAre("/scale/Mul", "/delta/Sub"));
+}
+
 TEST(PrecisionJob, AnExternalCheckDecides) {
     TempDir dir;
     PrecisionJob job = trouble_job(dir);

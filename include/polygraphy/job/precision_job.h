@@ -10,8 +10,9 @@
 //      ranks the candidates by their local error;
 //   2. the shortest prefix of that ranking that passes is found by bisection (or greedily, one more
 //      node at a time);
-//   3. nodes are given back to low precision, least blamed first, while the check still passes,
-//      until every kept node fails the check when given back alone (1-minimal, verified).
+//   3. segments of that prefix, halved while they fail, then single nodes, are given back to low
+//      precision, least blamed first, while the check still passes, until every kept node fails the
+//      check when given back alone (1-minimal, verified).
 //
 //     PrecisionJob job;
 //     job.model = ModelJob{"model.onnx"};

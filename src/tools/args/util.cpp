@@ -4,9 +4,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 
 #include "polygraphy/common/exception.h"
+#include "polygraphy/common/file_io.h"
+#include "polygraphy/common/python_repr.h"
 
 namespace polygraphy::tools::args_util {
 namespace {
@@ -139,6 +142,28 @@ std::optional<double> parse_float(std::string_view text) {
     const double value = std::strtod(body.c_str(), &end);
     if (end != body.c_str() + body.size()) return std::nullopt;
     return value;  // overflow gives +-inf, as Python does
+}
+
+std::optional<double> parse_number_option(const std::optional<std::string>& text, const std::string& flag,
+                                          bool non_negative) {
+    if (!text) return std::nullopt;
+    const auto value = parse_float(*text);
+    if (!value || std::isnan(*value) || (non_negative && !(*value >= 0)))
+        throw UsageError(flag + ": expected a number" + (non_negative ? " of 0 or more" : "") + ", got " +
+                         python_repr(*text));
+    return value;
+}
+
+void check_destination(const std::optional<std::string>& path, const std::string& flag) {
+    if (!path) return;
+    std::error_code error;
+    if (std::filesystem::is_directory(*path, error))
+        throw UsageError(flag + ": " + *path + " is a folder; give a file path");
+    try {
+        AtomicFile probe(*path);  // removed again: never committed
+    } catch (const PolygraphyException& failure) {
+        throw UsageError(flag + ": " + failure.what());
+    }
 }
 
 KeyValue split_key_value(std::string_view arg) {

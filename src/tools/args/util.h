@@ -19,6 +19,16 @@ namespace polygraphy::tools::args_util {
 std::optional<int64_t> parse_int(std::string_view text);
 /// Python float(): decimal/scientific notation, inf/infinity/nan (any case), surrounding spaces.
 std::optional<double> parse_float(std::string_view text);
+/// The value of a one-number option (`--atol 1e-3`, `--check-sqnr 30`): nullopt when `text` is;
+/// UsageError "<flag>: expected a number[ of 0 or more], got '<text>'" for what parse_float() refuses,
+/// NaN, and (with `non_negative`) a negative number.
+std::optional<double> parse_number_option(const std::optional<std::string>& text, const std::string& flag,
+                                          bool non_negative);
+
+/// Refuses, before a tool does any work, an output path that cannot be written: UsageError
+/// "<flag>: <path> is a folder; give a file path" or "<flag>: <why>" (a file is created and removed
+/// again to find out). Nothing for nullopt.
+void check_destination(const std::optional<std::string>& path, const std::string& flag);
 
 /// `[<key>:]<value>` split on the LAST ':' (Python's rpartition), so keys may contain ':'
 /// (`Input:0:1e-3` -> key "Input:0"). No ':' gives the empty key, meaning "every other name".

@@ -16,28 +16,6 @@ RunnerStep backend_step(const std::string& name) {
     return RefRunnerStep{};
 }
 
-double tolerance(const ParsedArgs& args, const std::string& dest, const std::string& flag, double fallback) {
-    const auto text = args.value(dest);
-    if (!text) return fallback;
-    const auto value = args_util::parse_float(*text);
-    if (!value || !(*value >= 0))
-        throw UsageError(flag + ": expected a number of 0 or more, got " + python_repr(*text));
-    return *value;
-}
-
-// Refuses, before anything runs, a destination that cannot be written.
-void check_destination(const std::optional<std::string>& path, const std::string& flag) {
-    if (!path) return;
-    std::error_code error;
-    if (std::filesystem::is_directory(*path, error))
-        throw UsageError(flag + ": " + *path + " is a folder; give a file path");
-    try {
-        AtomicFile probe(*path);  // removed again: never committed
-    } catch (const PolygraphyException& failure) {
-        throw UsageError(flag + ": " + failure.what());
-    }
-}
-
 }  // namespace
 
 std::string DiffTool::description() const {
@@ -121,8 +99,10 @@ int DiffTool::run_impl(const ParsedArgs& args) {
     if (args.has("input_shapes"))
         job.data_loader.generator.input_metadata =
             args_util::parse_input_shapes("--input-shapes", args.values("input_shapes"));
-    job.tolerances.atol = tolerance(args, "atol", "--atol", job.tolerances.atol);
-    job.tolerances.rtol = tolerance(args, "rtol", "--rtol", job.tolerances.rtol);
+    job.tolerances.atol =
+        args_util::parse_number_option(args.value("atol"), "--atol", true).value_or(job.tolerances.atol);
+    job.tolerances.rtol =
+        args_util::parse_number_option(args.value("rtol"), "--rtol", true).value_or(job.tolerances.rtol);
     for (const std::string& entry : args.values("input_map")) {
         const std::size_t colon = entry.find(':');
         if (colon == std::string::npos || colon == 0 || colon + 1 == entry.size())
@@ -146,11 +126,11 @@ int DiffTool::run_impl(const ParsedArgs& args) {
             throw UsageError("--model-explorer-node-data: expected two files, A's then B's, got " +
                              std::to_string(paths.size()));
         job.model_explorer_paths = std::pair{paths[0], paths[1]};
-        check_destination(paths[0], "--model-explorer-node-data");
-        check_destination(paths[1], "--model-explorer-node-data");
+        args_util::check_destination(paths[0], "--model-explorer-node-data");
+        args_util::check_destination(paths[1], "--model-explorer-node-data");
     }
-    check_destination(job.save_matches, "--save-matches");
-    check_destination(job.report_path, "--report");
+    args_util::check_destination(job.save_matches, "--save-matches");
+    args_util::check_destination(job.report_path, "--report");
 
     const DiffResult result = run_diff_job(job);
     logger().info(format_blame_table(result, job.top));

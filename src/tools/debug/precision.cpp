@@ -11,28 +11,15 @@
 #include "tools/debug/debug.h"
 
 namespace polygraphy::tools {
-namespace {
-
-std::optional<double> number(const ParsedArgs& args, const std::string& dest, const std::string& flag,
-                             bool non_negative) {
-    const auto text = args.value(dest);
-    if (!text) return std::nullopt;
-    const auto value = args_util::parse_float(*text);
-    if (!value || (non_negative && !(*value >= 0)) || std::isnan(*value))
-        throw UsageError(flag + ": expected a number" + (non_negative ? " of 0 or more" : "") + ", got " +
-                         python_repr(*text));
-    return value;
-}
-
-}  // namespace
 
 std::string PrecisionTool::description() const {
     return "[EXPERIMENTAL] Find the nodes of an ONNX model to keep in higher precision so that its fp16, bf16 or\n"
            "int8 (QDQ) version passes a check on every sample.\n"
            "\n"
            "One `debug diff` replay ranks the nodes by their local error; the shortest ranked prefix that\n"
-           "passes is found by bisection; then nodes go back to low precision, least blamed first, while the\n"
-           "check passes, until each kept node fails the check when given back alone (1-minimal). The answer\n"
+           "passes is found by bisection; then halves of it, and then single nodes, go back to low precision,\n"
+           "least blamed first, while the check passes, until each kept node fails the check when given back\n"
+           "alone (1-minimal). The answer\n"
            "is ONNX node names, a block-list JSON for `convert --fp-to-fp16 --block-list-file` and\n"
            "onnxconverter-common, and the mixed model (-o).\n"
            "\n"
@@ -104,14 +91,16 @@ int PrecisionTool::run_impl(const ParsedArgs& args) {
     if (args.has("input_shapes"))
         job.data_loader.generator.input_metadata =
             args_util::parse_input_shapes("--input-shapes", args.values("input_shapes"));
-    job.check.tolerances.atol = number(args, "atol", "--atol", true).value_or(job.check.tolerances.atol);
-    job.check.tolerances.rtol = number(args, "rtol", "--rtol", true).value_or(job.check.tolerances.rtol);
+    job.check.tolerances.atol =
+        args_util::parse_number_option(args.value("atol"), "--atol", true).value_or(job.check.tolerances.atol);
+    job.check.tolerances.rtol =
+        args_util::parse_number_option(args.value("rtol"), "--rtol", true).value_or(job.check.tolerances.rtol);
     const std::string stat = args.value("check_error_stat").value_or("elemwise");
     job.check.error_stat = stat == "max"    ? PrecisionCheck::ErrorStat::kMax
                            : stat == "mean" ? PrecisionCheck::ErrorStat::kMean
                                             : PrecisionCheck::ErrorStat::kElementwise;
-    job.check.min_cosine = number(args, "check_cosine", "--check-cosine", false);
-    job.check.min_sqnr_db = number(args, "check_sqnr", "--check-sqnr", false);
+    job.check.min_cosine = args_util::parse_number_option(args.value("check_cosine"), "--check-cosine", false);
+    job.check.min_sqnr_db = args_util::parse_number_option(args.value("check_sqnr"), "--check-sqnr", false);
     const std::string search = args.value("search").value_or("bisect");
     job.search = search == "greedy"       ? PrecisionSearch::kGreedy
                  : search == "node-order" ? PrecisionSearch::kNodeOrder
@@ -121,6 +110,9 @@ int PrecisionTool::run_impl(const ParsedArgs& args) {
         throw UsageError("--op-block-list applies to --precision fp16 and bf16");
     job.output_path = args.value("output");
     job.block_list_path = args.value("save_block_list");
+    // Refused before the search, which may take long, rather than after it.
+    args_util::check_destination(job.output_path, "--output");
+    args_util::check_destination(job.block_list_path, "--save-block-list");
 
     const auto& check = arg_group<CheckCmdArgs>();
     const std::string artifact = args.value("iter_artifact").value_or("polygraphy_debug.onnx");

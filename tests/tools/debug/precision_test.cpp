@@ -97,6 +97,15 @@ TEST_F(DebugPrecision, BadInputGetsOneLine) {
                 "The node block list names '/nowhere/Mul', which no node of the model has");
     expect_line({"convert", model_, "--node-block-list", "/scale/Mul", "-o", dir_.file("o.onnx")},
                 "--node-block-list, --op-block-list and --block-list-file apply to --fp-to-fp16 or --fp-to-bf16");
+    // Destinations that cannot be written are refused before the search, not after it.
+    for (const char* flag : {"-o", "--save-block-list"}) {
+        const auto refused = run_polygraphy({"debug", "precision", model_, flag, dir_.path()});
+        EXPECT_EQ(refused.exit_code, 1) << refused.output;
+        EXPECT_THAT(refused.output, HasSubstr(" is a folder; give a file path"));
+        EXPECT_THAT(refused.output, Not(HasSubstr("Evaluation")));
+    }
+    expect_line({"debug", "precision", model_, "--check-sqnr", "nan"}, "--check-sqnr: expected a number, got 'nan'");
+    expect_line({"debug", "precision", model_, "--atol", "-1"}, "--atol: expected a number of 0 or more, got '-1'");
     write_file_atomically(dir_.file("bad.json"), "[1, 2]");
     expect_line(
         {"convert", model_, "--fp-to-fp16", "--block-list-file", dir_.file("bad.json"), "-o", dir_.file("o.onnx")},
