@@ -456,6 +456,8 @@ private:
             }
         }
         if (options_.collect_distributions) result.distributions = distributions(out0, out1, diffs);
+        if (options_.collect_error_histograms)
+            result.error_histograms = ErrorHistograms{decade_histogram(diffs.absdiff), decade_histogram(diffs.reldiff)};
         logger().extra_verbose("Finished comparing: '" + name0 + "' (" + describe(out0) + ") [" + runner0 + "] and '" +
                                name1 + "' (" + describe(out1) + ") [" + runner1 + "]");
     }

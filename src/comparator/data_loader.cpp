@@ -1,6 +1,7 @@
 // The seeded random data loader (bit-compatible with Polygraphy's numpy DataLoader) and feed helpers.
 #include "polygraphy/comparator/data_loader.h"
 
+#include <fmt/format.h>
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <random>
 
+#include "common/hash.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/float16.h"
 #include "polygraphy/common/logger.h"
@@ -540,6 +542,61 @@ DataLoaderFn data_loader_from_generator(std::function<std::optional<TensorMap>(c
         }
         ++state->position;
         return feed;
+    };
+}
+
+namespace {
+
+void hash_feed(Hasher& hasher, const TensorMap& feed) {
+    hasher.add_number(feed.size());
+    for (const auto& [name, tensor] : feed) {
+        hasher.add(name);
+        hasher.add(dtype_name(tensor.dtype()));
+        hasher.add_number(tensor.shape().size());
+        for (int64_t dim : tensor.shape()) hasher.add_number(static_cast<uint64_t>(dim));
+        if (tensor.dtype() == DataType::kString) {
+            for (const std::string& text : tensor.strings()) hasher.add(text);
+        } else {
+            hasher.add(tensor.data(), tensor.nbytes());
+        }
+    }
+}
+
+}  // namespace
+
+DataLoaderFn shard_data_loader(DataLoaderFn loader, std::size_t index, std::size_t count,
+                               std::shared_ptr<DatasetTally> tally) {
+    if (count == 0 || index >= count)
+        throw UsageError(fmt::format("Shard {} of {} does not exist: a shard index goes from 0 to the shard count - 1",
+                                     index, count));
+    // What the loader has yielded so far, in order.
+    struct State {
+        std::size_t next = 0;  // the loader's next sample
+        bool ended = false;
+        Hasher hasher;
+    };
+    auto state = std::make_shared<State>();
+    return [loader = std::move(loader), index, count, tally, state](
+               std::size_t iteration, const TensorMetadata& metadata) -> std::optional<TensorMap> {
+        const std::size_t wanted = index + iteration * count;
+        if (wanted < state->next) return loader(wanted, metadata);  // a revisit: random access
+        while (!state->ended) {
+            const std::size_t sample = state->next;
+            std::optional<TensorMap> feed = loader(sample, metadata);
+            if (!feed) {
+                state->ended = true;
+                if (tally) {
+                    Hasher hasher = state->hasher;
+                    hasher.add_number(sample);
+                    *tally = DatasetTally{true, sample, hasher.hex()};
+                }
+                break;
+            }
+            ++state->next;
+            hash_feed(state->hasher, *feed);
+            if (sample == wanted) return feed;
+        }
+        return std::nullopt;
     };
 }
 

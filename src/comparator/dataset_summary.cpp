@@ -40,43 +40,71 @@ SampleQuantiles quantiles_of(std::vector<double> values) {
 
 }  // namespace
 
-std::vector<OutputDatasetSummary> summarize_dataset(const AccuracyResult::PairResult& pair) {
+void complete_output_summary(OutputDatasetSummary& summary) {
+    std::sort(summary.per_sample.begin(), summary.per_sample.end(),
+              [](const SampleOutcome& a, const SampleOutcome& b) { return a.sample < b.sample; });
+    summary.samples = summary.per_sample.size();
+    summary.passed = summary.failed = 0;
+    summary.sum_max_abs = summary.sum_max_rel = summary.sum_mean_abs = summary.sum_mean_rel = 0;
+    summary.worst_sample = summary.per_sample.empty() ? 0 : summary.per_sample.front().sample;
+    std::vector<double> abs_values, rel_values;
+    std::pair<bool, double> worst{false, -1.0};  // (failed, largest difference), NaN as the largest
+    for (const SampleOutcome& outcome : summary.per_sample) {
+        if (outcome.passed)
+            ++summary.passed;
+        else
+            ++summary.failed;
+        const double abs_diff = outcome.compared ? outcome.max_abs : std::nan("");
+        abs_values.push_back(abs_diff);
+        rel_values.push_back(outcome.compared ? outcome.max_rel : std::nan(""));
+        if (outcome.compared) {
+            summary.sum_max_abs += outcome.max_abs;
+            summary.sum_max_rel += outcome.max_rel;
+            summary.sum_mean_abs += outcome.mean_abs;
+            summary.sum_mean_rel += outcome.mean_rel;
+        }
+        // A failing sample outranks any passing one; among equals, the larger difference.
+        const std::pair<bool, double> rank{!outcome.passed,
+                                           std::isnan(abs_diff) ? std::numeric_limits<double>::infinity() : abs_diff};
+        if (rank > worst) {
+            worst = rank;
+            summary.worst_sample = outcome.sample;
+        }
+    }
+    summary.max_abs = quantiles_of(std::move(abs_values));
+    summary.max_rel = quantiles_of(std::move(rel_values));
+}
+
+std::vector<OutputDatasetSummary> summarize_dataset(const AccuracyResult::PairResult& pair, SampleIndexing indexing) {
     OrderedMap<OutputDatasetSummary> outputs;
-    OrderedMap<std::vector<double>> abs_values, rel_values;
-    OrderedMap<std::pair<bool, double>> worst_figure;  // (failed, largest difference), NaN as the largest
-    for (std::size_t sample = 0; sample < pair.iterations.size(); ++sample) {
-        for (const auto& [name, result] : pair.iterations[sample]) {
+    for (std::size_t iteration = 0; iteration < pair.iterations.size(); ++iteration) {
+        for (const auto& [name, result] : pair.iterations[iteration]) {
             if (!outputs.contains(name)) {
                 OutputDatasetSummary fresh;
                 fresh.output = name;
                 outputs.set(name, fresh);
-                abs_values.set(name, {});
-                rel_values.set(name, {});
-                worst_figure.set(name, {false, -1.0});
             }
             OutputDatasetSummary& summary = outputs.at(name);
-            ++summary.samples;
-            if (result.passed)
-                ++summary.passed;
-            else
-                ++summary.failed;
-            const double abs_diff = result.error.empty() ? result.max_absdiff : std::nan("");
-            abs_values.at(name).push_back(abs_diff);
-            rel_values.at(name).push_back(result.error.empty() ? result.max_reldiff : std::nan(""));
-            // A failing sample outranks any passing one; among equals, the larger difference.
-            const std::pair<bool, double> rank{
-                !result.passed, std::isnan(abs_diff) ? std::numeric_limits<double>::infinity() : abs_diff};
-            if (rank > worst_figure.at(name)) {
-                worst_figure.at(name) = rank;
-                summary.worst_sample = sample;
+            SampleOutcome outcome;
+            outcome.sample = indexing.first + iteration * indexing.stride;
+            outcome.passed = result.passed;
+            outcome.compared = result.error.empty();
+            outcome.max_abs = outcome.compared ? result.max_absdiff : std::nan("");
+            outcome.max_rel = outcome.compared ? result.max_reldiff : std::nan("");
+            outcome.mean_abs = outcome.compared ? result.mean_absdiff : std::nan("");
+            outcome.mean_rel = outcome.compared ? result.mean_reldiff : std::nan("");
+            summary.per_sample.push_back(outcome);
+            if (result.error_histograms) {
+                if (!summary.histograms) summary.histograms.emplace();
+                add_histogram(summary.histograms->absolute, result.error_histograms->absolute);
+                add_histogram(summary.histograms->relative, result.error_histograms->relative);
             }
         }
     }
     std::vector<OutputDatasetSummary> result;
     for (auto& [name, summary] : outputs) {
-        summary.max_abs = quantiles_of(abs_values.at(name));
-        summary.max_rel = quantiles_of(rel_values.at(name));
-        result.push_back(summary);
+        complete_output_summary(summary);
+        result.push_back(std::move(summary));
     }
     return result;
 }

@@ -124,19 +124,7 @@ void save_accuracy_report(const AccuracyResult& accuracy, const std::optional<Di
             writer.key("dataset").begin_object();
             for (const OutputDatasetSummary& output : summarize_dataset(pair)) {
                 writer.key(output.output).begin_object();
-                writer.key("samples").value(static_cast<int64_t>(output.samples));
-                writer.key("passed").value(static_cast<int64_t>(output.passed));
-                writer.key("failed").value(static_cast<int64_t>(output.failed));
-                for (const auto& [key, figures] :
-                     {std::pair{"max_abs_diff", &output.max_abs}, std::pair{"max_rel_diff", &output.max_rel}}) {
-                    writer.key(key).begin_object();
-                    writer.key("min").value(figures->min);
-                    writer.key("median").value(figures->median);
-                    writer.key("p90").value(figures->p90);
-                    writer.key("max").value(figures->max);
-                    writer.end_object();
-                }
-                writer.key("worst_sample").value(static_cast<int64_t>(output.worst_sample));
+                write_output_figures(writer, output);
                 writer.end_object();
             }
             writer.end_object();

@@ -3,10 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "comparator/figure.h"
 #include "comparator/stats_internal.h"
@@ -191,6 +193,53 @@ std::pair<Histogram, Histogram> shared_linear_histograms(const Tensor& first, co
         }
     }
     return {linear_histogram(first, low, high, bins), linear_histogram(second, low, high, bins)};
+}
+
+Histogram decade_histogram(const Tensor& tensor) {
+    Histogram histogram;
+    histogram.log_scale = true;
+    histogram.low = std::pow(10.0, kDecadeHistogramFirstExponent);
+    histogram.high = std::pow(10.0, kDecadeHistogramFirstExponent + kDecadeHistogramBins);
+    // The lower edge of each bin, exactly as the decimal literal rounds (1e-3 is not 10^-3 computed).
+    std::array<double, kDecadeHistogramBins> edges{};
+    for (int i = 0; i < kDecadeHistogramBins; ++i)
+        edges[static_cast<std::size_t>(i)] = std::stod("1e" + std::to_string(kDecadeHistogramFirstExponent + i));
+    constexpr int64_t kNonPositive = kDecadeHistogramBins, kNan = kDecadeHistogramBins + 1,
+                      kInfinite = kDecadeHistogramBins + 2;
+    std::vector<int64_t> counts(kDecadeHistogramBins + 3, 0);
+    figure::visit_numbers(tensor, [&](const auto* data, int64_t n) {
+        count_bins(n, counts, [&](int64_t i) -> int64_t {
+            const double v = static_cast<double>(data[i]);
+            if (std::isnan(v)) return kNan;
+            if (std::isinf(v)) return kInfinite;
+            if (v <= 0) return kNonPositive;
+            // The last edge not above v: a binary search over 16 values, no logarithm.
+            const auto above = std::upper_bound(edges.begin(), edges.end(), v);
+            return above == edges.begin() ? 0 : static_cast<int64_t>(above - edges.begin()) - 1;
+        });
+    });
+    histogram.non_positive = counts[kNonPositive];
+    histogram.nan = counts[kNan];
+    histogram.infinite = counts[kInfinite];
+    counts.resize(kDecadeHistogramBins);
+    histogram.counts = std::move(counts);
+    return histogram;
+}
+
+void add_histogram(Histogram& total, const Histogram& part) {
+    const bool total_empty = total.counts.empty() && total.total() == 0;
+    if (total_empty) {
+        total = part;
+        return;
+    }
+    if (part.counts.empty() && part.total() == 0) return;
+    if (total.log_scale != part.log_scale || total.low != part.low || total.high != part.high ||
+        total.counts.size() != part.counts.size())
+        throw FormatError("Histograms on different bins cannot be added");
+    for (std::size_t i = 0; i < part.counts.size(); ++i) total.counts[i] += part.counts[i];
+    total.non_positive += part.non_positive;
+    total.nan += part.nan;
+    total.infinite += part.infinite;
 }
 
 }  // namespace polygraphy

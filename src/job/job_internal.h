@@ -118,7 +118,8 @@ struct SlicePlan {
 /// The slices of a layer-wise run of `job` (see run_job()), or nullopt when the job does not re-mark
 /// outputs, cannot run in slices, or its outputs fit the budget at once. `model` is the job's shared
 /// model loader (called here: the model is loaded now).
-std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model);
+std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model,
+                                            std::shared_ptr<DatasetTally> tally = nullptr);
 
 /// What a layer-wise run found.
 struct SlicedRun {
@@ -182,7 +183,14 @@ RunVerdicts sliced_run_verdicts(SlicedRun& sliced);
 /// (SavedOutputs): complete them, compare (the divergence search loads `model`), report, validate,
 /// through `verdicts`. `runners_failed` makes the result fail whatever the comparisons say.
 RunJobResult finish_run_job(const RunJob& job, RunResults results, const RunVerdicts& verdicts, const OnnxLoader& model,
-                            bool runners_failed);
+                            bool runners_failed, const DatasetTally* tally = nullptr);
+
+/// `--save-summary`: the dataset summary of `accuracy` (samples numbered by the job's shard), with
+/// each failing sample's first divergence in the job's model and the run's fingerprints. `tally` is
+/// what the run's data loader saw of the whole dataset; when it is missing or incomplete (runners in
+/// processes of their own), the data loader is read again here.
+void save_run_summary(const RunJob& job, const AccuracyResult& accuracy, const OnnxLoader& model,
+                      const DatasetTally* tally);
 
 /// The lines Polygraphy's Comparator.postprocess logs around --postprocess (its top-k function is
 /// named top_k_impl); scripts grep them.

@@ -159,11 +159,12 @@ std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
     return plan_graph_slices(graph, marked, bytes, largest->bytes);
 }
 
-std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model) {
+std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model,
+                                            std::shared_ptr<DatasetTally> tally) {
     if (!may_run_in_slices(job)) return std::nullopt;
     const OnnxModel loaded = model();
     SlicePlan plan;
-    const DataLoaderFn data_loader = build_data_loader(job.data_loader);
+    const DataLoaderFn data_loader = build_data_loader(job.data_loader, std::move(tally));
     const TensorMetadata inputs = get_onnx_input_metadata(loaded->graph());
     while (std::optional<TensorMap> feed = data_loader(plan.feeds.size(), inputs))
         plan.feeds.push_back(std::move(*feed));

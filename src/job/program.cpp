@@ -221,9 +221,15 @@ std::string print_saved_data_load(Script& script, const std::string& path, const
         return json_loader + "(" + Script::quote(path) + ")";
     }
     script.add_include("polygraphy/job/saved_data.h");
-    if (format == SavedDataFormat::kOnnxTestData && model_path)
+    if ((format == SavedDataFormat::kOnnxTestData || format == SavedDataFormat::kDatasetFolder) && model_path)
         return reader + "(" + Script::quote(path) + ", " + Script::quote(*model_path) + ")";
     return reader + "(" + Script::quote(path) + ")";
+}
+
+// `loader` restricted to the job's shard (`--shard`), as build_data_loader() does.
+std::string sharded(const DataLoaderJob& data, const std::string& loader) {
+    if (!data.shard) return loader;
+    return fmt::format("shard_data_loader({}, {}, {})", loader, data.shard->index, data.shard->count);
 }
 
 // build_data_loader().
@@ -234,7 +240,7 @@ void print_data_loader(Script& script, const DataLoaderJob& data) {
             setup += "for (TensorMap& feed : " +
                      print_saved_data_load(script, path, "load_inputs", "load_saved_inputs", data.model_path) +
                      ") feeds.push_back(std::move(feed));\n";
-        script.set_data_loader(setup, "data_loader_from_list(std::move(feeds))");
+        script.set_data_loader(setup, sharded(data, "data_loader_from_list(std::move(feeds))"));
         return;
     }
     static_assert(aggregate_field_count<DataLoader::Options>() == 6,
@@ -255,7 +261,7 @@ void print_data_loader(Script& script, const DataLoaderJob& data) {
     }
     if (options.int_range) setup += "data_loader_options.int_range = " + print_range(*options.int_range) + ";\n";
     if (options.float_range) setup += "data_loader_options.float_range = " + print_range(*options.float_range) + ";\n";
-    script.set_data_loader(setup, "DataLoader(data_loader_options).as_function()");
+    script.set_data_loader(setup, sharded(data, "DataLoader(data_loader_options).as_function()"));
 }
 
 // Comparator::run, then --save-outputs.
@@ -287,7 +293,7 @@ std::string print_compare_func(const CompareJob& compare, std::string& code) {
         return std::string("compare_func::indices(index_tolerance") + (compare.fail_fast ? ", true" : "") + ")";
     }
     static const char* kStats[] = {"kElemwise", "kMax", "kMean", "kMedian", "kQuantile"};
-    static_assert(aggregate_field_count<SimpleCompareOptions>() == 12,
+    static_assert(aggregate_field_count<SimpleCompareOptions>() == 13,
                   "print_compare_func prints every field of SimpleCompareOptions: print the new one");
     const SimpleCompareOptions& options = compare.simple;
     code += "SimpleCompareOptions compare_options;\n";
@@ -303,6 +309,7 @@ std::string print_compare_func(const CompareJob& compare, std::string& code) {
         code += "compare_options.error_quantile.set(" + Script::quote(name) + ", " + Script::number(value) + ");\n";
     if (options.infinities_compare_equal) code += "compare_options.infinities_compare_equal = true;\n";
     if (options.collect_distributions) code += "compare_options.collect_distributions = true;\n";
+    if (options.collect_error_histograms) code += "compare_options.collect_error_histograms = true;\n";
     if (options.save_heatmaps)
         code += "compare_options.save_heatmaps = " + Script::quote(*options.save_heatmaps) + ";\n";
     if (options.show_heatmaps) code += "compare_options.show_heatmaps = true;\n";
@@ -461,6 +468,9 @@ std::string onnx_edit_program(const ModelJob& model, const std::string& output_m
 }
 
 std::string job_program(const RunJob& job, const std::vector<std::string>& header_comment) {
+    // The summary's fingerprints come from the job itself (job/run_summary.cpp), which a program
+    // does not hold.
+    if (job.compare.summary_path) throw UnsupportedError("--save-summary cannot be printed as a C++ program");
     Script script;
     print_logging(script, job.logging);
     const ModelUse use = job_detail::plan_model_use(job);

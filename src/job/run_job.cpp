@@ -152,15 +152,23 @@ std::vector<std::unique_ptr<BaseRunner>> build_runners(const RunJob& job) {
 
 // ---- data, inference, comparison -----------------------------------------------------------------
 
-DataLoaderFn build_data_loader(const DataLoaderJob& data) {
-    if (data.custom) return data.custom;
-    if (data.load_inputs_paths.empty()) return DataLoader(data.generator).as_function();
-    InputList feeds;
-    for (const auto& path : data.load_inputs_paths) {
-        InputList loaded = load_saved_inputs(path, data.model_path);
-        feeds.insert(feeds.end(), std::make_move_iterator(loaded.begin()), std::make_move_iterator(loaded.end()));
+DataLoaderFn build_data_loader(const DataLoaderJob& data, std::shared_ptr<DatasetTally> tally) {
+    DataLoaderFn loader;
+    if (data.custom) {
+        loader = data.custom;
+    } else if (data.load_inputs_paths.empty()) {
+        loader = DataLoader(data.generator).as_function();
+    } else {
+        InputList feeds;
+        for (const auto& path : data.load_inputs_paths) {
+            InputList loaded = load_saved_inputs(path, data.model_path);
+            feeds.insert(feeds.end(), std::make_move_iterator(loaded.begin()), std::make_move_iterator(loaded.end()));
+        }
+        loader = data_loader_from_list(std::move(feeds));
     }
-    return data_loader_from_list(std::move(feeds));
+    if (!data.shard && !tally) return loader;
+    const DatasetShard shard = data.shard.value_or(DatasetShard{});
+    return shard_data_loader(std::move(loader), shard.index, shard.count, std::move(tally));
 }
 
 CompareFunc build_compare_func(const CompareJob& compare) {
@@ -169,6 +177,7 @@ CompareFunc build_compare_func(const CompareJob& compare) {
         return compare_func::indices(compare.index_tolerance, compare.fail_fast);
     SimpleCompareOptions options = compare.simple;
     options.fail_fast = compare.fail_fast;
+    if (compare.summary_path) options.collect_error_histograms = true;
     return compare_func::simple(std::move(options));
 }
 
@@ -187,12 +196,15 @@ RunJobResult run_job(const RunJob& job) {
 
     // A layer-wise run whose outputs do not fit the memory budget at once runs, compares and
     // validates slice by slice (may_run_in_slices: its saved outputs are an .npz, which streams).
-    if (const std::optional<job_detail::SlicePlan> plan = job_detail::plan_layerwise_run(job, model)) {
+    // What the data loader sees of the whole dataset, for the summary's fingerprint.
+    const auto tally = job.compare.summary_path ? std::make_shared<DatasetTally>() : nullptr;
+    if (const std::optional<job_detail::SlicePlan> plan = job_detail::plan_layerwise_run(job, model, tally)) {
         job_detail::SliceOutputSink sink;
         if (saved.streams()) sink = save;
         job_detail::SlicedRun sliced = job_detail::run_in_slices(job, runners, *model(), *plan, sink);
         saved.finish(RunResults{});
-        return job_detail::finish_run_job(job, RunResults{}, job_detail::sliced_run_verdicts(sliced), model, false);
+        return job_detail::finish_run_job(job, RunResults{}, job_detail::sliced_run_verdicts(sliced), model, false,
+                                          tally.get());
     }
     // Called without runners too (--load-outputs alone), as Polygraphy's script does: it warns.
     std::vector<BaseRunner*> runner_pointers;
@@ -200,9 +212,10 @@ RunJobResult run_job(const RunJob& job) {
     Comparator::IterationCallback save_iteration;
     if (saved.streams()) save_iteration = save;
     RunResults results =
-        Comparator::run(runner_pointers, build_data_loader(job.data_loader), job.inference, save_iteration);
+        Comparator::run(runner_pointers, build_data_loader(job.data_loader, tally), job.inference, save_iteration);
     saved.finish(results);
-    return job_detail::finish_run_job(job, std::move(results), job_detail::whole_run_verdicts(job), model, false);
+    return job_detail::finish_run_job(job, std::move(results), job_detail::whole_run_verdicts(job), model, false,
+                                      tally.get());
 }
 
 // ---- the tail of a run ---------------------------------------------------------------------------
@@ -258,7 +271,7 @@ job_detail::RunVerdicts job_detail::sliced_run_verdicts(SlicedRun& sliced) {
 }
 
 RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, const RunVerdicts& verdicts,
-                                        const OnnxLoader& model, bool runners_failed) {
+                                        const OnnxLoader& model, bool runners_failed, const DatasetTally* tally) {
     RunJobResult outcome;
     outcome.results = std::move(results);
     verdicts.complete(outcome.results);
@@ -301,6 +314,10 @@ RunJobResult job_detail::finish_run_job(const RunJob& job, RunResults results, c
             logger().info("Saving accuracy report to " + *job.compare.report_path);
         }
         if (comparison_failure) std::rethrow_exception(comparison_failure);
+        if (job.compare.summary_path) {
+            job_detail::save_run_summary(job, accuracy, model, tally);
+            logger().info("Saving dataset summary to " + *job.compare.summary_path);
+        }
         if (job.compare.model_explorer_path) {
             save_model_explorer_node_data(accuracy, *job.compare.model_explorer_path);
             logger().info("Saving Model Explorer node data to " + *job.compare.model_explorer_path);

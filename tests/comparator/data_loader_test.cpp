@@ -560,3 +560,45 @@ TEST(ClosestMatch, PrefersSmallEditDistances) {
 
 }  // namespace
 }  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+TEST(ShardDataLoader, EveryCountthSampleAndTheSameFingerprintInEveryShard) {
+    InputList feeds;
+    for (int sample = 0; sample < 7; ++sample) {
+        TensorMap feed;
+        feed.set("x", Tensor::from_doubles(DataType::kFloat32, {1}, {static_cast<double>(sample)}));
+        feeds.push_back(feed);
+    }
+    std::vector<std::string> fingerprints;
+    for (std::size_t shard = 0; shard < 3; ++shard) {
+        auto tally = std::make_shared<DatasetTally>();
+        const DataLoaderFn loader = shard_data_loader(data_loader_from_list(feeds), shard, 3, tally);
+        std::vector<double> seen;
+        for (std::size_t i = 0; auto feed = loader(i, TensorMetadata{}); ++i)
+            seen.push_back(feed->at("x").value_as_double(0));
+        std::vector<double> expected;
+        for (std::size_t sample = shard; sample < 7; sample += 3) expected.push_back(static_cast<double>(sample));
+        EXPECT_EQ(seen, expected);
+        ASSERT_TRUE(tally->complete);
+        EXPECT_EQ(tally->samples, 7u);
+        fingerprints.push_back(tally->fingerprint);
+        // A revisit asks the list again.
+        EXPECT_EQ(loader(0, TensorMetadata{})->at("x").value_as_double(0), static_cast<double>(shard));
+    }
+    EXPECT_EQ(fingerprints[0], fingerprints[1]);
+    EXPECT_EQ(fingerprints[1], fingerprints[2]);
+    // Another value anywhere in the dataset changes it.
+    feeds[5].set("x", Tensor::from_doubles(DataType::kFloat32, {1}, {5.5}));
+    auto tally = std::make_shared<DatasetTally>();
+    const DataLoaderFn loader = shard_data_loader(data_loader_from_list(feeds), 0, 3, tally);
+    for (std::size_t i = 0; loader(i, TensorMetadata{}); ++i) {
+    }
+    EXPECT_NE(tally->fingerprint, fingerprints[0]);
+    EXPECT_THROW(shard_data_loader(data_loader_from_list(feeds), 3, 3), UsageError);
+    EXPECT_THROW(shard_data_loader(data_loader_from_list(feeds), 0, 0), UsageError);
+}
+
+}  // namespace
+}  // namespace polygraphy

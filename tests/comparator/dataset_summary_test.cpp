@@ -196,3 +196,157 @@ TEST(SuggestTolerances, TheSuggestionPassesItsSamplesAndHalfOfItFails) {
 
 }  // namespace
 }  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+// Ten samples of two outputs with histograms; sample i's figures depend on i only.
+AccuracyResult::PairResult ten_samples_with_histograms() {
+    AccuracyResult::PairResult pair;
+    pair.first_runner = "a";
+    pair.second_runner = "b";
+    for (int sample = 0; sample < 10; ++sample) {
+        IterationCompareResult iteration;
+        for (const char* name : {"logits", "hidden"}) {
+            OutputCompareResult result =
+                figures(sample % 4 != 1, 1e-7 * (sample + 1) * (name[0] == 'l' ? 3 : 1), 1e-5 / (sample + 1));
+            result.mean_absdiff = result.max_absdiff / 3;
+            result.mean_reldiff = result.max_reldiff / 7;
+            const Tensor errors = Tensor::from_doubles(DataType::kFloat32, {4}, {0, 1e-13, 3e-6 * sample, 2e5});
+            result.error_histograms = ErrorHistograms{decade_histogram(errors), decade_histogram(errors)};
+            iteration.set(name, result);
+        }
+        pair.iterations.push_back(iteration);
+    }
+    return pair;
+}
+
+// The summary of shard `index` of `count` of ten_samples_with_histograms(), as a shard's run saves it.
+DatasetSummary shard_summary(std::size_t index, std::size_t count) {
+    const AccuracyResult::PairResult whole = ten_samples_with_histograms();
+    AccuracyResult::PairResult part = whole;
+    part.iterations.clear();
+    for (std::size_t sample = index; sample < whole.iterations.size(); sample += count)
+        part.iterations.push_back(whole.iterations[sample]);
+    DatasetSummary summary;
+    summary.model_fingerprint = "m";
+    summary.dataset_fingerprint = "d";
+    summary.options_fingerprint = "o";
+    summary.dataset_samples = whole.iterations.size();
+    summary.shard_count = count;
+    summary.shards = {index};
+    summary.samples = shard_samples(index, count, whole.iterations.size());
+    summary.pairs.push_back(PairDatasetSummary{"a", "b", summarize_dataset(part, SampleIndexing{index, count}), {}});
+    summary.pairs[0].first_divergences.push_back(SampleDivergence{summary.samples[0], "node", "Relu", "t", 1.0});
+    return summary;
+}
+
+std::string text_of(DatasetSummary summary, const testing::TempDir& dir) {
+    summary.shard_count = 1;
+    summary.shards = {0};
+    save_dataset_summary(summary, dir.file("text.json"));
+    return read_file(dir.file("text.json"));
+}
+
+TEST(DatasetSummaryMerge, ShardsInAnyOrderAndRepeatedGiveTheWholeSummaryExactly) {
+    testing::TempDir dir;
+    const DatasetSummary whole = shard_summary(0, 1);
+    EXPECT_EQ(whole.pairs[0].outputs[0].histograms->absolute.counts[0], 10);     // 1e-13 is below the first edge
+    EXPECT_EQ(whole.pairs[0].outputs[0].histograms->absolute.non_positive, 11);  // every 0, and 3e-6 * 0
+    // Every sample's first divergence, from the shards; the whole run found only sample 0's here.
+    DatasetSummary expected = whole;
+    expected.pairs[0].first_divergences.clear();
+    for (std::size_t shard = 0; shard < 3; ++shard)
+        expected.pairs[0].first_divergences.push_back(SampleDivergence{shard, "node", "Relu", "t", 1.0});
+
+    std::vector<std::pair<std::string, DatasetSummary>> parts;
+    for (std::size_t shard = 0; shard < 3; ++shard) {
+        const std::string path = dir.file("part" + std::to_string(shard) + ".json");
+        save_dataset_summary(shard_summary(shard, 3), path);
+        parts.emplace_back(path, load_dataset_summary(path));  // through the file, as `data merge` reads it
+    }
+    for (const auto& order : std::vector<std::vector<int>>{{0, 1, 2}, {2, 1, 0}, {1, 0, 2, 1, 1}, {2, 2, 0, 1, 0}}) {
+        std::vector<std::pair<std::string, DatasetSummary>> given;
+        for (int index : order) given.push_back(parts[static_cast<std::size_t>(index)]);
+        const DatasetSummary merged = merge_dataset_summaries(given);
+        EXPECT_EQ(merged.shards, (std::vector<std::size_t>{0, 1, 2}));
+        EXPECT_EQ(text_of(merged, dir), text_of(expected, dir));
+        const OutputDatasetSummary& logits = merged.pairs[0].outputs[0];
+        EXPECT_EQ(logits.output, "logits");
+        EXPECT_EQ(logits.failed, 3u);  // samples 1, 5, 9
+        EXPECT_EQ(logits.worst_sample, 9u);
+        EXPECT_EQ(logits.sum_max_abs, whole.pairs[0].outputs[0].sum_max_abs);  // exact: added in sample order
+        EXPECT_EQ(logits.histograms->absolute.infinite + logits.histograms->absolute.counts.back(), 10);
+    }
+    // A merged summary merges with nothing else, and again with itself.
+    const DatasetSummary merged = merge_dataset_summaries(parts);
+    EXPECT_EQ(text_of(merge_dataset_summaries({{"m1", merged}, {"m2", merged}}), dir), text_of(expected, dir));
+}
+
+TEST(DatasetSummaryMerge, RefusesPartsOfOtherRunsOverlapsAndMissingShards) {
+    auto refusal = [](const std::vector<std::pair<std::string, DatasetSummary>>& parts) {
+        try {
+            merge_dataset_summaries(parts);
+        } catch (const PolygraphyException& error) {
+            return std::string(error.what());
+        }
+        return std::string("merged");
+    };
+    const DatasetSummary zero = shard_summary(0, 3), one = shard_summary(1, 3), two = shard_summary(2, 3);
+    EXPECT_THAT(refusal({{"p0", zero}, {"p2", two}}), HasSubstr("Missing shard 1 of 3: no part holds it"));
+    EXPECT_THAT(refusal({{"p0", zero}}), HasSubstr("Missing shards 1, 2 of 3"));
+    for (const auto& [field, what] : std::vector<std::pair<std::string DatasetSummary::*, std::string>>{
+             {&DatasetSummary::model_fingerprint, "models"},
+             {&DatasetSummary::dataset_fingerprint, "datasets"},
+             {&DatasetSummary::options_fingerprint, "options"}}) {
+        DatasetSummary other = one;
+        other.*field = "other";
+        EXPECT_THAT(refusal({{"p0", zero}, {"p1", other}, {"p2", two}}),
+                    HasSubstr("p0 and p1 are parts of different runs: their " + what + " differ"));
+    }
+    DatasetSummary renamed = one;
+    renamed.pairs[0].second_runner = "c";
+    EXPECT_THAT(refusal({{"p0", zero}, {"p1", renamed}, {"p2", two}}), HasSubstr("their runners differ"));
+    const DatasetSummary zero_one = merge_dataset_summaries({{"p0", zero}, {"p1", one}, {"p2", two}});
+    DatasetSummary first_two = zero_one;
+    first_two.shards = {0, 1};
+    EXPECT_THAT(refusal({{"p01", first_two}, {"p1", one}, {"p2", two}}),
+                HasSubstr("both hold shard 1 but not the same shards"));
+    EXPECT_THAT(refusal({}), HasSubstr("No summaries to merge"));
+}
+
+TEST(DatasetSummaryFile, DamagedFilesAreFormatErrorsNamingThem) {
+    testing::TempDir dir;
+    const std::string path = dir.file("part.json");
+    save_dataset_summary(shard_summary(1, 3), path);
+    const std::string text = read_file(path);
+    auto refusal = [&](const std::string& contents) {
+        write_file_atomically(dir.file("bad.json"), contents);
+        try {
+            load_dataset_summary(dir.file("bad.json"));
+        } catch (const FormatError& error) {
+            return std::string(error.what());
+        }
+        return std::string("loaded");
+    };
+    EXPECT_THAT(refusal(text.substr(0, text.size() - 40)), HasSubstr("bad.json: "));
+    EXPECT_THAT(refusal("[]"), HasSubstr("bad.json: "));
+    auto changed = [&](const std::string& from, const std::string& to) {
+        std::string copy = text;
+        const std::size_t at = copy.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        return at == std::string::npos ? copy : copy.replace(at, from.size(), to);
+    };
+    EXPECT_THAT(refusal(changed("\"samples\": [\n        1,", "\"samples\": [\n        2,")),
+                HasSubstr("its samples are not those of its shards"));
+    EXPECT_THAT(refusal(changed("\"shard_count\": 3", "\"shard_count\": 1")),
+                HasSubstr("shard 1 is out of range for 1 shards"));
+    EXPECT_THAT(refusal(changed("\"format_version\": 1", "\"format_version\": 7")),
+                HasSubstr("a summary format this build does not read"));
+    EXPECT_THAT(refusal(changed("\"failed\": 1", "\"failed\": 0")), HasSubstr("do not match its samples"));
+    EXPECT_THAT(refusal(changed("\"runners\": [", "\"runner\": [")), HasSubstr("unexpected key \"runner\""));
+    EXPECT_EQ(refusal(text), "loaded");
+}
+
+}  // namespace
+}  // namespace polygraphy

@@ -134,3 +134,31 @@ TEST(SharedHistograms, BothSidesUseTheUnionOfTheirRanges) {
 
 }  // namespace
 }  // namespace polygraphy
+
+namespace polygraphy {
+namespace {
+
+TEST(DecadeHistogram, FixedDecadeBinsThatAddUp) {
+    const Tensor errors =
+        Tensor::from_doubles(DataType::kFloat64, {9}, {0, -1, 1e-15, 1e-12, 9.99e-12, 1e-3, 0.5, 1e9, std::nan("")});
+    const Histogram histogram = decade_histogram(errors);
+    ASSERT_EQ(histogram.counts.size(), static_cast<std::size_t>(kDecadeHistogramBins));
+    EXPECT_DOUBLE_EQ(histogram.low, 1e-12);
+    EXPECT_DOUBLE_EQ(histogram.high, 1e4);
+    EXPECT_EQ(histogram.counts[0], 3);   // 1e-15 (below the first edge), 1e-12, 9.99e-12
+    EXPECT_EQ(histogram.counts[9], 1);   // 1e-3 is exactly an edge: [1e-3, 1e-2)
+    EXPECT_EQ(histogram.counts[11], 1);  // 0.5
+    EXPECT_EQ(histogram.counts[15], 1);  // 1e9, above the last edge
+    EXPECT_EQ(histogram.non_positive, 2);
+    EXPECT_EQ(histogram.nan, 1);
+    Histogram total;
+    add_histogram(total, histogram);
+    add_histogram(total, histogram);
+    EXPECT_EQ(total.counts[0], 6);
+    EXPECT_EQ(total.total(), 2 * errors.numel());
+    const Histogram other = log_histogram(errors, 4);
+    EXPECT_THROW(add_histogram(total, other), FormatError);
+}
+
+}  // namespace
+}  // namespace polygraphy

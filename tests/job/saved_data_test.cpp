@@ -12,6 +12,8 @@
 #include "polygraphy/backend/onnx/test_data.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
+#include "polygraphy/common/npy.h"
+#include "polygraphy/common/npz.h"
 #include "test_helpers.h"
 
 namespace polygraphy {
@@ -42,8 +44,10 @@ TEST_F(SavedData, EachPathGoesToTheReaderOfItsFormat) {
     EXPECT_EQ(saved_data_format(dir_.file("in.json")), SavedDataFormat::kJson);
     EXPECT_EQ(saved_data_format(dir_.file("case")), SavedDataFormat::kOnnxTestData);
     EXPECT_EQ(saved_data_format(dir_.file("case/test_data_set_0")), SavedDataFormat::kOnnxTestData);
-    // Neither is test data: the JSON reader names the path in its error.
-    EXPECT_EQ(saved_data_format(dir_.file("empty")), SavedDataFormat::kJson);
+    // Any other folder is a dataset; a missing path goes to the JSON reader, which names it.
+    EXPECT_EQ(saved_data_format(dir_.file("empty")), SavedDataFormat::kDatasetFolder);
+    EXPECT_THAT(testing::error_message<FormatError>([&] { load_saved_inputs(dir_.file("empty")); }),
+                HasSubstr("the dataset folder is empty"));
     EXPECT_EQ(saved_data_format(dir_.file("missing")), SavedDataFormat::kJson);
     EXPECT_THAT(testing::error_message<PolygraphyException>([&] { load_saved_inputs(dir_.file("missing")); }),
                 HasSubstr("missing"));
@@ -70,6 +74,34 @@ TEST_F(SavedData, ResultsComeFromJsonFilesAndTestDataFolders) {
     EXPECT_EQ(from_folder.lst[0].first, "golden");  // named after the folder
     EXPECT_TRUE(from_folder.lst[0].second[0].outputs.at("y").equals(iteration.outputs.at("y")));
     EXPECT_TRUE(std::holds_alternative<RunResults>(load_saved_results_or_inputs(dir_.file("golden"))));
+}
+
+TEST_F(SavedData, ADatasetFolderIsReadInNaturalOrderOfItsFiles) {
+    testing::save_identity_model(dir_.file("model.onnx"), {2});
+    const std::string folder = dir_.file("dataset");
+    std::filesystem::create_directories(folder);
+    auto feed_of = [](double value) {
+        InputList feeds(1);
+        feeds[0].set("x", floats({2}, {value, value}));
+        return feeds;
+    };
+    npz::save_inputs(feed_of(2), folder + "/sample_2.npz");
+    npz::save_inputs(feed_of(10), folder + "/sample_10.npz");
+    save_inputs(feed_of(1), folder + "/sample_1.json");
+    save_test_data(folder + "/sample_3", feed_of(3), {});
+    npy::save_file(floats({2}, {11, 11}), folder + "/sample_11.npy");  // one tensor: the model's only input
+    std::ofstream(folder + "/.hidden") << "skipped";
+    const InputList loaded = load_saved_inputs(folder, dir_.file("model.onnx"));
+    std::vector<double> order;
+    for (const TensorMap& feed : loaded) order.push_back(feed.at("x").value_as_double(0));
+    EXPECT_EQ(order, (std::vector<double>{1, 2, 3, 10, 11}));
+    // Without the model, a .npy file names no input.
+    EXPECT_THAT(testing::error_message<FormatError>([&] { load_saved_inputs(folder); }),
+                HasSubstr("sample_11.npy holds one tensor, which can only be the input of a model with one input"));
+    std::ofstream(folder + "/readme.md") << "x";
+    EXPECT_THAT(testing::error_message<FormatError>([&] { load_saved_inputs(folder, dir_.file("model.onnx")); }),
+                HasSubstr("readme.md matches no dataset layout"));
+    EXPECT_THROW(load_saved_results(folder), FormatError);
 }
 
 // ---- merge_into_inputs --------------------------------------------------------------------------

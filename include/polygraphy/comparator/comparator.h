@@ -43,6 +43,9 @@ struct SimpleCompareOptions {
     /// Fill OutputCompareResult::distributions (histograms for HTML reports; one more pass over the
     /// outputs and their differences).
     bool collect_distributions = false;
+    /// Fill OutputCompareResult::error_histograms: the errors of every element on fixed decade bins,
+    /// which add up across samples and shards (`run --save-summary`).
+    bool collect_error_histograms = false;
     /// Polygraphy's plots, written as SVG files (see comparator/plots.h for names and layout):
     /// heatmaps of the absolute and relative differences (`--save-heatmaps DIR`), and the
     /// differences against the second output's magnitude (`--save-error-metrics-plot DIR`). The
@@ -82,6 +85,9 @@ struct OutputCompareResult {
     /// Histograms of both outputs and of their differences, when the compare function collected them
     /// (SimpleCompareOptions::collect_distributions) and the outputs could be compared.
     std::optional<OutputDistributions> distributions;
+    /// The errors on fixed decade bins, when the compare function collected them
+    /// (SimpleCompareOptions::collect_error_histograms) and the outputs could be compared.
+    std::optional<ErrorHistograms> error_histograms;
 };
 
 /// Results of comparing one iteration of two runners, by output name (first runner's names).

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -80,6 +81,22 @@ DataLoaderFn data_loader_from_list(InputList feeds);
 /// `input_metadata` set by the Comparator). The generator's state is shared by copies of the returned
 /// function, so one Comparator::run consumes it once.
 DataLoaderFn data_loader_from_generator(std::function<std::optional<TensorMap>(const TensorMetadata&)> next);
+
+/// What a sharded loader saw of the whole dataset once it was read to its end.
+struct DatasetTally {
+    bool complete = false;    ///< the loader was read to its end (the figures below are set)
+    std::size_t samples = 0;  ///< samples in the whole dataset
+    std::string fingerprint;  ///< a hash of every sample's input names, types, shapes and values (hex)
+};
+
+/// The samples of shard `index` of `count` of what `loader` yields: iteration k is the loader's
+/// sample `index + k * count`. Every sample of the dataset is still asked for, in order (a
+/// generator yields only in order), and those of other shards are dropped once hashed; when the
+/// loader ends, `tally` (when given) gets the dataset's size and fingerprint. A revisited
+/// iteration asks the loader for its sample again (random access). UsageError unless
+/// index < count.
+DataLoaderFn shard_data_loader(DataLoaderFn loader, std::size_t index, std::size_t count,
+                               std::shared_ptr<DatasetTally> tally = nullptr);
 
 /// Matches loaded buffers to a runner's inputs the way Polygraphy does: by exact name, then
 /// case-insensitive substring, then position (warning when not exact); casts on dtype mismatch

@@ -55,6 +55,29 @@ Histogram linear_histogram(const Tensor& tensor, double low, double high, int bi
 /// and negatives count in non_positive. With no positive value the histogram has no bins.
 Histogram log_histogram(const Tensor& tensor, int bins);
 
+/// Fixed bins for error histograms that add up across samples, shards and runs: one bin per decade
+/// from 1e-12 to 1e4 ([1e-12, 1e-11), ..., [1e3, 1e4]); positive errors below 1e-12 count in the first
+/// bin and finite ones above 1e4 in the last, so that every finite error has a bin.
+/// @{
+inline constexpr int kDecadeHistogramFirstExponent = -12;
+inline constexpr int kDecadeHistogramBins = 16;
+/// @}
+
+/// Histogram of the positive finite values of `tensor` on the fixed decade bins above (zeros and
+/// negatives in non_positive, NaN and infinities counted apart). Two such histograms add exactly
+/// (add_histogram), whatever data they came from.
+Histogram decade_histogram(const Tensor& tensor);
+
+/// Adds `part` into `total`: every count, bin by bin. An empty `total` (no bins, nothing counted)
+/// takes `part`'s bins. Histograms on different bins are a FormatError (they cannot be added).
+void add_histogram(Histogram& total, const Histogram& part);
+
+/// The decade histograms of one comparison's errors (SimpleCompareOptions::collect_error_histograms).
+struct ErrorHistograms {
+    Histogram absolute;  ///< |b - a| of every element
+    Histogram relative;  ///< |b - a| / |a| of every element
+};
+
 /// Histograms of two tensors over one range (the union of their finite ranges), so that both sides
 /// of a comparison can be drawn on the same axis.
 std::pair<Histogram, Histogram> shared_linear_histograms(const Tensor& first, const ValueRange& first_range,

@@ -136,6 +136,15 @@ std::unique_ptr<BaseRunner> build_runner(const RunnerStep& step, const OnnxLoade
 
 // ---- data, inference, comparison -----------------------------------------------------------------
 
+/// One shard of a dataset (`--shard I/N`): every `count`-th sample, starting at `index`. A stride
+/// rather than a contiguous range: shards then differ in size by one sample at most and get equal
+/// shares of a dataset sorted by length or difficulty, and the split needs no sample count up front
+/// (a generator's length is known only at its end).
+struct DatasetShard {
+    std::size_t index = 0;  ///< which shard, from 0
+    std::size_t count = 1;  ///< how many shards
+};
+
 /// Where the inputs come from.
 struct DataLoaderJob {
     /// The seeded generator's settings (`--seed`, `--iterations`, `--val-range`, `--input-shapes`,
@@ -149,10 +158,15 @@ struct DataLoaderJob {
     /// The model of the command line: ONNX test data of `load_inputs_paths` is read with its graph, so
     /// that unnamed values pair with its inputs by position (load_saved_inputs()).
     std::optional<std::string> model_path = std::nullopt;
+    /// `--shard`: only this shard's samples are run (every sample is still read, see
+    /// shard_data_loader()); nullopt: all of them.
+    std::optional<DatasetShard> shard = std::nullopt;
 };
 
-/// The data loader `data` describes. Input files are read now (PolygraphyException when unreadable).
-DataLoaderFn build_data_loader(const DataLoaderJob& data);
+/// The data loader `data` describes, restricted to its shard when it has one. Input files are read
+/// now (PolygraphyException when unreadable). `tally`, when given, receives what the loader saw of
+/// the whole dataset once it is read to its end (shard_data_loader()).
+DataLoaderFn build_data_loader(const DataLoaderJob& data, std::shared_ptr<DatasetTally> tally = nullptr);
 
 /// How results are compared.
 struct CompareJob {
@@ -174,6 +188,12 @@ struct CompareJob {
     std::optional<double> suggest_tolerances = std::nullopt;
     /// `--model-explorer-node-data`: the first pair's errors at iteration 0 as Model Explorer node data.
     std::optional<std::string> model_explorer_path = std::nullopt;
+    /// `--save-summary`: the dataset summary (polygraphy/comparator/dataset_summary.h) of the run's
+    /// samples, which `data merge` adds up across shards: per output (per layer with `mark all`), each
+    /// sample's verdict and figures, fixed-bin error histograms, each sample's first divergence, and
+    /// the fingerprints of the model, the dataset and these options. Sets
+    /// simple.collect_error_histograms for the run.
+    std::optional<std::string> summary_path = std::nullopt;
     /// `--compare-memory-budget`: the most bytes the runners' outputs, and the tensors kept between
     /// slices, may take at once in a layer-wise run (see run_job()); nullopt: the size of the model's
     /// weights, at least kDefaultCompareMemoryBudget.

@@ -22,16 +22,22 @@ enum class SavedDataFormat {
     kJson,          ///< Polygraphy's JSON (common/run_results.h)
     kOnnxTestData,  ///< an ONNX test-data folder (backend/onnx/test_data.h)
     kNpz,           ///< a numpy .npz archive (common/npz.h); its tensors view the file's mapping
+    /// A folder of samples (a dataset): .npz, .json and .npy files and ONNX test-data folders, read in
+    /// natural order of their names (sample_2 before sample_10); inputs only.
+    kDatasetFolder,
 };
 
-/// The format of `path`: kOnnxTestData for a folder is_test_data_folder() accepts, kNpz for a name
-/// ending in ".npz", else kJson (whose loader reports a missing or unreadable path). Looks at the file system only; reads no data.
+/// The format of `path`: kOnnxTestData for a folder is_test_data_folder() accepts, kDatasetFolder for
+/// any other folder, kNpz for a name ending in ".npz", else kJson (whose loader reports a missing or unreadable path).
+/// Looks at the file system only; reads no data.
 SavedDataFormat saved_data_format(const std::string& path);
 
 /// The inputs saved at `path` (`--load-inputs`): load_inputs(), load_test_data_inputs() or
-/// npz::load(). Test data is read with the graph of the model at `model_path` when given (its
-/// structure only), so that unnamed values pair with the model's inputs by position. Throws as they
-/// do (FormatError naming the file or folder), and FormatError for an .npz that holds results.
+/// npz::load(); for a dataset folder, each of its files in natural order by these readers, and a .npy
+/// file as one sample of the model's only input (FormatError without a model of one input, and for a
+/// file that matches no layout; names starting with '.' are skipped). Test data is read with the graph of the model at
+/// `model_path` when given (its structure only), so that unnamed values pair with the model's inputs by position.
+/// Throws as they do (FormatError naming the file or folder), and FormatError for an .npz that holds results.
 InputList load_saved_inputs(const std::string& path, const std::optional<std::string>& model_path = std::nullopt);
 
 /// The results saved at `path` (`--load-outputs`): RunResults::load(), load_test_data_outputs() or

@@ -1,9 +1,11 @@
 #include "polygraphy/backend/base/runner.h"
 
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
@@ -29,6 +31,18 @@ std::string make_runner_name(const std::string& prefix) {
 }
 
 }  // namespace
+
+std::string runner_name_without_time(const std::string& name) {
+    // "-MM/DD/YY-HH:MM:SS": 18 characters, digits where the format has them.
+    constexpr std::string_view kPattern = "-dd/dd/dd-dd:dd:dd";
+    if (name.size() <= kPattern.size()) return name;
+    const std::string_view stamp = std::string_view(name).substr(name.size() - kPattern.size());
+    for (std::size_t i = 0; i < kPattern.size(); ++i) {
+        const bool digit = std::isdigit(static_cast<unsigned char>(stamp[i])) != 0;
+        if (kPattern[i] == 'd' ? !digit : stamp[i] != kPattern[i]) return name;
+    }
+    return name.substr(0, name.size() - kPattern.size());
+}
 
 BaseRunner::BaseRunner(const std::string& name_prefix, std::optional<std::string> name)
     : name_(name && !name->empty() ? *name : make_runner_name(name_prefix)) {}

@@ -1,5 +1,7 @@
 #include "tools/args/util.h"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -363,6 +365,50 @@ std::size_t parse_memory_budget(const std::string& flag, std::string_view text) 
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
     const auto match = closest_match(name, candidates);
     return match ? " Did you mean " + python_repr(*match) + "?" : std::string();
+}
+
+DatasetShard parse_shard(const std::string& text) {
+    auto count_of = [](const std::optional<int64_t>& value) { return value && *value >= 1; };
+    std::optional<int64_t> index, count;
+    std::string source = "--shard " + text;
+    if (text == "auto") {
+        auto variable = [](const char* name) -> std::optional<std::string> {
+            const char* value = std::getenv(name);
+            return value && *value ? std::optional<std::string>(value) : std::nullopt;
+        };
+        if (const auto task = variable("SLURM_ARRAY_TASK_ID")) {
+            index = parse_int(*task);
+            count = variable("SLURM_ARRAY_TASK_COUNT") ? parse_int(*variable("SLURM_ARRAY_TASK_COUNT")) : std::nullopt;
+            if (const auto first = variable("SLURM_ARRAY_TASK_MIN"); first && index && parse_int(*first))
+                *index -= *parse_int(*first);
+            source = fmt::format("--shard auto (Slurm: SLURM_ARRAY_TASK_ID={}, SLURM_ARRAY_TASK_COUNT={})", *task,
+                                 variable("SLURM_ARRAY_TASK_COUNT").value_or("unset"));
+        } else if (const auto completion = variable("JOB_COMPLETION_INDEX")) {
+            index = parse_int(*completion);
+            count = variable("JOB_COMPLETIONS") ? parse_int(*variable("JOB_COMPLETIONS")) : std::nullopt;
+            source = fmt::format("--shard auto (Kubernetes: JOB_COMPLETION_INDEX={}, JOB_COMPLETIONS={})", *completion,
+                                 variable("JOB_COMPLETIONS").value_or("unset"));
+        } else {
+            throw UsageError(
+                "--shard auto: this is neither a Slurm job array task (SLURM_ARRAY_TASK_ID) nor a Kubernetes "
+                "Indexed Job pod (JOB_COMPLETION_INDEX); give the shard as --shard INDEX/COUNT");
+        }
+    } else {
+        const auto slash = text.find('/');
+        if (slash != std::string::npos) {
+            index = parse_int(text.substr(0, slash));
+            count = parse_int(text.substr(slash + 1));
+        }
+        if (!index || !count)
+            throw UsageError("Invalid value for --shard: " + python_repr(text) +
+                             ". Expected INDEX/COUNT (e.g. 0/4, shards numbered from 0) or auto");
+    }
+    if (!index || !count_of(count))
+        throw UsageError(source + ": expected a shard index and a shard count of at least 1");
+    if (*index < 0 || *index >= *count)
+        throw UsageError(fmt::format("{}: shard {} of {} is out of range (shards are numbered from 0 to {})", source,
+                                     *index, *count, *count - 1));
+    return DatasetShard{static_cast<std::size_t>(*index), static_cast<std::size_t>(*count)};
 }
 
 }  // namespace polygraphy::tools::args_util

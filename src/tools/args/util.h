@@ -1,6 +1,8 @@
 // Value parsing for command-line options, with Polygraphy's semantics and strict, one-line errors.
 #pragma once
 
+#include "polygraphy/job/run_job.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,6 +31,13 @@ std::optional<double> parse_number_option(const std::optional<std::string>& text
 /// "<flag>: <path> is a folder; give a file path" or "<flag>: <why>" (a file is created and removed
 /// again to find out). Nothing for nullopt.
 void check_destination(const std::optional<std::string>& path, const std::string& flag);
+
+/// `--shard I/N` (0 <= I < N) or `--shard auto`: the shard from the environment, a Slurm job
+/// array's (SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN of SLURM_ARRAY_TASK_COUNT: an array of
+/// consecutive indices) or a Kubernetes Indexed Job's (JOB_COMPLETION_INDEX of JOB_COMPLETIONS, which
+/// the job's manifest sets). UsageError for anything else, an index out of range, or `auto` outside
+/// such a job.
+DatasetShard parse_shard(const std::string& text);
 
 /// `[<key>:]<value>` split on the LAST ':' (Python's rpartition), so keys may contain ':'
 /// (`Input:0:1e-3` -> key "Input:0"). No ':' gives the empty key, meaning "every other name".

@@ -34,4 +34,17 @@ protected:
     int run_impl(const ParsedArgs& args) override;
 };
 
+/// `data merge PARTS... -o merged.json [--report FILE]`: load_dataset_summary() of each part,
+/// merge_dataset_summaries(), save_dataset_summary(); logs the merged dataset summary. Exit status 0
+/// when every sample passed, 1 when one failed (as `run`).
+class DataMergeTool : public Tool {
+public:
+    DataMergeTool() : Tool("merge") {}
+    std::string description() const override;
+
+protected:
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
 }  // namespace polygraphy::tools

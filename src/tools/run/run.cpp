@@ -147,6 +147,10 @@ int RunTool::run_impl(const ParsedArgs& args) {
     const auto& inference = arg_group<ComparatorRunArgs>();
     if (script_path && *script_path == "-")
         throw UsageError("--gen-script -: this build writes the program to a file only; give a path such as run.cpp");
+    if (script_path && args.has("save_summary"))
+        throw UnsupportedError(
+            "--gen-script cannot write --save-summary to a program (its fingerprints come from "
+            "the command itself)");
     if (script_path && inference.use_subprocess())
         throw UnsupportedError(
             "--gen-script cannot write --use-subprocess to a program (it runs runners in "
@@ -154,6 +158,12 @@ int RunTool::run_impl(const ParsedArgs& args) {
     std::vector<const ArgGroup*> undescribed;
     RunJob job = describe_job(&undescribed);
     job.compare.report_command = command_line(args);
+    if (job.compare.summary_path && job.runners.size() < 2)
+        throw UsageError("--save-summary needs a comparison: select two runners or more (e.g. --ref --onnxrt)");
+    if (job.compare.summary_path && !job.load_outputs_paths.empty())
+        throw UsageError(
+            "--save-summary summarises the runners' comparison over the dataset; it cannot take --load-outputs, "
+            "whose samples it cannot fingerprint");
     if (script_path) {
         const std::string program = generate_script(groups(), job, undescribed, args, *script_path);
         write_file_atomically(*script_path, program);

@@ -137,6 +137,25 @@ TEST_F(GenScript, RefWithRangesSeedAndSavedFilesMatchesTheCommand) {
         for (const char* name : {"x", "n"}) EXPECT_TRUE(cli_inputs[i].at(name).equals(gen_inputs[i].at(name)));
 }
 
+TEST_F(GenScript, AShardOfTheDataMatchesTheCommand) {
+    auto args = [&](const std::string& prefix) {
+        return std::vector<std::string>{model_,    "--ref", "--iterations",  "5",
+                                        "--shard", "1/2",   "--save-inputs", dir_.file(prefix + "inputs.json")};
+    };
+    expect_same_as_command(args, 0, "shard.cpp");
+    const InputList cli_inputs = load_inputs(dir_.file("cli_inputs.json"));
+    const InputList gen_inputs = load_inputs(dir_.file("gen_inputs.json"));
+    ASSERT_EQ(cli_inputs.size(), 2u);  // samples 1 and 3 of 5
+    ASSERT_EQ(gen_inputs.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_TRUE(cli_inputs[i].at("x").equals(gen_inputs[i].at("x")));
+    // The summary's fingerprints come from the command: a program cannot write it.
+    const CommandResult refused = run_polygraphy({"run", model_, "--ref", "--onnxrt", "--save-summary",
+                                                  dir_.file("summary.json"), "--gen-script", dir_.file("no.cpp")});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_THAT(refused.output, HasSubstr("--gen-script cannot write --save-summary"));
+    EXPECT_FALSE(std::filesystem::exists(dir_.file("no.cpp")));
+}
+
 TEST_F(GenScript, MarkAllWithTolerancesFailingComparisonMatchesTheCommand) {
     // Golden results from another seed: the comparison fails (exit status 1) in both.
     const CommandResult golden = run_polygraphy({"run", model_, "--ref", "--seed", "1", "--onnx-outputs", "mark", "all",

@@ -9,6 +9,11 @@
 
 namespace polygraphy {
 
+/// A generated runner name without its time stamp: `ref-runner-N0-11/21/26-09:30:00` gives
+/// `ref-runner-N0`, which names the same runner in every process of a sharded run. Other names are
+/// returned unchanged.
+std::string runner_name_without_time(const std::string& name);
+
 /// A runner loads a model (through a loader) and runs inference on it.
 ///
 /// Public methods are non-virtual and do the checks once for every backend; backends override the

@@ -40,6 +40,13 @@ std::vector<OptionSpec> ComparatorRunArgs::options() const {
         Option({"--save-outputs", "--save-results"})
             .dest("save_outputs_path")
             .help("Path to save results from runners. The results (RunResults) will be encoded as JSON and saved"),
+        Option({"--shard"})
+            .metavar("INDEX/COUNT")
+            .help("Run one shard of the dataset: every COUNT-th sample, starting at sample INDEX (shards are "
+                  "numbered from 0; every sample is still read, to fingerprint the dataset). `auto` takes the "
+                  "shard from a Slurm job array (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT) or a Kubernetes "
+                  "Indexed Job (JOB_COMPLETION_INDEX, and JOB_COMPLETIONS set in its manifest). With "
+                  "--save-summary, `polygraphy data merge` adds the shards' summaries up"),
     };
 }
 
@@ -64,6 +71,8 @@ void ComparatorRunArgs::parse(const ParsedArgs& args) {
     }
     save_inputs_path_ = args.value("save_inputs_path");
     save_outputs_path_ = args.value("save_outputs_path");
+    shard_.reset();
+    if (const auto shard = args.value("shard")) shard_ = args_util::parse_shard(*shard);
 }
 
 Comparator::RunOptions ComparatorRunArgs::run_options() const {
@@ -133,6 +142,13 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
                   "--save-outputs to an .npz is written slice by slice; to JSON, and with --load-outputs or "
                   "--use-subprocess, every output is held at once. Defaults to the size of the model's weights, "
                   "at least 256M and at least what the largest layer needs"),
+        Option({"--save-summary"})
+            .metavar("FILE.json")
+            .help("Save the dataset summary of the run (or of its --shard): per output, and per layer with "
+                  "--onnx-outputs mark all, each sample's verdict and figures, the counts, sums and maxima of the "
+                  "figures, error histograms on fixed decade bins, and each failing sample's first divergence; "
+                  "no tensors. With the fingerprints of the model, the dataset and the options, so that "
+                  "`polygraphy data merge` adds up the shards of one run and refuses anything else"),
         Option({"--model-explorer-node-data"})
             .metavar("FILE.json")
             .help("Write each compared output's maximum absolute error as Model Explorer per-node data (the first "
@@ -163,6 +179,12 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
         suggest_tolerances_ = *value;
     }
     model_explorer_path_ = args.value("model_explorer_node_data");
+    summary_path_ = args.value("save_summary");
+    if (summary_path_) {
+        if (args.value("compare").value_or("simple") != "simple")
+            throw UsageError("--save-summary needs the simple comparison function (--compare simple)");
+        args_util::check_destination(summary_path_, "--save-summary");
+    }
     if (const auto budget = args.value("compare_memory_budget"))
         memory_budget_ = args_util::parse_memory_budget("--compare-memory-budget", *budget);
     compare_func_ = args.value("compare").value_or("simple");
@@ -188,6 +210,7 @@ CompareJob ComparatorCompareArgs::compare_job() const {
     compare.report_path = report_path_;
     compare.suggest_tolerances = suggest_tolerances_;
     compare.model_explorer_path = model_explorer_path_;
+    compare.summary_path = summary_path_;
     compare.memory_budget = memory_budget_;
     compare.custom = script_compare_;
     if (compare_func_ == "indices") {
@@ -211,6 +234,7 @@ CompareFunc ComparatorCompareArgs::compare_func() const {
 bool ComparatorRunArgs::add_to_job(RunJob& job) const {
     job.inference = run_options();
     job.save_outputs_path = save_outputs_path_;
+    job.data_loader.shard = shard_;
     return true;
 }
 

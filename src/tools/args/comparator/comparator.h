@@ -12,7 +12,7 @@
 namespace polygraphy::tools {
 
 /// `--warm-up N`, `--use-subprocess`, `--subprocess-timeout SECONDS`, `--save-inputs/--save-input-data
-/// PATH`, `--save-outputs/--save-results PATH`.
+/// PATH`, `--save-outputs/--save-results PATH`, `--shard I/N|auto` (args_util::parse_shard()).
 class ComparatorRunArgs : public ArgGroup {
 public:
     std::string title() const override { return "Comparator Inference"; }
@@ -20,7 +20,7 @@ public:
     std::vector<std::type_index> depends_on() const override;
     std::vector<OptionSpec> options() const override;
     void parse(const ParsedArgs& args) override;
-    /// Sets the job's inference options and `--save-outputs`.
+    /// Sets the job's inference options, `--save-outputs` and the data loader's `--shard`.
     bool add_to_job(RunJob& job) const override;
 
     /// Options for Comparator::run (`--warm-up`, `--save-inputs`).
@@ -38,11 +38,12 @@ private:
     int warm_up_ = 0;
     std::optional<std::string> save_inputs_path_;
     std::optional<std::string> save_outputs_path_;
+    std::optional<DatasetShard> shard_;
 };
 
 /// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script
 /// file.py[:func]` (through the Python bridge, polygraphy/tools/python_hooks.h), `--load-outputs/--load-results
-/// PATH...`, `--report`, `--model-explorer-node-data`,
+/// PATH...`, `--report`, `--model-explorer-node-data`, `--save-summary`,
 /// `--compare-memory-budget`. Fills the job's comparison with the options of the comparison-function
 /// groups.
 class ComparatorCompareArgs : public ArgGroup {
@@ -78,6 +79,7 @@ private:
     bool validate_ = false;
     bool fail_fast_ = false;
     std::string compare_func_ = "simple";
+    std::optional<std::string> summary_path_;
     std::vector<std::string> load_outputs_paths_;
     std::optional<std::string> report_path_;
     std::optional<double> suggest_tolerances_;
