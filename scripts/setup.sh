@@ -19,6 +19,7 @@ packages=(
   chromium    # the test that opens the HTML report in a real (headless) browser
   pybind11-dev python3-dev python3-numpy  # the Python bindings (python/) for /usr/bin/python3, their tests, and the tests that numpy.load our .npz files
   python3-torch  # polygraphy.backend.pyt.PytRunner's tests and bench/python_binding_bench.py (PyTorch, CPU)
+  slurmctld slurmd slurm-client munge  # the test that runs sharded comparisons on a one-node Slurm cluster (tests/cluster/)
 )
 
 missing=()
