@@ -78,6 +78,12 @@ bool report_needs_graph(const RunJob& job);
 /// A size for log lines: "1.5 MiB".
 std::string size_text(std::size_t bytes);
 
+/// The session memory budget (CompareJob::session_memory_budget or its default) when the job's model
+/// is larger than an ONNX-Runtime session and the job may run in slices for it (an ONNX-Runtime
+/// runner among two or more; results neither saved to JSON nor loaded); else nullopt. Reads the
+/// model file's structure, not its weights.
+std::optional<std::size_t> session_split_budget(const RunJob& job);
+
 /// Bytes of the model's initializers, from their types and dims (wherever their data lives).
 std::size_t weight_bytes(const onnx::ModelProto& model);
 
@@ -94,9 +100,14 @@ std::unordered_map<std::string, onnx::ValueInfoProto> cut_input_types(const Grap
 /// the estimated sizes of its tensors (plan_graph_slices()), each slice held `copies` times must fit
 /// `budget`. When one node alone does not fit: a UsageError naming it if the user gave the budget
 /// (`budget_given`), else the budget grows to what that node needs (said in an info line).
+/// `session_budget`, when set, bounds each slice's weights too (a model larger than a session).
 std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
                                           const std::unordered_map<std::string, std::size_t>& bytes, std::size_t copies,
-                                          std::size_t budget, bool budget_given);
+                                          std::size_t budget, bool budget_given,
+                                          std::optional<std::size_t> session_budget = std::nullopt);
+
+/// The size of each initializer of `graph` (from its dims and type; string tensors count 0).
+std::unordered_map<std::string, std::size_t> initializer_bytes(const onnx::GraphProto& graph);
 
 /// Gives the node outputs of `graph` missing from `bytes` (shape inference could not tell their size,
 /// e.g. after a Reshape to a computed shape) the size of their largest input that is not a weight
@@ -113,10 +124,14 @@ bool may_run_in_slices(const RunJob& job);
 struct SlicePlan {
     std::vector<GraphSlice> slices;  ///< two or more
     InputList feeds;                 ///< the model's inputs, one per iteration, from the job's data loader
+    /// Set when the slices bound the weights of each runner's session (a model larger than a
+    /// session: session_split_budget()).
+    std::optional<std::size_t> session_budget = std::nullopt;
 };
 
-/// The slices of a layer-wise run of `job` (see run_job()), or nullopt when the job does not re-mark
-/// outputs, cannot run in slices, or its outputs fit the budget at once. `model` is the job's shared
+/// The slices of a layer-wise run of `job` (see run_job()), or of a run whose model is larger than a
+/// session (session_split_budget()), or nullopt when neither applies or the outputs fit the budget
+/// at once. `model` is the job's shared
 /// model loader (called here: the model is loaded now).
 std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model,
                                             std::shared_ptr<DatasetTally> tally = nullptr);

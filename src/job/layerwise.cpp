@@ -7,17 +7,30 @@
 // once. Each slice's outputs are compared and freed before the next slice runs; only the cut
 // tensors are kept in between.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backend/onnx/structure_unlogged.h"
 #include "job/job_internal.h"
 #include "polygraphy/backend/onnx/graph.h"
 #include "polygraphy/backend/onnx/slices.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/npz.h"
+
+namespace polygraphy {
+
+std::size_t default_session_memory_budget() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page_size <= 0) return std::size_t{4} << 30;
+    return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size) / 4;
+}
+
+}  // namespace polygraphy
 
 namespace polygraphy::job_detail {
 
@@ -28,14 +41,22 @@ std::string size_text(std::size_t bytes) {
     return fmt::format("{:.1f} KiB", value / (1 << 10));
 }
 
-std::size_t weight_bytes(const onnx::ModelProto& model) {
-    std::size_t total = 0;
-    for (const auto& initializer : model.graph().initializer()) {
-        if (initializer.data_type() == onnx::TensorProto::STRING) continue;
+std::unordered_map<std::string, std::size_t> initializer_bytes(const onnx::GraphProto& graph) {
+    std::unordered_map<std::string, std::size_t> sizes;
+    for (const auto& initializer : graph.initializer()) {
+        if (initializer.data_type() == onnx::TensorProto::STRING ||
+            initializer.data_type() == onnx::TensorProto::UNDEFINED)
+            continue;
         std::size_t count = 1;
         for (int64_t dim : initializer.dims()) count *= static_cast<std::size_t>(std::max<int64_t>(dim, 0));
-        total += count * dtype_size(dtype_from_onnx(initializer.data_type()));
+        sizes[initializer.name()] = count * dtype_size(dtype_from_onnx(initializer.data_type()));
     }
+    return sizes;
+}
+
+std::size_t weight_bytes(const onnx::ModelProto& model) {
+    std::size_t total = 0;
+    for (const auto& [name, bytes] : initializer_bytes(model.graph())) total += bytes;
     return total;
 }
 
@@ -127,6 +148,22 @@ std::size_t estimate_unknown_sizes(const onnx::GraphProto& graph, const TensorMa
     return estimated;
 }
 
+// Whether the job may run in slices because its model is larger than an ONNX-Runtime session: an
+// ONNX-Runtime runner among two or more, and results neither saved to JSON nor loaded.
+bool may_split_sessions(const RunJob& job) {
+    const bool saves_json = job.save_outputs_path && !npz::is_npz_path(*job.save_outputs_path);
+    if (!job.model || job.runners.size() < 2 || saves_json || !job.load_outputs_paths.empty()) return false;
+    return std::any_of(job.runners.begin(), job.runners.end(),
+                       [](const RunnerStep& step) { return std::holds_alternative<OnnxrtRunnerStep>(step); });
+}
+
+std::optional<std::size_t> session_split_budget(const RunJob& job) {
+    if (!may_split_sessions(job)) return std::nullopt;
+    const std::size_t budget = job.compare.session_memory_budget.value_or(default_session_memory_budget());
+    if (weight_bytes(*onnx_structure_from_path_unlogged(job.model->path)) <= budget) return std::nullopt;
+    return budget;
+}
+
 bool may_run_in_slices(const RunJob& job) {
     // Saved outputs stream into an .npz slice by slice; Polygraphy's JSON nests every output of an
     // iteration in one object, so saving it needs the whole run's outputs at once.
@@ -138,10 +175,13 @@ bool may_run_in_slices(const RunJob& job) {
 
 std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
                                           const std::unordered_map<std::string, std::size_t>& bytes, std::size_t copies,
-                                          std::size_t budget, bool budget_given) {
+                                          std::size_t budget, bool budget_given,
+                                          std::optional<std::size_t> session_budget) {
     std::vector<std::string> marked;
     for (const auto& output : graph.output()) marked.push_back(output.name());
-    std::vector<GraphSlice> slices = plan_graph_slices(graph, marked, bytes, budget / copies);
+    std::vector<GraphSlice> slices = session_budget ? plan_graph_slices(graph, marked, bytes, budget / copies,
+                                                                        initializer_bytes(graph), *session_budget)
+                                                    : plan_graph_slices(graph, marked, bytes, budget / copies);
     const auto largest = std::max_element(slices.begin(), slices.end(),
                                           [](const GraphSlice& a, const GraphSlice& b) { return a.bytes < b.bytes; });
     if (largest == slices.end() || largest->bytes * copies <= budget) return slices;
@@ -161,7 +201,10 @@ std::vector<GraphSlice> plan_model_slices(const onnx::GraphProto& graph,
 
 std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader& model,
                                             std::shared_ptr<DatasetTally> tally) {
-    if (!may_run_in_slices(job)) return std::nullopt;
+    // A model larger than an ONNX-Runtime session runs in slices even when only its outputs are
+    // compared; its weights are read from the file's structure, without loading the model.
+    const std::optional<std::size_t> session_budget = session_split_budget(job);
+    if (!may_run_in_slices(job) && !session_budget) return std::nullopt;
     const OnnxModel loaded = model();
     SlicePlan plan;
     const DataLoaderFn data_loader = build_data_loader(job.data_loader, std::move(tally));
@@ -195,8 +238,17 @@ std::optional<SlicePlan> plan_layerwise_run(const RunJob& job, const OnnxLoader&
     const std::size_t copies = job.runners.size() * plan.feeds.size() + 1;
     const std::size_t budget =
         job.compare.memory_budget.value_or(std::max(kDefaultCompareMemoryBudget, weight_bytes(*loaded)));
-    plan.slices = plan_model_slices(loaded->graph(), bytes, copies, budget, job.compare.memory_budget.has_value());
+    plan.slices = plan_model_slices(loaded->graph(), bytes, copies, budget, job.compare.memory_budget.has_value(),
+                                    session_budget);
     if (plan.slices.size() < 2) return std::nullopt;
+    if (session_budget) {
+        logger().info(fmt::format(
+            "The model's weights ({}) exceed the session memory budget of {}: running in {} slices, each a session "
+            "of its own (--session-memory-budget)",
+            size_text(weight_bytes(*loaded)), size_text(*session_budget), plan.slices.size()));
+        plan.session_budget = session_budget;
+        return plan;
+    }
     std::size_t effective_budget = budget;  // a default one may have grown
     for (const auto& slice : plan.slices) effective_budget = std::max(effective_budget, slice.bytes * copies);
     std::size_t total = 0;
@@ -226,10 +278,22 @@ SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<Bas
     struct ClearProgress {
         ~ClearProgress() { logger().clear_progress(); }
     } clear_progress;
+    // The time left, from the nodes run so far (slices of a transformer are alike).
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t total_nodes = 0, done_nodes = 0;
+    for (const auto& slice : plan.slices) total_nodes += slice.nodes.size();
     for (std::size_t index = 0; index < count; ++index) {
         const GraphSlice& slice = plan.slices[index];
-        logger().progress(fmt::format("Layer-wise comparison | slice {} of {} | {} of {} layers compared", index + 1,
-                                      count, done_outputs, total_outputs));
+        std::string left;
+        if (done_nodes > 0) {
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            left = fmt::format(" | about {:.0f} s left", elapsed * static_cast<double>(total_nodes - done_nodes) /
+                                                             static_cast<double>(done_nodes));
+        }
+        logger().progress(fmt::format("{} | slice {} of {} | {} of {} {} compared{}",
+                                      plan.session_budget ? "Comparison in slices" : "Layer-wise comparison", index + 1,
+                                      count, done_outputs, total_outputs, plan.session_budget ? "outputs" : "layers",
+                                      left));
         logger().verbose(
             fmt::format("Slice {} of {}: {} node(s), {} output(s) to compare, {} cut input(s), about {} "
                         "per runner and iteration",
@@ -267,6 +331,7 @@ SlicedRun run_in_slices(const RunJob& job, const std::vector<std::unique_ptr<Bas
         const bool go_on = comparison.compare(results, index + 1 == count);
         if (job.validate) run.valid = Comparator::validate(results, true, true) && run.valid;
         done_outputs += slice.marked.size();
+        done_nodes += slice.nodes.size();
         if (!go_on) {
             if (sink && index + 1 < count)
                 logger().warning(

@@ -71,6 +71,8 @@ job_detail::ModelUse job_detail::plan_model_use(const RunJob& job) {
     for (const RunnerStep& step : job.runners) {
         if (std::holds_alternative<OnnxrtRunnerStep>(step) && job.model && !file_checked) {
             use.onnxrt_file = unmodified_model_path(*job.model);
+            // A model larger than a session runs in slices of the loaded model (layerwise.cpp).
+            if (use.onnxrt_file && session_split_budget(job)) use.onnxrt_file.reset();
             file_checked = true;
         }
         const bool takes_file = std::holds_alternative<OnnxrtRunnerStep>(step) && use.onnxrt_file;

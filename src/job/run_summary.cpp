@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "backend/onnx/structure_unlogged.h"
 #include "common/hash.h"
 #include "job/job_internal.h"
 #include "polygraphy/backend/onnx/structure.h"
@@ -21,7 +22,7 @@ std::string model_fingerprint(const RunJob& job) {
         hasher.add("no model");
         return hasher.hex();
     }
-    const OnnxModel structure = onnx_structure_from_path(job.model->path);
+    const OnnxModel structure = onnx_structure_from_path_unlogged(job.model->path);
     hasher.add(structure->SerializeAsString());
     std::error_code error;
     const auto size = std::filesystem::file_size(job.model->path, error);

@@ -162,6 +162,35 @@ TEST_F(BigModelCli, DebugDiffComparesItWithItsFp16VersionInSlices) {
     }
 }
 
+// A model larger than an ONNX-Runtime session (64 KiB of weights against a 20 KiB budget, as 27 GB
+// against a quarter of this machine's memory): each runner runs slices whose weights fit, one session
+// each, and the comparison of the outputs gives what the whole run gives.
+TEST_F(BigModelCli, AModelLargerThanASessionRunsInSlicesOfSessions) {
+    const auto whole = run_polygraphy({"run", model_, "--ref", "--onnxrt", "--iterations", "2", "--atol", "1e-4",
+                                       "--report", dir_.file("whole.json")});
+    ASSERT_EQ(whole.exit_code, 0) << whole.output;
+    EXPECT_THAT(whole.output, Not(HasSubstr("slices")));
+    for (const bool mark_all : {false, true}) {
+        std::vector<std::string> args = {"run",      model_,         "--ref",
+                                         "--onnxrt", "--iterations", "2",
+                                         "--atol",   "1e-4",         "--session-memory-budget",
+                                         "20K",      "--report",     dir_.file("sliced.json")};
+        if (mark_all) args.insert(args.end(), {"--onnx-outputs", "mark", "all"});
+        const auto sliced = run_polygraphy(args);
+        ASSERT_EQ(sliced.exit_code, 0) << sliced.output;
+        EXPECT_THAT(sliced.output, HasSubstr("The model's weights (64.0 KiB) exceed the session memory budget of "
+                                             "20.0 KiB: running in 4 slices, each a session of its own"));
+        EXPECT_THAT(sliced.output, HasSubstr(mark_all ? "PASSED | All outputs matched | Outputs: ['layer0.matmul', "
+                                                      : "PASSED | All outputs matched | Outputs: ['layer3.out']"));
+    }
+    const std::string report = read_file(dir_.file("sliced.json"));
+    EXPECT_THAT(report, HasSubstr("\"layer3.out\""));
+    // A budget is a size.
+    const auto refused = run_polygraphy({"run", model_, "--ref", "--onnxrt", "--session-memory-budget", "0"});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_THAT(refused.output, HasSubstr("--session-memory-budget must be more than 0 bytes"));
+}
+
 TEST_F(BigModelCli, ExternalDataProblemsAreOneLineErrorsOnTheOnnxRuntimePath) {
     fs::resize_file(model_ + ".data", fs::file_size(model_ + ".data") - 100);
     for (const std::vector<std::string>& extra :

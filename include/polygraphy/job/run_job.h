@@ -198,10 +198,19 @@ struct CompareJob {
     /// slices, may take at once in a layer-wise run (see run_job()); nullopt: the size of the model's
     /// weights, at least kDefaultCompareMemoryBudget.
     std::optional<std::size_t> memory_budget = std::nullopt;
+    /// `--session-memory-budget`: the most weights one ONNX-Runtime session may hold (it copies them
+    /// into its own memory). A model whose weights exceed it, compared by two runners or more, runs in
+    /// slices of nodes whose weights fit (see run_job()); nullopt: a quarter of the machine's memory
+    /// (default_session_memory_budget()).
+    std::optional<std::size_t> session_memory_budget = std::nullopt;
     /// A function the caller supplies (`--compare-func-script`); when set, it compares instead of
     /// `function`. A printed program cannot hold it.
     CompareFunc custom = {};
 };
+
+/// The default of CompareJob::session_memory_budget: a quarter of the machine's physical memory, so
+/// that one runner's session of a slice, the other's, and the tensors between them fit together.
+std::size_t default_session_memory_budget();
 
 /// The smallest default of CompareJob::memory_budget (256 MiB).
 inline constexpr std::size_t kDefaultCompareMemoryBudget = std::size_t{256} << 20;
@@ -263,6 +272,14 @@ bool job_compares(const RunJob& job);
 /// slice's session differently, as ONNX-Runtime's layout optimizations may); RunJobResult::results
 /// is then empty. A budget the user gave that is too small for one node is a UsageError (a default
 /// one grows). A terminal shows the progress (Logger::progress()).
+///
+/// Models larger than a session: when an ONNX-Runtime runner is among two runners or more (and no
+/// results are saved to JSON or loaded) and the model's weights exceed
+/// CompareJob::session_memory_budget, the same slices run with each slice's weights within that
+/// budget too: each runner builds a session of each slice, runs it and releases it before the next,
+/// so no session holds the whole model. Only the job's outputs are compared; the cut tensors pass
+/// from slice to slice. ONNX-Runtime optimizes each slice on its own (as in a layer-wise run in
+/// slices).
 ///
 /// An HTML report's graph is that model; when no runner loaded it
 /// and no divergence was searched, the report reads the model file's structure alone

@@ -26,7 +26,9 @@ struct TensorSpan {
 
 std::vector<GraphSlice> plan_graph_slices(const onnx::GraphProto& graph, const std::vector<std::string>& marked,
                                           const std::unordered_map<std::string, std::size_t>& tensor_bytes,
-                                          std::size_t max_bytes) {
+                                          std::size_t max_bytes,
+                                          const std::unordered_map<std::string, std::size_t>& weight_bytes,
+                                          std::size_t max_weight_bytes) {
     const std::vector<std::size_t> order = topological_order(graph);
     std::size_t largest = 0;
     for (const auto& [name, bytes] : tensor_bytes) largest = std::max(largest, bytes);
@@ -83,8 +85,27 @@ std::vector<GraphSlice> plan_graph_slices(const onnx::GraphProto& graph, const s
     std::size_t first = 0;
     while (first < order.size() || (slices.empty() && !marked.empty())) {
         std::size_t last = first;
-        if (first < order.size())
-            while (last + 1 < order.size() && slice_bytes(first, last + 1) <= max_bytes) ++last;
+        if (first < order.size()) {
+            // The weights the slice reads so far, each once.
+            std::unordered_set<std::string> weights_read;
+            std::size_t weights = 0;
+            auto weights_of = [&](std::size_t position, bool add) {
+                std::size_t more = 0;
+                for (const auto& name : reads[position]) {
+                    const auto found = weight_bytes.find(name);
+                    if (found == weight_bytes.end() || weights_read.contains(name)) continue;
+                    more += found->second;
+                    if (add) weights_read.insert(name);
+                }
+                return more;
+            };
+            weights += weights_of(first, true);
+            while (last + 1 < order.size() && slice_bytes(first, last + 1) <= max_bytes &&
+                   weights + weights_of(last + 1, false) <= max_weight_bytes) {
+                ++last;
+                weights += weights_of(last, true);
+            }
+        }
         const bool has_nodes = first < order.size();
         GraphSlice slice;
         slice.bytes = has_nodes ? slice_bytes(first, last) : 0;

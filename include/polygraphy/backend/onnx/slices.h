@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -40,9 +41,14 @@ struct GraphSlice {
 /// `tensor_bytes`: the estimated size of each tensor; a tensor missing there counts as the largest
 /// one given. A node that alone exceeds `max_bytes` gets a slice of its own, whose `bytes` say so: the
 /// caller decides. ModelError for a cycle or a tensor produced twice.
+/// `weight_bytes` (the size of each initializer; others count 0) and `max_weight_bytes` bound the
+/// weights a slice reads too, each counted once (a slice that runs as a session of its own holds
+/// them): a slice grows only while both bounds hold.
 std::vector<GraphSlice> plan_graph_slices(const onnx::GraphProto& graph, const std::vector<std::string>& marked,
                                           const std::unordered_map<std::string, std::size_t>& tensor_bytes,
-                                          std::size_t max_bytes);
+                                          std::size_t max_bytes,
+                                          const std::unordered_map<std::string, std::size_t>& weight_bytes = {},
+                                          std::size_t max_weight_bytes = SIZE_MAX);
 
 /// Shows one slice at a time of a model as the model itself, in place: its graph holds only the
 /// slice's nodes and initializers (moved, never copied: external data references and weights in

@@ -142,6 +142,13 @@ std::vector<OptionSpec> ComparatorCompareArgs::options() const {
                   "--save-outputs to an .npz is written slice by slice; to JSON, and with --load-outputs or "
                   "--use-subprocess, every output is held at once. Defaults to the size of the model's weights, "
                   "at least 256M and at least what the largest layer needs"),
+        Option({"--session-memory-budget"})
+            .metavar("SIZE")
+            .help("The most weights one ONNX Runtime session may hold, e.g. 8G (K, M, G: KiB, MiB, GiB). A model "
+                  "whose weights exceed it, compared by --onnxrt and another runner, runs in slices of nodes whose "
+                  "weights fit: each runner builds a session of each slice, runs it and releases it before the "
+                  "next, and only the model's outputs (or those --onnx-outputs marks) are compared. Defaults to a "
+                  "quarter of the machine's memory"),
         Option({"--save-summary"})
             .metavar("FILE.json")
             .help("Save the dataset summary of the run (or of its --shard): per output, and per layer with "
@@ -187,6 +194,9 @@ void ComparatorCompareArgs::parse(const ParsedArgs& args) {
     }
     if (const auto budget = args.value("compare_memory_budget"))
         memory_budget_ = args_util::parse_memory_budget("--compare-memory-budget", *budget);
+    session_memory_budget_.reset();
+    if (const auto budget = args.value("session_memory_budget"))
+        session_memory_budget_ = args_util::parse_memory_budget("--session-memory-budget", *budget);
     compare_func_ = args.value("compare").value_or("simple");
 
     // Options of the comparison function that was not selected are ignored, with a warning.
@@ -212,6 +222,7 @@ CompareJob ComparatorCompareArgs::compare_job() const {
     compare.model_explorer_path = model_explorer_path_;
     compare.summary_path = summary_path_;
     compare.memory_budget = memory_budget_;
+    compare.session_memory_budget = session_memory_budget_;
     compare.custom = script_compare_;
     if (compare_func_ == "indices") {
         compare.function = CompareJob::Function::kIndices;

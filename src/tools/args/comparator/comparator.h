@@ -43,7 +43,7 @@ private:
 
 /// `--validate`, `--fail-fast`, `--compare/--compare-func {simple,indices}`, `--compare-func-script
 /// file.py[:func]` (through the Python bridge, polygraphy/tools/python_hooks.h), `--load-outputs/--load-results
-/// PATH...`, `--report`, `--model-explorer-node-data`, `--save-summary`,
+/// PATH...`, `--report`, `--model-explorer-node-data`, `--save-summary`, `--session-memory-budget`,
 /// `--compare-memory-budget`. Fills the job's comparison with the options of the comparison-function
 /// groups.
 class ComparatorCompareArgs : public ArgGroup {
@@ -80,6 +80,7 @@ private:
     bool fail_fast_ = false;
     std::string compare_func_ = "simple";
     std::optional<std::string> summary_path_;
+    std::optional<std::size_t> session_memory_budget_;
     std::vector<std::string> load_outputs_paths_;
     std::optional<std::string> report_path_;
     std::optional<double> suggest_tolerances_;
