@@ -160,6 +160,7 @@ slurm_cluster_start() {
   _slurm_cluster_kill_stale "$workdir"
   SLURM_CLUSTER_DIR=$workdir
   SLURM_CLUSTER_PIDS=()
+  _slurm_cluster_unmount_cgroup "$workdir"
   rm -rf "$workdir/state" "$workdir/log" "$workdir/run" "$workdir/spool" "$workdir/munge"
   mkdir -p "$workdir/state" "$workdir/log" "$workdir/run"
   chmod 755 "$workdir"
@@ -213,6 +214,20 @@ slurm_cluster_start() {
   ctld_port=${SLURM_CLUSTER_CTLD_PORT:-$(_slurm_cluster_free_port 26817)} || return 1
   slurmd_port=${SLURM_CLUSTER_SLURMD_PORT:-$(_slurm_cluster_free_port $((ctld_port + 1)) "$ctld_port")} || return 1
   : >"$workdir/plugstack.conf"  # no SPANK plugins (not /etc/slurm/plugstack.conf)
+  # slurmd initializes its cgroup plugin even when no plugin uses cgroups, and fails where nothing is
+  # mounted on /sys/fs/cgroup (a chroot such as fresh-machine's). An empty tmpfs of its own is a
+  # cgroup v1 root to it (which it only checks), on every machine alike.
+  mkdir -p "$workdir/run/cgroup"
+  if ! mount -t tmpfs -o size=1m,mode=755 polygraphy-slurm-cgroup "$workdir/run/cgroup"; then
+    _slurm_cluster_error "could not mount a tmpfs for slurmd's cgroup root on $workdir/run/cgroup"
+    slurm_cluster_stop
+    return 1
+  fi
+  cat >"$workdir/cgroup.conf" <<EOF
+# Written by tests/cluster/slurm_cluster.sh: no cgroup is used (proctrack/linuxproc, task/none).
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=$workdir/run/cgroup
+EOF
   cat >"$workdir/slurm.conf" <<EOF
 # Written by tests/cluster/slurm_cluster.sh: a one-node test cluster, no systemd, no cgroups.
 ClusterName=polygraphy-test
@@ -317,6 +332,13 @@ _slurm_cluster_stepds() {
   done
 }
 
+# The tmpfs that slurm_cluster_start mounts as slurmd's cgroup root, if it is still mounted.
+_slurm_cluster_unmount_cgroup() {
+  if mountpoint -q "$1/run/cgroup" 2>/dev/null; then
+    umount "$1/run/cgroup" 2>/dev/null || umount -l "$1/run/cgroup" 2>/dev/null || true
+  fi
+}
+
 slurm_cluster_stop() {
   [ -n "$SLURM_CLUSTER_DIR" ] || return 0
   local pid i
@@ -345,6 +367,7 @@ slurm_cluster_stop() {
     fi
   done
   rm -f "$SLURM_CLUSTER_DIR/run/pids"
+  _slurm_cluster_unmount_cgroup "$SLURM_CLUSTER_DIR"
   if ((SLURM_CLUSTER_OWN_RUNTIME_DIR)); then
     rm -rf "$SLURM_CLUSTER_RUNTIME_DIR"
   fi
