@@ -77,6 +77,32 @@ TEST_F(RunPythonHooks, DataLoaderScriptFeedsEveryIteration) {
         EXPECT_THAT(testing::elements_of<float>(feeds[i].at("x")), ::testing::Each(i + 0.5f));
 }
 
+// A generator shards as any dataset does: every shard reads it to its end (one pass of the
+// generator) and runs its own samples; the merged summary holds all of them.
+TEST_F(RunPythonHooks, ADataLoaderScriptIsShardedAndItsSummariesMerge) {
+    const std::string loader = script("five.py", R"(import numpy as np
+
+def load_data():
+    for i in range(5):
+        yield {"x": np.full((2, 3), i + 0.25, dtype=np.float32)}
+)");
+    for (const char* shard : {"0/2", "1/2"}) {
+        const std::string inputs = dir_.file(std::string("inputs") + shard[0] + ".json");
+        const CommandResult result =
+            run({"--ref", "--onnxrt", "--data-loader-script", loader, "--shard", shard, "--save-inputs", inputs,
+                 "--save-summary", dir_.file(std::string("part") + shard[0] + ".json")});
+        ASSERT_EQ(result.exit_code, 0) << result.output;
+        const InputList feeds = load_inputs(inputs);
+        ASSERT_EQ(feeds.size(), shard[0] == '0' ? 3u : 2u);
+        // Shard 1 of 2 holds samples 1 and 3.
+        if (shard[0] == '1') EXPECT_THAT(testing::elements_of<float>(feeds[1].at("x")), ::testing::Each(3.25f));
+    }
+    const CommandResult merged = run_polygraphy(
+        {"data", "merge", dir_.file("part0.json"), dir_.file("part1.json"), "-o", dir_.file("merged.json")});
+    ASSERT_EQ(merged.exit_code, 0) << merged.output;
+    EXPECT_THAT(merged.output, HasSubstr("shards 2 of 2, 5 sample(s)"));
+}
+
 // The embedded interpreter is never finalised: a script's prints must still reach a pipe, in order
 // with the log, without PYTHONUNBUFFERED (which a developer's shell may set).
 TEST_F(RunPythonHooks, AScriptsPrintsReachAPipeInOrderWithTheLog) {
