@@ -62,7 +62,7 @@ DatasetTally complete_tally(const RunJob& job, const DatasetTally* tally) {
     auto fresh = std::make_shared<DatasetTally>();
     const DataLoaderFn loader = build_data_loader(whole, fresh);
     TensorMetadata inputs;
-    if (job.model) inputs = get_onnx_input_metadata(onnx_structure_from_path(job.model->path)->graph());
+    if (job.model) inputs = get_onnx_input_metadata(onnx_structure_from_path_unlogged(job.model->path)->graph());
     for (std::size_t i = 0; loader(i, inputs); ++i) {
     }
     return *fresh;
