@@ -473,9 +473,12 @@ DatasetSummary merge_dataset_summaries(const std::vector<std::pair<std::string, 
     std::sort(ordered.begin(), ordered.end(), [](const auto* a, const auto* b) {
         return std::tie(a->second.shards, a->first) < std::tie(b->second.shards, b->first);
     });
-    const auto& [reference_name, reference] = *ordered.front();
+    // Named references rather than structured bindings, which clang 14 cannot capture in a lambda.
+    const std::string& reference_name = ordered.front()->first;
+    const DatasetSummary& reference = ordered.front()->second;
     for (const auto* part : ordered) {
-        const auto& [name, summary] = *part;
+        const std::string& name = part->first;
+        const DatasetSummary& summary = part->second;
         auto differ = [&](const std::string& what) {
             throw PolygraphyException(
                 fmt::format("{} and {} are parts of different runs: their {} differ", reference_name, name, what));
