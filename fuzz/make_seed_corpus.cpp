@@ -16,6 +16,8 @@
 //                 Conv/Reshape/Gather/LayerNormalization, a local function, Slice with an omitted input
 //   cli_value_spec argument values of --input-shapes, --atol/--rtol, --val-range, --pool-limit...
 //   cli_args      command lines of every tool, one token per line, the tool's name first
+//   dataset_summary  `run --save-summary` parts: a shard of three with histograms and a divergence,
+//                 and a whole dataset without histograms
 // scripts/fuzz_smoke.sh adds the example models and, when ../shared is there, Polygraphy's files.
 #include <cstdio>
 #include <cstring>
@@ -36,6 +38,7 @@
 #include "polygraphy/common/npy.h"
 #include "polygraphy/common/npz.h"
 #include "polygraphy/common/run_results.h"
+#include "polygraphy/comparator/dataset_summary.h"
 
 using namespace polygraphy;
 using polygraphy::testing::ModelBuilder;
@@ -576,6 +579,46 @@ void write_cli_args(const fs::path& dir) {
     for (std::size_t i = 0; i < commands.size(); ++i) write(dir / ("command" + std::to_string(i)), commands[i]);
 }
 
+// Dataset summaries as `run --shard I/N --save-summary` writes them: a shard with two outputs, one
+// failing sample, histograms and a divergence, and the whole dataset without histograms.
+void write_dataset_summaries(const fs::path& dir) {
+    for (const std::size_t count : {std::size_t{1}, std::size_t{3}}) {
+        AccuracyResult::PairResult pair;
+        pair.first_runner = "ref-runner-N0";
+        pair.second_runner = "onnxrt-runner-N0";
+        DatasetSummary summary;
+        summary.model_fingerprint = "0123456789abcdef";
+        summary.dataset_fingerprint = "fedcba9876543210";
+        summary.options_fingerprint = "00ff00ff00ff00ff";
+        summary.dataset_samples = 7;
+        summary.shard_count = count;
+        summary.shards = {count - 1};
+        summary.samples = shard_samples(count - 1, count, 7);
+        for (std::size_t i = 0; i < summary.samples.size(); ++i) {
+            IterationCompareResult iteration;
+            for (const char* name : {"logits", "hidden"}) {
+                OutputCompareResult result;
+                result.passed = i != 1;
+                result.max_absdiff = 1e-6 * static_cast<double>(i + 1);
+                result.max_reldiff = 1e-4;
+                result.mean_absdiff = result.max_absdiff / 2;
+                if (count == 3) {
+                    const Tensor errors = Tensor::from_doubles(DataType::kFloat32, {3}, {0, 1e-7, 2e-3});
+                    result.error_histograms = ErrorHistograms{decade_histogram(errors), decade_histogram(errors)};
+                }
+                iteration.set(name, result);
+            }
+            pair.iterations.push_back(iteration);
+        }
+        summary.pairs.push_back(PairDatasetSummary{
+            pair.first_runner, pair.second_runner, summarize_dataset(pair, SampleIndexing{count - 1, count}), {}});
+        if (summary.samples.size() > 1)
+            summary.pairs[0].first_divergences.push_back(
+                SampleDivergence{summary.samples[1], "conv2", "Conv", "conv2_out", 2e-6});
+        save_dataset_summary(summary, (dir / ("summary_" + std::to_string(count) + ".json")).string());
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -595,7 +638,8 @@ int main(int argc, char** argv) {
             {"onnx_model", write_models},
             {"onnx_structure", write_structure_models},
             {"cli_value_spec", write_cli_value_specs},
-            {"cli_args", write_cli_args}};
+            {"cli_args", write_cli_args},
+            {"dataset_summary", write_dataset_summaries}};
         for (const auto& [name, writer] : targets) {
             fs::create_directories(root / name);
             writer(root / name);
