@@ -57,7 +57,7 @@ cd "$work"  # the jobs start here too
 # Prints job $1's scontrol record, one line.
 job_record() { timeout 10 scontrol show job -o "$1" 2>/dev/null || true; }
 # Prints field $2 of job $1's record.
-job_field() { job_record "$1" | grep -o "\b$2=[^ ]*" | head -n 1 | cut -d= -f2-; }
+job_field() { job_record "$1" | grep -o "\b$2=[^ ]*" | head -n 1 | cut -d= -f2- || true; }
 
 # The summaries of the sharded and of the unsharded run agree but for the shard keys.
 compare_summaries() {
@@ -138,13 +138,15 @@ compare_summaries "$work/sharded/summary.json" "$work/unsharded.json"
 # 2 CPUs: task 1 starts at once, is requeued, and starts again once a CPU is free and its credential
 # has expired (slurm_cluster.sh sets cred_expire to 5 s; Slurm's default makes that 2 minutes).
 info "4 shards again, with array task 1 requeued while it runs"
+# The log exists before the background job's redirection opens it: the loop below reads it at once.
+: >"$work/requeue.log"
 SHARD_DELAY=8 timeout 240 "$examples/submit_shards.sh" -n 4 -o "$work/requeue" -w "$model" "$work/dataset" \
   --onnx-outputs mark all >"$work/requeue.log" 2>&1 &
 submit_pid=$!
 deadline=$((SECONDS + 30))
 array=""
 until [ -n "$array" ]; do
-  array=$(sed -n 's/^array job: //p' "$work/requeue.log")
+  array=$(sed -n 's/^array job: //p' "$work/requeue.log" || true)
   ((SECONDS < deadline)) || fail "submit_shards.sh printed no array job id: $(cat "$work/requeue.log")"
   sleep 0.2
 done
