@@ -19,6 +19,7 @@ packages=(
   chromium    # the test that opens the HTML report in a real (headless) browser
   pybind11-dev python3-dev python3-numpy  # the Python bindings (python/) for /usr/bin/python3, their tests, and the tests that numpy.load our .npz files
   python3-torch  # polygraphy.backend.pyt.PytRunner's tests and bench/python_binding_bench.py (PyTorch, CPU)
+  python3-build python3-wheel python3-setuptools python3-venv python3-pip  # scripts/build_wheel.sh and its test, which pip-installs the wheel into a venv
   slurmctld slurmd slurm-client munge  # the test that runs sharded comparisons on a one-node Slurm cluster (tests/cluster/)
 )
 

@@ -41,12 +41,16 @@ auto with_python(const std::string& what, Body&& body) -> decltype(body()) {
 }
 
 // The folder holding the polygraphy package: beside the installed bridge (relative path set by the
-// build), else the build tree's.
+// build; or a wheel's, where the bridge is polygraphy/_libs/lib/polygraphy/), else the build tree's.
 std::string package_folder() {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&package_folder), &info) != 0 && info.dli_fname) {
-        const fs::path installed = fs::path(info.dli_fname).parent_path() / POLYGRAPHY_BRIDGE_TO_PACKAGE;
+        const fs::path folder = fs::path(info.dli_fname).parent_path();
+        const fs::path installed = folder / POLYGRAPHY_BRIDGE_TO_PACKAGE;
         if (fs::exists(installed / "polygraphy" / "__init__.py")) return installed.lexically_normal().string();
+        for (fs::path wheel = folder; wheel.has_relative_path(); wheel = wheel.parent_path())
+            if (wheel.filename() == "_libs" && fs::exists(wheel.parent_path() / "__init__.py"))
+                return wheel.parent_path().parent_path().string();
     }
     return POLYGRAPHY_BUILD_PACKAGE_FOLDER;
 }
