@@ -10,6 +10,7 @@
 #include "tools/data/data.h"
 #include "tools/debug/debug.h"
 #include "tools/inspect/inspect.h"
+#include "tools/plugin/plugin.h"
 #include "tools/run/run.h"
 #include "tools/surgeon/surgeon.h"
 #include "tools/template/template.h"
@@ -33,6 +34,7 @@ std::vector<std::unique_ptr<Tool>> make_tools() {
     tools.push_back(make_template_tool());
     tools.push_back(make_debug_tool());
     tools.push_back(make_data_tool());
+    tools.push_back(make_plugin_tool());
     for (const auto& module : extension_modules())
         if (module.tools)
             for (auto& tool : module.tools()) tools.push_back(std::move(tool));

@@ -172,7 +172,8 @@ const std::set<std::string> kCliOperators = {
 
 struct ToolCommand {
     std::string name;
-    std::vector<std::string> args;  // "M" is the model, "O" an output file
+    // "M" is the model, "O" an output file, "D" its folder, "C" a plugin configuration there
+    std::vector<std::string> args;
 };
 
 const std::vector<ToolCommand> kTools = {
@@ -187,11 +188,23 @@ const std::vector<ToolCommand> kTools = {
     {"convert fp16", {"convert", "M", "--fp-to-fp16", "-o", "O"}},
     {"debug diff", {"debug", "diff", "M", "M", "--report", "O"}},
     {"debug precision", {"debug", "precision", "M", "-o", "O"}},
+    {"plugin match", {"plugin", "match", "M", "--plugin-dir", "D", "-o", "O"}},
+    {"plugin replace", {"plugin", "replace", "M", "--config", "C", "-o", "O"}},
 };
 
 std::vector<std::string> command_line(const ToolCommand& tool, const std::string& model, const std::string& output) {
     std::vector<std::string> args;
-    for (const auto& arg : tool.args) args.push_back(arg == "M" ? model : arg == "O" ? output : arg);
+    const std::filesystem::path folder = std::filesystem::path(output).parent_path();
+    for (const auto& arg : tool.args) {
+        if (arg == "C") {
+            // Replaces the model's first node, so that the tool gets as far as the model allows.
+            const std::string config = (folder / "config.yaml").string();
+            std::ofstream(config) << "name: p\ninstances:\n- inputs: []\n  outputs:\n  - ok\n";
+            args.push_back(config);
+        } else {
+            args.push_back(arg == "M" ? model : arg == "O" ? output : arg == "D" ? folder.string() : arg);
+        }
+    }
     return args;
 }
 
