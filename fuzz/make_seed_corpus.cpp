@@ -18,6 +18,7 @@
 //   cli_args      command lines of every tool, one token per line, the tool's name first
 //   dataset_summary  `run --save-summary` parts: a shard of three with histograms and a divergence,
 //                 and a whole dataset without histograms
+//   plugin_files  `polygraphy plugin` patterns (pattern.json) and configurations (config.yaml)
 // scripts/fuzz_smoke.sh adds the example models and, when ../shared is there, Polygraphy's files.
 #include <cstdio>
 #include <cstring>
@@ -33,6 +34,7 @@
 #include "nbits_weights.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
 #include "polygraphy/common/base64.h"
+#include "polygraphy/common/file_io.h"
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/logger.h"
 #include "polygraphy/common/npy.h"
@@ -619,6 +621,26 @@ void write_dataset_summaries(const fs::path& dir) {
     }
 }
 
+// Plugin patterns and configurations (`polygraphy plugin`), as the README and Polygraphy write them.
+void write_plugin_files(const fs::path& dir) {
+    const std::vector<std::string> files = {
+        R"({"name": "SiLUPlugin", "op": "SiLU", "inputs": ["x"], "outputs": ["y"],
+ "nodes": [{"name": "sig", "op": "Sigmoid", "inputs": ["x"], "outputs": ["s"]},
+           {"name": "mul", "op": "Mul", "inputs": ["x", "s"], "outputs": ["y"], "attributes": {"alpha": {"less": 2.0}}}],
+ "attributes": {"alpha": 1.0, "copied": {"from": "mul.alpha"}, "names": ["a", "b"], "axes": [0, 1]}})",
+        R"({"name": "p", "inputs": ["x0", "x1"], "outputs": ["d", "e"],
+ "nodes": [{"op": "Sigmoid", "inputs": ["x0"], "outputs": ["a"]}, {"op": "Relu", "inputs": ["x1"], "outputs": ["b"]},
+           {"op": "Mul", "domain": "ai.onnx", "inputs": ["a", "b"], "outputs": ["c"], "attributes": {"k": 3}},
+           {"op": "Relu", "inputs": ["c"], "outputs": ["d"]}, {"op": "Sigmoid", "inputs": ["c"], "outputs": ["e"]}]})",
+        "name: toyPlugin\nop: CustomToyPlugin\ninstances:\n- inputs:\n  - i1\n  outputs:\n  - o1\n  - o2\n"
+        "  attributes:\n    ToyX: 2\n---\nname: other\nop: OtherOp\ninstances:\n- inputs: [p, 'q: r']  # c\n"
+        "  outputs: [\"y\\x01\"]\n  attributes:\n    scales:\n    - 0.5\n    - 1.0e-05\n    names: ['on', x]\n"
+        "    mode: fast\n    big: .inf\n",
+    };
+    for (std::size_t i = 0; i < files.size(); ++i)
+        write_file_atomically((dir / ("plugin_file_" + std::to_string(i))).string(), files[i]);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -639,7 +661,8 @@ int main(int argc, char** argv) {
             {"onnx_structure", write_structure_models},
             {"cli_value_spec", write_cli_value_specs},
             {"cli_args", write_cli_args},
-            {"dataset_summary", write_dataset_summaries}};
+            {"dataset_summary", write_dataset_summaries},
+            {"plugin_files", write_plugin_files}};
         for (const auto& [name, writer] : targets) {
             fs::create_directories(root / name);
             writer(root / name);

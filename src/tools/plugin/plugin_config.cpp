@@ -6,6 +6,8 @@
 #include <optional>
 #include <regex>
 
+#include <fmt/format.h>
+
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/python_repr.h"
 
@@ -36,8 +38,26 @@ std::string yaml_string(const std::string& text) {
                  !std::regex_match(text, float_pattern()) && text.front() != ' ' && text.back() != ' ' &&
                  std::string("-?:,[]{}#&*!|>'\"%@`").find(text.front()) == std::string::npos &&
                  text.find(": ") == std::string::npos && text.find(" #") == std::string::npos && text.back() != ':';
+    bool control = false;
     for (char c : text)
-        if (static_cast<unsigned char>(c) < 0x20) plain = false;
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) control = true;
+    if (control) {  // double quotes: the only YAML style with escapes
+        std::string quoted = "\"";
+        for (char c : text) {
+            const auto byte = static_cast<unsigned char>(c);
+            if (c == '"' || c == '\\')
+                quoted += std::string("\\") + c;
+            else if (c == '\n')
+                quoted += "\\n";
+            else if (c == '\t')
+                quoted += "\\t";
+            else if (byte < 0x20 || byte == 0x7f)
+                quoted += fmt::format("\\x{:02x}", byte);
+            else
+                quoted += c;
+        }
+        return quoted + "\"";
+    }
     if (plain) return text;
     std::string quoted = "'";
     for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
@@ -84,6 +104,20 @@ void write_value(std::string& out, const std::string& indent, const std::string&
 
 // ---- reading -------------------------------------------------------------------------------------
 
+// A code point as UTF-8.
+void append_utf8(std::string& out, unsigned long code) {
+    if (code < 0x80) {
+        out += static_cast<char>(code);
+    } else if (code < 0x800) {
+        out += static_cast<char>(0xc0 | (code >> 6));
+        out += static_cast<char>(0x80 | (code & 0x3f));
+    } else {
+        out += static_cast<char>(0xe0 | (code >> 12));
+        out += static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+        out += static_cast<char>(0x80 | (code & 0x3f));
+    }
+}
+
 struct Line {
     int indent = 0;
     std::string text;  // without indentation and comment
@@ -96,8 +130,13 @@ struct Node {
     bool quoted = false;
     bool null = false;
     std::vector<Node> items;
-    std::vector<std::pair<std::string, Node>> members;
+    std::vector<std::string> keys;  // a mapping's keys, and its values in `items`
     int line = 0;
+
+    void add(std::string key, Node value) {
+        keys.push_back(std::move(key));
+        items.push_back(std::move(value));
+    }
 };
 
 class YamlReader {
@@ -171,18 +210,18 @@ private:
             std::string key = split->first;
             if (!key.empty() && (key.front() == '\'' || key.front() == '"'))
                 key = inline_value(key, line.number).scalar;
-            for (const auto& member : node.members)
-                if (member.first == key) fail(line.number, "key '" + key + "' appears twice");
+            for (const std::string& existing : node.keys)
+                if (existing == key) fail(line.number, "key '" + key + "' appears twice");
             ++at_;
             if (!split->second.empty()) {
-                node.members.emplace_back(key, inline_value(split->second, line.number));
+                node.add(key, inline_value(split->second, line.number));
                 continue;
             }
             // "key:" then a block below, or a list at the same indent (PyYAML's layout).
             if (at_ < lines_.size() && lines_[at_].indent == indent && is_item(lines_[at_].text))
-                node.members.emplace_back(key, sequence(indent));
+                node.add(key, sequence(indent));
             else
-                node.members.emplace_back(key, nested(indent, line.number));
+                node.add(key, nested(indent, line.number));
         }
         if (at_ < lines_.size() && lines_[at_].indent > indent) fail(lines_[at_].number, "unexpected indentation");
         return node;
@@ -255,7 +294,7 @@ private:
                     skip_spaces(text, at);
                     if (at >= text.size() || text[at] != ':') fail(line, "expected ':' in a flow mapping");
                     ++at;
-                    node.members.emplace_back(key.scalar, flow_value(text, at, line, true));
+                    node.add(key.scalar, flow_value(text, at, line, true));
                 }
                 skip_spaces(text, at);
                 if (at < text.size() && text[at] == ',') {
@@ -298,6 +337,17 @@ private:
                         case '/':
                             node.scalar += escaped;
                             break;
+                        case 'x':
+                        case 'u': {
+                            const std::size_t digits = escaped == 'x' ? 2 : 4;
+                            const std::string hex = at + digits <= text.size() ? text.substr(at, digits) : "";
+                            if (hex.size() != digits ||
+                                hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+                                fail(line, std::string("a bad escape \\") + escaped + " in a quoted string");
+                            append_utf8(node.scalar, std::stoul(hex, nullptr, 16));
+                            at += digits;
+                            break;
+                        }
                         default:
                             fail(line, std::string("unsupported escape \\") + escaped + " in a quoted string");
                     }
@@ -383,7 +433,9 @@ public:
             yaml_.fail(document.line, "a plugin entry must be a mapping with name, op and instances");
         PluginConfigEntry entry;
         bool has_name = false;
-        for (const auto& [key, value] : document.members) {
+        for (std::size_t m = 0; m < document.keys.size(); ++m) {
+            const std::string& key = document.keys[m];
+            const Node& value = document.items[m];
             if (key == "name") {
                 entry.name = string(value, "name");
                 has_name = true;
@@ -420,7 +472,9 @@ private:
         if (node.kind != Node::Kind::kMapping)
             yaml_.fail(node.line, "an instance must be a mapping with inputs, outputs and attributes");
         PluginInstance instance;
-        for (const auto& [key, value] : node.members) {
+        for (std::size_t m = 0; m < node.keys.size(); ++m) {
+            const std::string& key = node.keys[m];
+            const Node& value = node.items[m];
             if (key == "inputs")
                 instance.inputs = strings(value, "inputs");
             else if (key == "outputs")
@@ -428,8 +482,8 @@ private:
             else if (key == "attributes") {
                 if (value.null) continue;
                 if (value.kind != Node::Kind::kMapping) yaml_.fail(value.line, "'attributes' must be a mapping");
-                for (const auto& [name, attribute] : value.members)
-                    instance.attributes.emplace_back(name, attribute_value(attribute, name));
+                for (std::size_t a = 0; a < value.keys.size(); ++a)
+                    instance.attributes.emplace_back(value.keys[a], attribute_value(value.items[a], value.keys[a]));
             } else {
                 yaml_.fail(node.line,
                            "unknown key '" + key + "' in an instance (expected inputs, outputs, attributes)");

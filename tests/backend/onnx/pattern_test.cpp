@@ -165,7 +165,8 @@ TEST(GraphPattern, BadPatternFilesAreFormatErrorsNamingTheFile) {
          "unknown field 'extra'"},
         {R"({"name": "p", "inputs": "x"})", "\"inputs\" must be a list, not a string"},
     };
-    for (const auto& [text, expected] : cases) {
+    for (const auto& item : cases) {
+        const std::string &text = item.first, &expected = item.second;
         const std::string message =
             testing::error_message<FormatError>([&] { graph_pattern_from_json(text, "plugins/p/pattern.json"); });
         EXPECT_THAT(message, HasSubstr("plugins/p/pattern.json")) << text;

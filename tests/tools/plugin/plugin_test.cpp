@@ -96,6 +96,27 @@ TEST(PluginConfig, ReadsPolygraphysLayoutAndWritesItBack) {
     EXPECT_THAT(written, HasSubstr("    - 'on'\n"));  // a plain `on` would read back as a boolean in YAML 1.1
 }
 
+TEST(PluginConfig, StringsThatNeedQuotesOrEscapesRoundTrip) {
+    PluginConfigEntry entry{"p", "q", {}};
+    entry.instances.push_back({{"a\x01"
+                                "b",
+                                "tab\there", "1", "", " lead", "-x", "k: v"},
+                               {"out\n"},
+                               {{"e", std::string("caf\xc3\xa9")}, {"null", std::string("null")}}});
+    const std::string text = plugin_config_to_yaml({entry});
+    EXPECT_THAT(text, HasSubstr("  - \"a\\x01b\"\n"));
+    EXPECT_THAT(text, HasSubstr("  - '1'\n"));
+    EXPECT_THAT(text, HasSubstr("    'null': 'null'\n"));
+    const std::vector<PluginConfigEntry> read = plugin_config_from_yaml(text, "c.yaml");
+    ASSERT_EQ(read.size(), 1u);
+    ASSERT_EQ(read[0].instances.size(), 1u);
+    EXPECT_EQ(read[0].instances[0].inputs, entry.instances[0].inputs);
+    EXPECT_EQ(read[0].instances[0].outputs, entry.instances[0].outputs);
+    EXPECT_EQ(read[0].instances[0].attributes, entry.instances[0].attributes);
+    // PyYAML escapes non-ASCII text by default: "\u00e9".
+    EXPECT_EQ(plugin_config_from_yaml("name: \"caf\\u00e9\"\n", "c.yaml")[0].name, "caf\xc3\xa9");
+}
+
 TEST(PluginConfig, BadYamlIsOneLineWithItsLineNumber) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"name: p\ninstances:\n- inputs: [a\n", "config.yaml:3: expected ',' or ']'"},
@@ -111,7 +132,8 @@ TEST(PluginConfig, BadYamlIsOneLineWithItsLineNumber) {
         {"name: p\n\top: q\n", "config.yaml:2: a tab in indentation"},
         {"name: 'p\n", "config.yaml:1: unterminated quoted string"},
     };
-    for (const auto& [text, expected] : cases) {
+    for (const auto& item : cases) {
+        const std::string &text = item.first, &expected = item.second;
         const std::string message =
             testing::error_message<FormatError>([&] { plugin_config_from_yaml(text, "config.yaml"); });
         EXPECT_THAT(message, HasSubstr(expected)) << text;
