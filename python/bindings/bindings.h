@@ -13,5 +13,7 @@ void bind_backend(pybind11::module_& module);
 void bind_comparator(pybind11::module_& module);
 /// match_graphs, diff_graphs and convert_to_fp16 (diff.cpp).
 void bind_diff(pybind11::module_& module);
+/// Node views and the graph edits as methods of ModelProto (graph.cpp); after bind_backend.
+void bind_graph(pybind11::module_& module);
 
 }  // namespace polygraphy::python

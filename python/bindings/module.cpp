@@ -6,6 +6,7 @@ PYBIND11_MODULE(_core, module) {
     module.doc() = "Bindings of libpolygraphy; import them from the polygraphy package's modules.";
     polygraphy::python::bind_common(module);
     polygraphy::python::bind_backend(module);
+    polygraphy::python::bind_graph(module);
     polygraphy::python::bind_comparator(module);
     polygraphy::python::bind_diff(module);
 }

@@ -3,7 +3,8 @@
 The classes and functions are bindings of libpolygraphy (the extension module polygraphy._core);
 the modules below only give them Polygraphy's names:
 
-- polygraphy.backend.onnx: OnnxFromPath, OnnxFromBytes, ModifyOutputs, SaveOnnx, BytesFromOnnx and the
+- polygraphy.backend.onnx: OnnxFromPath, OnnxFromBytes, ModifyOutputs, SaveOnnx, BytesFromOnnx, the graph API
+  (ModelProto.nodes as Node views, add_node, insert_node, cleanup, toposort, ...) and the
   immediately evaluated onnx_from_path, modify_outputs, save_onnx, bytes_from_onnx, ...
 - polygraphy.backend.onnxrt: OnnxrtRunner, SessionFromOnnx (ONNX-Runtime)
 - polygraphy.backend.ref: RefRunner, SessionFromOnnx (the built-in CPU runtime)

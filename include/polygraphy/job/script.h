@@ -92,4 +92,10 @@ std::string job_program(const RunJob& job, const std::vector<std::string>& heade
 std::string onnx_edit_program(const ModelJob& model, const std::string& output_model_path,
                               const std::vector<std::string>& header_comment = {});
 
+/// The same as a Python script over the bindings (`template onnx-gs -o edit.py`): the loader chain
+/// as polygraphy.backend.onnx loaders, the graph edited through ModelProto's methods and Node views.
+/// UnsupportedError for a step the bindings cannot express (shape inference).
+std::string onnx_edit_python_script(const ModelJob& model, const std::string& output_model_path,
+                                    const std::vector<std::string>& header_comment = {});
+
 }  // namespace polygraphy

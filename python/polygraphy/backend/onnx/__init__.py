@@ -1,8 +1,11 @@
-"""ONNX loaders (lazy classes and their immediately evaluated twins)."""
+"""ONNX loaders (lazy classes and their immediately evaluated twins), and the graph API: a loaded
+ModelProto's `nodes` (Node views) and its edits (add_node, remove_node, insert_node, set_outputs,
+cleanup, toposort, fold_constants, extract)."""
 from polygraphy._core import (
     BytesFromOnnx,
     ModelProto,
     ModifyOutputs,
+    Node,
     OnnxFromBytes,
     OnnxFromPath,
     SaveOnnx,
@@ -18,6 +21,7 @@ __all__ = [
     "BytesFromOnnx",
     "ModelProto",
     "ModifyOutputs",
+    "Node",
     "OnnxFromBytes",
     "OnnxFromPath",
     "SaveOnnx",
