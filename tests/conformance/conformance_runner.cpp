@@ -241,7 +241,8 @@ std::pair<std::string, std::string> classify(const std::string& key, const std::
     if (contains("test_averagepool_3d_dilations_large_count_include_pad_is_1_ceil_mode_is_True"))
         return {"Test data and runtime differ where the spec is silent",
                 "the expected count_include_pad divisor also counts the taps of the ceil-mode overhang past the input "
-                "(5 where 4 taps lie in the input); the runtime counts explicit padding only, as PyTorch does"};
+                "(5 where 4 taps lie in the input); the runtime counts explicit padding only, as PyTorch and ONNX "
+                "Runtime do (run --ref --onnxrt on this case passes)"};
     if (contains("test_image_decoder"))
         return {"Not implemented: ImageDecoder for JPEG, PNG, TIFF, WebP and JPEG 2000 (BMP and PNM are decoded; "
                 "the others need codecs this project does not depend on)",

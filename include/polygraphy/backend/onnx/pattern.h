@@ -37,9 +37,10 @@ using PatternValue =
 
 /// A condition on one attribute of a pattern node.
 struct AttributeCondition {
+    /// How the attribute compares with `value`.
     enum class Kind { kEquals, kLess, kLessEqual, kGreater, kGreaterEqual };
-    std::string attribute;  ///< attribute name
-    Kind kind = Kind::kEquals;
+    std::string attribute;      ///< attribute name
+    Kind kind = Kind::kEquals;  ///< equal, or an ordering (numbers)
     PatternValue value;  ///< what the attribute is compared with (numbers only for the orderings)
 };
 
@@ -55,7 +56,7 @@ struct PatternNode {
 
 /// One attribute of the plugin node: a constant, or copied from the graph node matched to `from_node`.
 struct PluginAttribute {
-    std::string name;
+    std::string name;            ///< attribute name on the plugin node
     PatternValue value;          ///< the constant (when from_node is empty)
     std::string from_node;       ///< pattern node whose matched graph node gives the value
     std::string from_attribute;  ///< that node's attribute
@@ -66,9 +67,9 @@ struct GraphPattern {
     std::string name;                 ///< the plugin's name (the op type `plugin replace` writes)
     std::string op;                   ///< the plugin's op, recorded in the configuration as Polygraphy does
     std::vector<std::string> inputs;  ///< variables, in order
-    std::vector<std::string> outputs;
-    std::vector<PatternNode> nodes;
-    std::vector<PluginAttribute> attributes;
+    std::vector<std::string> outputs;         ///< produced by the nodes, in order
+    std::vector<PatternNode> nodes;           ///< one connected subgraph
+    std::vector<PluginAttribute> attributes;  ///< the plugin node's attributes
 };
 
 /// Parses and checks a pattern.json text. FormatError "<source>: ..." for JSON errors, missing or
