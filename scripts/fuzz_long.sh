@@ -7,6 +7,7 @@
 #   scripts/fuzz_long.sh run_results npy     some targets
 #   FUZZ_RUNS=1000000 FUZZ_SECONDS=600 scripts/fuzz_long.sh
 #   FUZZ_PROCESSES=2 scripts/fuzz_long.sh onnx_structure   two fuzzing processes, FUZZ_RUNS in all
+#   FUZZ_TIMEOUT=120 scripts/fuzz_long.sh    a longer per-unit timeout (seconds) beside other work
 #
 # With FUZZ_PROCESSES=N, N independent processes (seeds 1 to N) share the corpus folder, each running
 # FUZZ_RUNS/N executions; the run stops at the first finding of any of them.
@@ -18,6 +19,10 @@ cd "$(dirname "$0")/.."
 
 runs="${FUZZ_RUNS:-10000000}"
 seconds="${FUZZ_SECONDS:-1800}"
+# libFuzzer's -timeout is wall-clock time: beside builds at a higher priority a niced fuzzer can be
+# starved for longer than a unit ever takes alone (RELIABILITY.md, run 20), so a shared machine
+# wants a longer one (FUZZ_TIMEOUT=120). A unit that still times out is rerun alone before it counts.
+timeout="${FUZZ_TIMEOUT:-25}"
 processes="${FUZZ_PROCESSES:-1}"
 build=build-fuzz
 
@@ -42,7 +47,7 @@ for target in "${targets[@]}"; do
   for ((i = 1; i <= processes; ++i)); do
     job_log="$log"
     [[ $processes != 1 ]] && job_log="$build/logs/$target.$i.log"
-    "$build/fuzz/${target}_fuzzer" -runs="$((runs / processes))" -seed="$i" -max_total_time="$seconds" -timeout=25 \
+    "$build/fuzz/${target}_fuzzer" -runs="$((runs / processes))" -seed="$i" -max_total_time="$seconds" -timeout="$timeout" \
       -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$target/" \
       "$build/corpus/$target" "$build/seeds/$target" "${regression[@]}" >"$job_log" 2>&1 &
     pids+=($!)
