@@ -381,10 +381,18 @@ std::string without_comment(const std::string& text) {
     for (std::size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (quote) {
-            if (c == quote) quote = 0;
+            if (quote == '"' && c == '\\')
+                ++i;  // an escaped character, a quote among them
+            else if (c == quote)
+                quote = 0;
             continue;
         }
-        if (c == '\'' || c == '"') quote = c;
+        if (c == '\'' || c == '"') {
+            // A quote opens a quoted scalar only where a scalar starts (an apostrophe inside a plain one does not).
+            const std::size_t before = text.find_last_not_of(' ', i == 0 ? std::string::npos : i - 1);
+            if (i == 0 || before == std::string::npos || std::string(":-[{,?").find(text[before]) != std::string::npos)
+                quote = c;
+        }
         if (c == '#' && (i == 0 || text[i - 1] == ' ')) return text.substr(0, i);
     }
     return text;

@@ -100,7 +100,9 @@ TEST(PluginConfig, StringsThatNeedQuotesOrEscapesRoundTrip) {
     PluginConfigEntry entry{"p", "q", {}};
     entry.instances.push_back({{"a\x01"
                                 "b",
-                                "tab\there", "1", "", " lead", "-x", "k: v"},
+                                "tab\there", "1", "", " lead", "-x", "k: v",
+                                // F24 (fuzzing): an escaped quote before " #" in double quotes read as a comment
+                                "q\x01\"x\", #y\""},
                                {"out\n"},
                                {{"e", std::string("caf\xc3\xa9")}, {"null", std::string("null")}}});
     const std::string text = plugin_config_to_yaml({entry});
@@ -113,6 +115,8 @@ TEST(PluginConfig, StringsThatNeedQuotesOrEscapesRoundTrip) {
     EXPECT_EQ(read[0].instances[0].inputs, entry.instances[0].inputs);
     EXPECT_EQ(read[0].instances[0].outputs, entry.instances[0].outputs);
     EXPECT_EQ(read[0].instances[0].attributes, entry.instances[0].attributes);
+    // An apostrophe inside a plain scalar opens no quote: the comment after it is still one.
+    EXPECT_EQ(plugin_config_from_yaml("name: it's # a comment\n", "c.yaml")[0].name, "it's");
     // PyYAML escapes non-ASCII text by default: "\u00e9".
     EXPECT_EQ(plugin_config_from_yaml("name: \"caf\\u00e9\"\n", "c.yaml")[0].name, "caf\xc3\xa9");
 }
