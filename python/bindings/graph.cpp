@@ -88,36 +88,84 @@ onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>&
     return node;
 }
 
+// A node of a model, found again on each use, so that a view of a removed node raises instead of
+// reading freed memory.
+class NodeRef {
+public:
+    NodeRef(OnnxModel model, const onnx::NodeProto* node) : model_(std::move(model)), node_(node) {}
+    onnx::NodeProto& get() const {
+        for (auto& node : *model_->mutable_graph()->mutable_node())
+            if (&node == node_) return node;
+        throw PolygraphyException("This node is no longer in its model (it was removed); take the model's nodes again");
+    }
+
+private:
+    OnnxModel model_;
+    const onnx::NodeProto* node_;
+};
+
 }  // namespace
 
 void bind_graph(py::module_& module) {
-    py::class_<onnx::NodeProto>(module, "Node",
-                                "A node of a ModelProto's graph: a view that lives as long as the node (removing "
-                                "it, or extracting a new model, leaves older views dangling: take them again).")
+    py::class_<NodeRef>(module, "Node",
+                        "A node of a ModelProto's graph: a view that keeps its model alive; once the node is "
+                        "removed from the model, using the view raises PolygraphyException.")
         .def_property(
-            "name", [](const onnx::NodeProto& node) { return node.name(); },
-            [](onnx::NodeProto& node, const std::string& name) { node.set_name(name); })
+            "name",
+            [](const NodeRef& ref) {
+                const onnx::NodeProto& node = ref.get();
+                return node.name();
+            },
+            [](const NodeRef& ref, const std::string& name) {
+                onnx::NodeProto& node = ref.get();
+                node.set_name(name);
+            })
         .def_property(
-            "op", [](const onnx::NodeProto& node) { return node.op_type(); },
-            [](onnx::NodeProto& node, const std::string& op) { node.set_op_type(op); })
+            "op",
+            [](const NodeRef& ref) {
+                const onnx::NodeProto& node = ref.get();
+                return node.op_type();
+            },
+            [](const NodeRef& ref, const std::string& op) {
+                onnx::NodeProto& node = ref.get();
+                node.set_op_type(op);
+            })
         .def_property(
-            "domain", [](const onnx::NodeProto& node) { return node.domain(); },
-            [](onnx::NodeProto& node, const std::string& domain) { node.set_domain(domain); })
+            "domain",
+            [](const NodeRef& ref) {
+                const onnx::NodeProto& node = ref.get();
+                return node.domain();
+            },
+            [](const NodeRef& ref, const std::string& domain) {
+                onnx::NodeProto& node = ref.get();
+                node.set_domain(domain);
+            })
         .def_property(
-            "inputs", [](const onnx::NodeProto& node) { return names_of(node.input()); },
-            [](onnx::NodeProto& node, const std::vector<std::string>& names) {
+            "inputs",
+            [](const NodeRef& ref) {
+                const onnx::NodeProto& node = ref.get();
+                return names_of(node.input());
+            },
+            [](const NodeRef& ref, const std::vector<std::string>& names) {
+                onnx::NodeProto& node = ref.get();
                 set_names(node.mutable_input(), names);
             },
             "Input tensor names (a copy; assign a list to change them).")
         .def_property(
-            "outputs", [](const onnx::NodeProto& node) { return names_of(node.output()); },
-            [](onnx::NodeProto& node, const std::vector<std::string>& names) {
+            "outputs",
+            [](const NodeRef& ref) {
+                const onnx::NodeProto& node = ref.get();
+                return names_of(node.output());
+            },
+            [](const NodeRef& ref, const std::vector<std::string>& names) {
+                onnx::NodeProto& node = ref.get();
                 set_names(node.mutable_output(), names);
             },
             "Output tensor names (a copy; assign a list to change them).")
         .def_property_readonly(
             "attrs",
-            [](const onnx::NodeProto& node) {
+            [](const NodeRef& ref) {
+                const onnx::NodeProto& node = ref.get();
                 py::dict attrs;
                 for (const auto& attribute : node.attribute()) {
                     try {
@@ -128,11 +176,16 @@ void bind_graph(py::module_& module) {
                 return attrs;
             },
             "INT, FLOAT, STRING attributes and their lists, by name (a copy; change them with set_attr).")
-        .def("set_attr", &set_attribute, "name"_a, "value"_a,
-             "Sets an attribute: an int, float, str, bool or a list of one of them.")
+        .def(
+            "set_attr",
+            [](const NodeRef& ref, const std::string& name, const py::handle& value) {
+                set_attribute(ref.get(), name, value);
+            },
+            "name"_a, "value"_a, "Sets an attribute: an int, float, str, bool or a list of one of them.")
         .def(
             "remove_attr",
-            [](onnx::NodeProto& node, const std::string& name) {
+            [](const NodeRef& ref, const std::string& name) {
+                onnx::NodeProto& node = ref.get();
                 auto& attributes = *node.mutable_attribute();
                 for (int i = 0; i < attributes.size(); ++i)
                     if (attributes.Get(i).name() == name) {
@@ -142,7 +195,8 @@ void bind_graph(py::module_& module) {
                 throw PolygraphyException("Node '" + node.name() + "' has no attribute '" + name + "'");
             },
             "name"_a)
-        .def("__repr__", [](const onnx::NodeProto& node) {
+        .def("__repr__", [](const NodeRef& ref) {
+            const onnx::NodeProto& node = ref.get();
             return "Node(name=" + python_repr(node.name()) + ", op=" + python_repr(node.op_type()) +
                    ", inputs=" + python_list_repr(names_of(node.input())) +
                    ", outputs=" + python_list_repr(names_of(node.output())) + ")";
@@ -152,12 +206,12 @@ void bind_graph(py::module_& module) {
     model
         .def_property_readonly(
             "nodes",
-            [](onnx::ModelProto& proto) {
-                std::vector<onnx::NodeProto*> nodes;
-                for (auto& node : *proto.mutable_graph()->mutable_node()) nodes.push_back(&node);
+            [](const OnnxModel& proto) {
+                std::vector<NodeRef> nodes;
+                for (auto& node : *proto->mutable_graph()->mutable_node()) nodes.emplace_back(proto, &node);
                 return nodes;
             },
-            py::return_value_policy::reference_internal, "The graph's nodes, in order (views).")
+            "The graph's nodes, in order (views).")
         .def_property_readonly(
             "input_names",
             [](const onnx::ModelProto& proto) {
@@ -168,21 +222,22 @@ void bind_graph(py::module_& module) {
             "Names of the graph inputs, in order.")
         .def(
             "node",
-            [](onnx::ModelProto& proto, const std::string& name) {
-                return proto.mutable_graph()->mutable_node(node_index(proto, name));
+            [](const OnnxModel& proto, const std::string& name) {
+                return NodeRef(proto, proto->mutable_graph()->mutable_node(node_index(*proto, name)));
             },
-            "name"_a, py::return_value_policy::reference_internal, "The node named `name`.")
+            "name"_a, "The node named `name`.")
         .def(
             "add_node",
-            [](onnx::ModelProto& proto, const std::string& op, const std::vector<std::string>& inputs,
+            [](const OnnxModel& proto, const std::string& op, const std::vector<std::string>& inputs,
                const std::vector<std::string>& outputs, const std::string& name, const py::dict& attrs,
                const std::string& domain) {
-                onnx::NodeProto* node = proto.mutable_graph()->add_node();
-                *node = make_node(op, inputs, outputs, name, attrs, domain);
-                return node;
+                onnx::NodeProto node = make_node(op, inputs, outputs, name, attrs, domain);
+                onnx::NodeProto* added = proto->mutable_graph()->add_node();
+                *added = std::move(node);
+                return NodeRef(proto, added);
             },
             "op"_a, "inputs"_a, "outputs"_a, "name"_a = "", "attrs"_a = py::dict(), "domain"_a = "",
-            py::return_value_policy::reference_internal, "Appends a node (toposort() puts it in order) and returns it.")
+            "Appends a node (toposort() puts it in order) and returns it.")
         .def(
             "remove_node",
             [](onnx::ModelProto& proto, const std::string& name) {

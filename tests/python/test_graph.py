@@ -60,10 +60,13 @@ class GraphTest(unittest.TestCase):
         self.assertEqual(extracted.output_names, outputs)
         self.assertLess(len(extracted.nodes), len(model.nodes))
 
-        last = model.nodes[-1].name
+        last_node = model.nodes[-1]
+        last = last_node.name
         model.remove_node(last)
         with self.assertRaises(PolygraphyException):
             model.node(last)
+        with self.assertRaisesRegex(PolygraphyException, "no longer in its model"):
+            last_node.name  # a view of a removed node raises instead of reading freed memory
         model.set_outputs([model.nodes[0].outputs[0]])
         self.assertGreater(model.cleanup(), 0)
         self.assertEqual(len(model.nodes), 1)
