@@ -409,23 +409,26 @@ private:
         planned[anchor] = true;
         for (std::size_t k = 0; k < steps_.size(); ++k) {
             const PatternNode& node = pattern_.nodes[steps_[k].node];
-            auto reach = [&](const std::string& tensor) {
+            // A producer is one candidate; readers may be many (a variable's most of all): producers first.
+            auto reach_producer = [&](const std::string& tensor) {
+                const auto producer = produced_by.find(tensor);
+                if (tensor.empty() || producer == produced_by.end() || planned[producer->second]) return;
+                const PatternNode& next = pattern_.nodes[producer->second];
+                const auto at = std::find(next.outputs.begin(), next.outputs.end(), tensor) - next.outputs.begin();
+                steps_.push_back({producer->second, tensor, true, static_cast<std::size_t>(at)});
+                planned[producer->second] = true;
+            };
+            auto reach_readers = [&](const std::string& tensor) {
                 if (tensor.empty()) return;
-                if (auto producer = produced_by.find(tensor);
-                    producer != produced_by.end() && !planned[producer->second]) {
-                    const PatternNode& next = pattern_.nodes[producer->second];
-                    const auto at = std::find(next.outputs.begin(), next.outputs.end(), tensor) - next.outputs.begin();
-                    steps_.push_back({producer->second, tensor, true, static_cast<std::size_t>(at)});
-                    planned[producer->second] = true;
-                }
                 for (const auto& [reader, position] : read_by[tensor])
                     if (!planned[reader]) {
                         steps_.push_back({reader, tensor, false, position});
                         planned[reader] = true;
                     }
             };
-            for (const std::string& tensor : node.inputs) reach(tensor);
-            for (const std::string& tensor : node.outputs) reach(tensor);
+            for (const std::string& tensor : node.inputs) reach_producer(tensor);
+            for (const std::string& tensor : node.outputs) reach_readers(tensor);
+            for (const std::string& tensor : node.inputs) reach_readers(tensor);
         }
     }
 

@@ -171,7 +171,21 @@ public:
 private:
     static bool is_item(const std::string& text) { return text == "-" || text.rfind("- ", 0) == 0; }
 
-    Node block(int indent) { return is_item(lines_[at_].text) ? sequence(indent) : mapping(indent); }
+    // Nesting deeper than any configuration needs is refused before it can exhaust the stack.
+    static constexpr int kMaxDepth = 64;
+    struct DepthGuard {
+        YamlReader& reader;
+        DepthGuard(YamlReader& owner, int line) : reader(owner) {
+            if (++reader.depth_ > kMaxDepth)
+                reader.fail(line, "nesting deeper than " + std::to_string(kMaxDepth) + " levels");
+        }
+        ~DepthGuard() { --reader.depth_; }
+    };
+
+    Node block(int indent) {
+        DepthGuard guard(*this, lines_[at_].number);
+        return is_item(lines_[at_].text) ? sequence(indent) : mapping(indent);
+    }
 
     Node sequence(int indent) {
         Node node;
@@ -273,6 +287,7 @@ private:
     }
 
     Node flow_value(const std::string& text, std::size_t& at, int line, bool in_flow) {
+        DepthGuard guard(*this, line);
         skip_spaces(text, at);
         Node node;
         node.line = line;
@@ -372,6 +387,7 @@ private:
 
     std::vector<Line> lines_;
     std::size_t at_ = 0;
+    int depth_ = 0;
     const std::string& source_;
 };
 

@@ -135,6 +135,7 @@ TEST(PluginConfig, BadYamlIsOneLineWithItsLineNumber) {
         {"name: &anchor p\n", "anchors, aliases, tags and block scalars are not supported"},
         {"name: p\n\top: q\n", "config.yaml:2: a tab in indentation"},
         {"name: 'p\n", "config.yaml:1: unterminated quoted string"},
+        {"name: p\ninstances: " + std::string(100, '[') + "\n", "config.yaml:2: nesting deeper than 64 levels"},
     };
     for (const auto& item : cases) {
         const std::string &text = item.first, &expected = item.second;
