@@ -399,6 +399,8 @@ std::string without_comment(const std::string& text) {
         if (quote) {
             if (quote == '"' && c == '\\')
                 ++i;  // an escaped character, a quote among them
+            else if (quote == '\'' && c == '\'' && i + 1 < text.size() && text[i + 1] == '\'')
+                ++i;  // '' is a quote inside single quotes
             else if (c == quote)
                 quote = 0;
             continue;

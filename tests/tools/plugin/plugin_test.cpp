@@ -102,7 +102,9 @@ TEST(PluginConfig, StringsThatNeedQuotesOrEscapesRoundTrip) {
                                 "b",
                                 "tab\there", "1", "", " lead", "-x", "k: v",
                                 // F24 (fuzzing): an escaped quote before " #" in double quotes read as a comment
-                                "q\x01\"x\", #y\""},
+                                "q\x01\"x\", #y\"",
+                                // F25 (fuzzing): the same after '' inside single quotes
+                                "t[p, 'q: #r]' c"},
                                {"out\n"},
                                {{"e", std::string("caf\xc3\xa9")}, {"null", std::string("null")}}});
     const std::string text = plugin_config_to_yaml({entry});
