@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "backend/onnx/domain.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/json.h"
 #include "polygraphy/common/python_repr.h"
@@ -180,7 +181,7 @@ private:
                      "' (expected name, op, domain, inputs, outputs, attributes)");
         }
         if (!has_op || node.op.empty()) fail("node '" + node.name + "' has no \"op\"");
-        if (node.domain == "ai.onnx") node.domain.clear();
+        node.domain = std::string(canonical_domain(node.domain));
         return node;
     }
 
@@ -297,11 +298,6 @@ void check_pattern(const GraphPattern& pattern, const PatternReader& reader) {
 }
 
 // ---- matching ------------------------------------------------------------------------------------
-
-bool same_domain(const std::string& a, const std::string& b) {
-    auto canonical = [](const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; };
-    return canonical(a) == canonical(b);
-}
 
 std::optional<double> as_number(const PatternValue& value) {
     if (const auto* integer = std::get_if<int64_t>(&value)) return static_cast<double>(*integer);
@@ -433,7 +429,9 @@ private:
     }
 
     bool fits(const PatternNode& pattern_node, const onnx::NodeProto& node) const {
-        if (node.op_type() != pattern_node.op || !same_domain(node.domain(), pattern_node.domain)) return false;
+        if (node.op_type() != pattern_node.op ||
+            canonical_domain(node.domain()) != canonical_domain(pattern_node.domain))
+            return false;
         if (node.input_size() != static_cast<int>(pattern_node.inputs.size()) ||
             node.output_size() != static_cast<int>(pattern_node.outputs.size()))
             return false;
