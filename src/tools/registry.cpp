@@ -10,6 +10,7 @@
 #include "tools/data/data.h"
 #include "tools/debug/debug.h"
 #include "tools/inspect/inspect.h"
+#include "tools/multi_device/multi_device.h"
 #include "tools/plugin/plugin.h"
 #include "tools/run/run.h"
 #include "tools/surgeon/surgeon.h"
@@ -35,6 +36,7 @@ std::vector<std::unique_ptr<Tool>> make_tools() {
     tools.push_back(make_debug_tool());
     tools.push_back(make_data_tool());
     tools.push_back(make_plugin_tool());
+    tools.push_back(make_multi_device_tool());
     for (const auto& module : extension_modules())
         if (module.tools)
             for (auto& tool : module.tools()) tools.push_back(std::move(tool));

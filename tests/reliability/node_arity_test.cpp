@@ -25,6 +25,7 @@
 #include "polygraphy/backend/onnx/lint.h"
 #include "polygraphy/backend/onnx/loader.h"
 #include "polygraphy/backend/onnx/node_check.h"
+#include "polygraphy/backend/onnx/shard.h"
 #include "polygraphy/backend/ref/kernel.h"
 #include "polygraphy/backend/ref/runner.h"
 #include "polygraphy/tools/cli.h"
@@ -172,7 +173,8 @@ const std::set<std::string> kCliOperators = {
 
 struct ToolCommand {
     std::string name;
-    // "M" is the model, "O" an output file, "D" its folder, "C" a plugin configuration there
+    // "M" is the model, "O" an output file, "D" its folder, "C" a plugin configuration there, "J" a
+    // .json file there, "S" a sharding hints file there
     std::vector<std::string> args;
 };
 
@@ -190,6 +192,8 @@ const std::vector<ToolCommand> kTools = {
     {"debug precision", {"debug", "precision", "M", "-o", "O"}},
     {"plugin match", {"plugin", "match", "M", "--plugin-dir", "D", "-o", "O"}},
     {"plugin replace", {"plugin", "replace", "M", "--config", "C", "-o", "O"}},
+    {"template shard-hints", {"template", "shard-hints", "M", "-o", "J"}},
+    {"multi-device shard", {"multi-device", "shard", "M", "-s", "S", "-o", "O"}},
 };
 
 std::vector<std::string> command_line(const ToolCommand& tool, const std::string& model, const std::string& output) {
@@ -201,6 +205,13 @@ std::vector<std::string> command_line(const ToolCommand& tool, const std::string
             const std::string config = (folder / "config.yaml").string();
             std::ofstream(config) << "name: p\ninstances:\n- inputs: []\n  outputs:\n  - ok\n";
             args.push_back(config);
+        } else if (arg == "S") {
+            // Valid hints that shard nothing: the model is what the tool must refuse.
+            const std::string hints = (folder / "hints.json").string();
+            std::ofstream(hints) << shard_hints_to_json(ShardHints{});
+            args.push_back(hints);
+        } else if (arg == "J") {
+            args.push_back((folder / "suggested.json").string());
         } else {
             args.push_back(arg == "M" ? model : arg == "O" ? output : arg == "D" ? folder.string() : arg);
         }
@@ -236,6 +247,8 @@ void expect_clean_refusal(const ToolCommand& tool, int exit_code, const std::str
         EXPECT_THAT(text, ::testing::ContainsRegex("\"failing\": \\[[[:space:]]*\"bad\""));
     } else {
         EXPECT_FALSE(std::filesystem::exists(written)) << output;
+        EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(written).parent_path() / "suggested.json"))
+            << output;
     }
     std::filesystem::remove(written);
 }

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "polygraphy/backend/onnx/shard.h"
 #include "polygraphy/common/exception.h"
 #include "polygraphy/common/file_io.h"
 #include "polygraphy/common/logger.h"
@@ -9,6 +10,7 @@
 #include "tools/args/backend/onnx/loader.h"
 #include "tools/args/backend/unavailable.h"
 #include "tools/args/model.h"
+#include "tools/args/util.h"
 
 namespace polygraphy::tools {
 namespace {
@@ -93,6 +95,106 @@ int OnnxGsTemplateTool::run_impl(const ParsedArgs& args) {
     return 0;
 }
 
+std::string ShardHintsTemplateTool::description() const {
+    return "Generate a sharding hints file for `polygraphy multi-device shard` from the model's attention\n"
+           "layers (MatMul -> Softmax -> MatMul).\n";
+}
+
+std::vector<std::unique_ptr<ArgGroup>> ShardHintsTemplateTool::subscriptions() {
+    std::vector<std::unique_ptr<ArgGroup>> groups;
+    groups.push_back(std::make_unique<ModelArgs>(ModelArgs::Config{true, ""}));
+    groups.push_back(std::make_unique<OnnxLoadArgs>(OnnxLoadArgs::Config{std::nullopt, false}));
+    return groups;
+}
+
+std::vector<OptionSpec> ShardHintsTemplateTool::tool_options() const {
+    const auto whole = [](std::vector<std::string> flags, std::string help) {
+        return Option(std::move(flags)).type(ValueType::kInt).help(std::move(help));
+    };
+    return {
+        Option({"-o", "--output"}).required(true).help("Path to save the generated hints file (.json)"),
+        Option({"--parallelism"}).choices({"CP"}).help("Type of parallelism to use (default: CP)"),
+        whole({"--root"}, "Rank of root process (default: 0)"),
+        whole({"--gpus"}, "Number of participating gpus (0 is all gpus; the default)"),
+        Option({"--groups"})
+            .kind(OptionKind::kAnyValues)
+            .type(ValueType::kInt)
+            .help("Space-separated list of NCCL group indices (omit for all groups)"),
+        Option({"--cp-type"})
+            .choices({"native", "ring_attention", "fused"})
+            .help("Sharding strategy for attention layers (default: native, which gathers K and V)"),
+        Option({"--no-suggest-io"})
+            .kind(OptionKind::kFlag)
+            .help("Disable suggestions of which input/output tensors need to be sharded based on attention layer "
+                  "dependencies"),
+        whole({"--i-idx"}, "Default index of sequence length on input tensor(s) (default: 0)"),
+        whole({"--o-idx"}, "Default index of sequence length on output tensor(s) (default: 0)"),
+        whole({"--k-idx"}, "Default index of sequence length on K tensor(s) (default: 0)"),
+        whole({"--v-idx"}, "Default index of sequence length on V tensor(s) (default: 0)"),
+        whole({"--i-rank"},
+              "Fallback rank of input shapes if sequence length index is > 0 and the model does not "
+              "declare it"),
+        whole({"--o-rank"},
+              "Fallback rank of output shapes if sequence length index is > 0 and the model does not "
+              "declare it"),
+        whole({"--kv-rank"},
+              "Fallback rank of KV shapes if sequence length index is > 0 and the model does not "
+              "declare it"),
+        Option({"--scatter-op"})
+            .choices(kShardReduceOps)
+            .help("reduce_op for reduce_scatter operations (default: max)"),
+    };
+}
+
+namespace {
+
+// A whole-number option of 0 or more (argparse has checked that it is an int).
+std::optional<int64_t> count_option(const ParsedArgs& args, const std::string& dest, const std::string& flag) {
+    const std::optional<std::string> text = args.value(dest);
+    if (!text) return std::nullopt;
+    const std::optional<int64_t> value = args_util::parse_int(*text);
+    if (!value || *value < 0) throw UsageError(flag + ": expected a whole number of 0 or more, got '" + *text + "'");
+    return value;
+}
+
+}  // namespace
+
+int ShardHintsTemplateTool::run_impl(const ParsedArgs& args) {
+    const std::string output = *args.value("output");
+    if (std::filesystem::path(output).extension() != ".json")
+        throw UsageError("-o/--output: the hints file must be a .json file, got '" + output + "'");
+    args_util::check_destination(output, "-o/--output");
+    ShardHintOptions options;
+    options.parallelism = args.value("parallelism").value_or("CP");
+    options.root = count_option(args, "root", "--root").value_or(0);
+    options.gpus = count_option(args, "gpus", "--gpus").value_or(0);
+    for (const std::string& text : args.values("groups")) {
+        const std::optional<int64_t> group = args_util::parse_int(text);
+        if (!group || *group < 0) throw UsageError("--groups: expected whole numbers of 0 or more, got '" + text + "'");
+        options.groups.push_back(*group);
+    }
+    options.cp_type = args.value("cp_type").value_or("native");
+    options.suggest_io = !args.flag("no_suggest_io");
+    options.input_seq_len_idx = count_option(args, "i_idx", "--i-idx").value_or(0);
+    options.output_seq_len_idx = count_option(args, "o_idx", "--o-idx").value_or(0);
+    options.k_seq_len_idx = count_option(args, "k_idx", "--k-idx").value_or(0);
+    options.v_seq_len_idx = count_option(args, "v_idx", "--v-idx").value_or(0);
+    options.input_rank = count_option(args, "i_rank", "--i-rank");
+    options.output_rank = count_option(args, "o_rank", "--o-rank");
+    options.kv_rank = count_option(args, "kv_rank", "--kv-rank");
+    options.scatter_op = args.value("scatter_op").value_or("max");
+
+    const OnnxModel model = arg_group<OnnxLoadArgs>().onnx_loader()();
+    const ShardHints hints = suggest_shard_hints(*model, options);
+    for (const AttentionLayerHint& layer : hints.attention_layers)
+        logger().info("Found attention layer with Q tensor " + layer.q);
+    if (hints.attention_layers.empty())
+        logger().warning("The model has no attention layer (MatMul -> Softmax -> MatMul): the hints shard nothing");
+    write_file_atomically(output, shard_hints_to_json(hints));
+    logger().info("Writing sharding hints to: " + output);
+    return 0;
+}
+
 std::unique_ptr<Tool> make_template_tool() {
     return std::make_unique<DispatchingTool>(
         "template", "[EXPERIMENTAL] Generate template files.", "Template Subtools",
@@ -106,6 +208,7 @@ std::unique_ptr<Tool> make_template_tool() {
                     "trt-config", "that creates a TensorRT builder configuration"));
             },
             make_subtool<OnnxGsTemplateTool>,
+            make_subtool<ShardHintsTemplateTool>,
         });
 }
 

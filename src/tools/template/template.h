@@ -5,7 +5,7 @@
 
 namespace polygraphy::tools {
 
-/// Dispatches to the "Template Subtools": `onnx-gs`, and `trt-network` / `trt-config`, which need
+/// Dispatches to the "Template Subtools": `onnx-gs`, `shard-hints`, and `trt-network` / `trt-config`, which need
 /// TensorRT and say that it is not available in this build.
 std::unique_ptr<Tool> make_template_tool();
 
@@ -16,6 +16,19 @@ std::unique_ptr<Tool> make_template_tool();
 class OnnxGsTemplateTool : public Tool {
 public:
     OnnxGsTemplateTool() : Tool("onnx-gs") {}
+    std::string description() const override;
+
+protected:
+    std::vector<std::unique_ptr<ArgGroup>> subscriptions() override;
+    std::vector<OptionSpec> tool_options() const override;
+    int run_impl(const ParsedArgs& args) override;
+};
+
+/// `template shard-hints MODEL -o hints.json`: writes the hints file of `multi-device shard` for the
+/// model's attention layers (suggest_shard_hints(), backend/onnx/shard.h), as Polygraphy does.
+class ShardHintsTemplateTool : public Tool {
+public:
+    ShardHintsTemplateTool() : Tool("shard-hints") {}
     std::string description() const override;
 
 protected:
