@@ -19,6 +19,7 @@
 //   dataset_summary  `run --save-summary` parts: a shard of three with histograms and a divergence,
 //                 and a whole dataset without histograms
 //   plugin_files  `polygraphy plugin` patterns (pattern.json) and configurations (config.yaml)
+//   image_codecs  small PNG, TIFF, WebP, JPEG 2000 and JPEG images (tests/support/encoded_images.h)
 // scripts/fuzz_smoke.sh adds the example models and, when ../shared is there, Polygraphy's files.
 #include <cstdio>
 #include <cstring>
@@ -30,6 +31,7 @@
 
 #include <stdlib.h>
 
+#include "encoded_images.h"
 #include "model_builder.h"
 #include "nbits_weights.h"
 #include "polygraphy/backend/onnx/tensor_proto.h"
@@ -641,6 +643,13 @@ void write_plugin_files(const fs::path& dir) {
         write_file_atomically((dir / ("plugin_file_" + std::to_string(i))).string(), files[i]);
 }
 
+// ImageDecoder's encoded streams, one per format.
+void write_encoded_images(const fs::path& dir) {
+    int count = 0;
+    for (const auto& [name, stream] : testing::encoded_images())
+        write_file_atomically((dir / ("image_" + std::to_string(count++))).string(), stream);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -662,7 +671,8 @@ int main(int argc, char** argv) {
             {"cli_value_spec", write_cli_value_specs},
             {"cli_args", write_cli_args},
             {"dataset_summary", write_dataset_summaries},
-            {"plugin_files", write_plugin_files}};
+            {"plugin_files", write_plugin_files},
+            {"image_codecs", write_encoded_images}};
         for (const auto& [name, writer] : targets) {
             fs::create_directories(root / name);
             writer(root / name);

@@ -24,7 +24,7 @@ seconds="${FUZZ_SECONDS:-}"
 declare -A runs=(
   [base64]=50000 [npy]=50000 [npz]=5000 [run_results]=40000 [tensor_proto]=30000
   [onnx_model]=8000 [onnx_structure]=1500 [cli_value_spec]=15000 [cli_args]=3000 [dataset_summary]=10000
-  [plugin_files]=30000
+  [plugin_files]=30000 [image_codecs]=20000
 )
 cap_seconds=120
 build=build-fuzz

@@ -16,6 +16,7 @@ packages=(
   clang libclang-rt-14-dev libomp-14-dev  # the fuzz smoke run (libFuzzer + sanitizers) in CI
   clang-format  # the test command checks that changed lines follow .clang-format (scripts/format_check.sh)
   zlib1g-dev  # PNG images in the comparator's SVG figures
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev  # the built-in runtime's ImageDecoder (JPEG, PNG, TIFF, WebP, JPEG 2000)
   chromium    # the test that opens the HTML report in a real (headless) browser
   pybind11-dev python3-dev python3-numpy  # the Python bindings (python/) for /usr/bin/python3, their tests, and the tests that numpy.load our .npz files
   python3-torch  # polygraphy.backend.pyt.PytRunner's tests and bench/python_binding_bench.py (PyTorch, CPU)

@@ -243,10 +243,6 @@ std::pair<std::string, std::string> classify(const std::string& key, const std::
                 "the expected count_include_pad divisor also counts the taps of the ceil-mode overhang past the input "
                 "(5 where 4 taps lie in the input); the runtime counts explicit padding only, as PyTorch and ONNX "
                 "Runtime do (run --ref --onnxrt on this case passes)"};
-    if (contains("test_image_decoder"))
-        return {"Not implemented: ImageDecoder for JPEG, PNG, TIFF, WebP and JPEG 2000 (BMP and PNM are decoded; "
-                "the others need codecs this project does not depend on)",
-                ""};
     if (contains("test_training_dropout"))
         return {"Random values: training-mode Dropout draws its mask from the reference's generator", ""};
     if (reason.rfind("Unsupported operators:", 0) == 0) return {"Not implemented", ""};

@@ -1,7 +1,6 @@
 // Image operators: Resize (opsets 10 to 19: nearest / linear / cubic, every coordinate transformation
 // mode, scales or sizes, axes, keep_aspect_ratio_policy, antialias, exclude_outside), Upsample (7-9)
-// and ImageDecoder (opset 20; BMP and binary PNM only: the other formats need codecs this project
-// does not depend on, and fail with a clear error).
+// and ImageDecoder (opset 20; the decoders are compute/image_codecs.h).
 //
 // Resize is separable: each output coordinate along each axis maps to a few input indices with weights
 // (the "taps"), computed once per axis following the ONNX reference implementation (neighbours beyond
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/ref/compute/image_codecs.h"
 #include "backend/ref/compute/kernel_util.h"
 #include "backend/ref/ops/families.h"
 
@@ -383,92 +383,6 @@ namespace {
 
 // ---- ImageDecoder ------------------------------------------------------------------------------------
 
-struct Image {
-    int64_t height = 0, width = 0;
-    std::vector<uint8_t> rgb;  // height * width * 3, top row first
-};
-
-uint32_t little_endian(const uint8_t* p, int bytes) {
-    uint32_t value = 0;
-    for (int i = bytes - 1; i >= 0; --i) value = (value << 8) | p[i];
-    return value;
-}
-
-// Uncompressed BMP (BITMAPINFOHEADER or newer, 24 or 32 bits per pixel, bottom-up or top-down).
-Image decode_bmp(const NodeInfo& node, const uint8_t* data, std::size_t size) {
-    if (size < 54) node.fail("BMP stream is truncated (no header)");
-    const uint32_t offset = little_endian(data + 10, 4);
-    const auto width = static_cast<int32_t>(little_endian(data + 18, 4));
-    const auto height = static_cast<int32_t>(little_endian(data + 22, 4));
-    const uint32_t bits = little_endian(data + 28, 2), compression = little_endian(data + 30, 4);
-    if ((bits != 24 && bits != 32) || (compression != 0 && compression != 3))
-        throw UnsupportedError(fmt::format("Node '{}' (ImageDecoder): only uncompressed 24- and 32-bit BMP images are "
-                                           "supported (this one has {} bits per pixel, compression {})",
-                                           node.name(), bits, compression));
-    if (width <= 0 || height == 0 || width > (1 << 15) || std::abs(height) > (1 << 15))
-        node.fail(fmt::format("BMP size {}x{} is invalid", width, height));
-    Image image;
-    image.width = width;
-    image.height = std::abs(height);
-    const std::size_t stride = (static_cast<std::size_t>(width) * (bits / 8) + 3) / 4 * 4;
-    if (offset > size || stride * static_cast<std::size_t>(image.height) > size - offset)
-        node.fail("BMP stream is truncated (pixel data)");
-    image.rgb.resize(static_cast<std::size_t>(image.height * image.width * 3));
-    for (int64_t row = 0; row < image.height; ++row) {
-        const int64_t source_row = height > 0 ? image.height - 1 - row : row;  // positive height: bottom-up
-        const uint8_t* pixel = data + offset + static_cast<std::size_t>(source_row) * stride;
-        for (int64_t x = 0; x < image.width; ++x, pixel += bits / 8) {
-            uint8_t* out = &image.rgb[static_cast<std::size_t>((row * image.width + x) * 3)];
-            out[0] = pixel[2];  // stored as BGR(A)
-            out[1] = pixel[1];
-            out[2] = pixel[0];
-        }
-    }
-    return image;
-}
-
-// Binary PNM: P6 (RGB) and P5 (gray), maxval up to 255.
-Image decode_pnm(const NodeInfo& node, const uint8_t* data, std::size_t size) {
-    std::size_t at = 2;
-    auto next_number = [&]() -> int64_t {
-        while (at < size) {
-            if (data[at] == '#') {
-                while (at < size && data[at] != '\n') ++at;
-            } else if (std::isspace(data[at])) {
-                ++at;
-            } else {
-                break;
-            }
-        }
-        int64_t value = 0;
-        std::size_t digits = 0;
-        while (at < size && std::isdigit(data[at]) && digits < 9) value = value * 10 + (data[at++] - '0'), ++digits;
-        if (digits == 0) node.fail("PNM header is malformed");
-        return value;
-    };
-    const bool color = data[1] == '6';
-    Image image;
-    image.width = next_number();
-    image.height = next_number();
-    const int64_t maxval = next_number();
-    ++at;  // the single whitespace before the pixels
-    if (image.width <= 0 || image.height <= 0 || image.width > (1 << 15) || image.height > (1 << 15))
-        node.fail(fmt::format("PNM size {}x{} is invalid", image.width, image.height));
-    if (maxval <= 0 || maxval > 255)
-        throw UnsupportedError(fmt::format("Node '{}' (ImageDecoder): only 8-bit PNM images are supported (maxval {})",
-                                           node.name(), maxval));
-    const std::size_t channels = color ? 3 : 1;
-    const std::size_t needed = static_cast<std::size_t>(image.width * image.height) * channels;
-    if (at > size || size - at < needed) node.fail("PNM stream is truncated (pixel data)");
-    image.rgb.resize(static_cast<std::size_t>(image.width * image.height * 3));
-    for (std::size_t i = 0; i < static_cast<std::size_t>(image.width * image.height); ++i)
-        for (std::size_t c = 0; c < 3; ++c) {
-            const uint32_t value = data[at + i * channels + (color ? c : 0)];
-            image.rgb[i * 3 + c] = static_cast<uint8_t>(maxval == 255 ? value : value * 255 / maxval);
-        }
-    return image;
-}
-
 class ImageDecoderKernel final : public Kernel {
 public:
     explicit ImageDecoderKernel(const NodeInfo& node) : format_(node.attr_string("pixel_format", "RGB")) {
@@ -484,15 +398,16 @@ public:
                                   dtype_name(stream.dtype()), shape_to_string(stream.shape())));
         const auto* data = stream.data_as<uint8_t>();
         const auto size = static_cast<std::size_t>(stream.numel());
-        Image image;
-        if (size >= 2 && data[0] == 'B' && data[1] == 'M') {
-            image = decode_bmp(node, data, size);
-        } else if (size >= 2 && data[0] == 'P' && (data[1] == '5' || data[1] == '6')) {
-            image = decode_pnm(node, data, size);
-        } else {
-            throw UnsupportedError(fmt::format("Node '{}' (ImageDecoder): only BMP and binary PNM images can be "
-                                               "decoded (JPEG, PNG, TIFF, WebP and JPEG 2000 need codecs)",
-                                               node.name()));
+        const ImageFormat format = detect_image_format(data, size);
+        if (format == ImageFormat::kUnknown)
+            node.fail("the stream is no BMP, PNM, JPEG, PNG, TIFF, WebP or JPEG 2000 image");
+        DecodedImage image;
+        try {
+            image = decode_image(format, data, size);
+        } catch (const InputError& error) {
+            node.fail(error.what());
+        } catch (const UnsupportedError& error) {
+            throw UnsupportedError(fmt::format("Node '{}' (ImageDecoder): {}", node.name(), error.what()));
         }
         const int64_t pixels = image.height * image.width;
         if (format_ == "Grayscale") {

@@ -1,11 +1,15 @@
 // Image operators (src/backend/ref/ops/image.cpp). x = np.array([[1, 2], [3, 4]], np.float32)[None, None].
 #include "op_test_util.h"
 
+#include "encoded_images.h"
+
 namespace polygraphy::ref {
 namespace {
 
+using testing::encoded_images;
 using testing::f32;
 using testing::i64;
+using testing::kEncodedImagePixels;
 using testing::OpTester;
 using testing::tensors_near;
 
@@ -121,12 +125,55 @@ TEST(ImageDecoderOp, DecodesBmpAndPnmToRgbBgrOrGray) {
 }
 
 TEST(ImageDecoderOp, RejectsUnknownFormatsTruncatedStreamsAndBadAttributes) {
-    EXPECT_THROW_MESSAGE(OpTester("ImageDecoder", 20).input(bytes("\x89PNG....")).run(), UnsupportedError,
-                         "only BMP and binary PNM images can be decoded");
+    EXPECT_THROW_MESSAGE(OpTester("ImageDecoder", 20).input(bytes("GIF89a....")).run(), ModelError,
+                         "the stream is no BMP, PNM, JPEG, PNG, TIFF, WebP or JPEG 2000 image");
     EXPECT_THROW_MESSAGE(OpTester("ImageDecoder", 20).input(bytes(tiny_bmp().substr(0, 58))).run(), ModelError,
-                         "BMP stream is truncated (pixel data)");
+                         "BMP stream cannot be decoded: truncated pixel data");
     EXPECT_THROW_MESSAGE(OpTester("ImageDecoder", 20).input(bytes(tiny_bmp())).attr("pixel_format", "CMYK").run(),
                          ModelError, "attribute 'pixel_format' must be RGB, BGR or Grayscale, but it is 'CMYK'");
+}
+
+TEST(ImageDecoderOp, DecodesEveryFormatThroughItsCodecAsPillowDoes) {
+    for (const char* format : {"PNG", "PNG RGBA", "TIFF", "WebP", "JPEG 2000"}) {
+        SCOPED_TRACE(format);
+        const Tensor rgb = OpTester("ImageDecoder", 20).input(bytes(encoded_images().at(format))).run();
+        EXPECT_EQ(rgb.shape(), (Shape{2, 4, 3}));
+        EXPECT_EQ(testing::values_of(rgb), kEncodedImagePixels);
+    }
+    // Lossy JPEG: the values Pillow decodes (libjpeg's islow DCT and fancy upsampling), and its
+    // convert("L") luma for Grayscale.
+    const std::string jpeg = encoded_images().at("JPEG");
+    EXPECT_EQ(testing::values_of(OpTester("ImageDecoder", 20).input(bytes(jpeg)).run()),
+              (std::vector<double>{80, 85, 21, 153, 158, 94,  32, 18, 69, 156, 142, 193,
+                                   24, 29, 0,  203, 208, 144, 4,  0,  41, 136, 122, 173}));
+    const Tensor gray = OpTester("ImageDecoder", 20).input(bytes(jpeg)).attr("pixel_format", "Grayscale").run();
+    EXPECT_EQ(gray.shape(), (Shape{2, 4, 1}));
+    EXPECT_EQ(testing::values_of(gray), (std::vector<double>{76, 149, 28, 152, 24, 199, 6, 132}));
+    const Tensor bgr = OpTester("ImageDecoder", 20).input(bytes(jpeg)).attr("pixel_format", "BGR").run();
+    EXPECT_EQ(testing::values_of(bgr)[0], 21);
+    // A gray PNG is replicated to RGB.
+    const std::vector<double> gray_png =
+        testing::values_of(OpTester("ImageDecoder", 20).input(bytes(encoded_images().at("PNG gray"))).run());
+    EXPECT_EQ(gray_png, (std::vector<double>{76, 76, 76, 150, 150, 150, 29, 29, 29, 150, 150, 150,
+                                             18, 18, 18, 200, 200, 200, 0,  0,  0,  136, 136, 136}));
+}
+
+TEST(ImageDecoderOp, CorruptStreamsOfEveryFormatAreOneLineErrors) {
+    for (const auto& [format, encoded] : encoded_images()) {
+        if (format == "PNG gray" || format == "PNG RGBA") continue;
+        // The signature survives; the rest is cut short or overwritten.
+        for (const std::string& stream : {encoded.substr(0, 16), encoded.substr(0, encoded.size() / 2),
+                                          encoded.substr(0, 12) + std::string(encoded.size() - 12, '\x5a')}) {
+            SCOPED_TRACE(format + " of " + std::to_string(stream.size()) + " bytes");
+            try {
+                OpTester("ImageDecoder", 20).input(bytes(stream)).run();
+                ADD_FAILURE() << "decoded";
+            } catch (const ModelError& error) {
+                EXPECT_THAT(error.what(), ::testing::HasSubstr(format + " stream cannot be decoded: "));
+                EXPECT_EQ(std::string(error.what()).find('\n'), std::string::npos) << error.what();
+            }
+        }
+    }
 }
 
 }  // namespace
