@@ -236,7 +236,8 @@ public:
             const Decimal d = printf_scientific(v, precision_);
             std::string digits = d.digits;
             digits.resize(static_cast<std::size_t>(precision_ + 1), '0');
-            std::string integer = (d.negative ? "-" : "") + digits.substr(0, 1);
+            std::string integer = d.negative ? "-" : "";
+            integer += digits[0];
             std::string text(static_cast<std::size_t>(std::max(0, pad_left_ - static_cast<int>(integer.size()))), ' ');
             text += integer + "." + digits.substr(1);
             std::string exponent = std::to_string(std::abs(d.exponent));
@@ -396,7 +397,10 @@ private:
             for (int64_t i = trailing; i > 1; --i) s += hanging + child(length - i) + line_sep;
             s += hanging + child(length - 1);
         }
-        return "[" + s.substr(hanging.size()) + "]";
+        std::string bracketed = "[";
+        bracketed.append(s, hanging.size());
+        bracketed += ']';
+        return bracketed;
     }
 
     const Tensor& tensor_;
