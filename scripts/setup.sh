@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything polygraphy needs on Debian 12, idempotently: Debian packages first, then
-# ONNX Runtime (library from npm, C API header from Debian trixie's .deb) under .deps/.
+# ONNX Runtime (library from the npm registry, C API header from Debian trixie's .deb) under .deps/.
 #   scripts/setup.sh                what the whole test suite needs (the README's second command)
 #   scripts/setup.sh --quickstart   only what the first command builds and runs
 set -euo pipefail
@@ -18,7 +18,7 @@ build_packages=(
   libdnnl-dev ocl-icd-opencl-dev  # oneDNN's CMake config calls find_package(OpenCL); libdnnl-dev only recommends it
   libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev  # configuring needs them (the example-model helpers include GoogleTest)
-  ca-certificates
+  ca-certificates curl  # curl fetches onnxruntime-node's tarball from the npm registry (scripts/setup_onnxruntime.sh)
   zlib1g-dev  # PNG images in the comparator's SVG figures
   libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev  # the built-in runtime's ImageDecoder (JPEG, PNG, TIFF, WebP, JPEG 2000)
 )
@@ -41,10 +41,6 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-
-# npm fetches ONNX Runtime; any npm will do (Node.js from other sources bundles its own and
-# conflicts with Debian's package), so Debian's is installed only when there is none.
-command -v npm >/dev/null 2>&1 || missing+=(npm)
 
 if ((${#missing[@]})); then
   echo "[I] Installing Debian packages: ${missing[*]}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `polygraphy run --onnxrt` needs into <repo>/.deps/onnxruntime (git-ignored):
-#   lib/libonnxruntime.so.1       ONNX-Runtime 1.30.0 (CPU), from the npm package onnxruntime-node
+#   lib/libonnxruntime.so.1       ONNX-Runtime 1.30.0 (CPU), from the npm package onnxruntime-node (its
+#                                 tarball from the npm registry, integrity-checked)
 #                                 (built for glibc 2.28, so it runs on Debian 12)
 #   include/onnxruntime_c_api.h   the C API header, from Debian trixie's libonnxruntime-dev (1.21);
 #                                 only the header is taken: trixie's library needs a newer glibc
@@ -8,11 +9,13 @@
 #                                 copyright file from the same .deb (the npm package ships none); it is
 #                                 installed beside the library (cmake --install, the .deb)
 # The library is loaded with dlopen at run time; the header is used at build time (re-run cmake after
-# installing it). Idempotent: work already done is skipped. Needs npm, apt-get and dpkg-deb.
+# installing it). Idempotent: work already done is skipped. Needs curl, apt-get and dpkg-deb.
 # Usage: scripts/setup_onnxruntime.sh [--force]
 set -euo pipefail
 
 readonly ORT_VERSION="1.30.0"
+# dist.integrity of onnxruntime-node@1.30.0 in the npm registry (`npm view onnxruntime-node@1.30.0 dist.integrity`).
+readonly ORT_INTEGRITY="sha512-twhs1C2C/BFkz1yc5OY0KIU2GUq6DURO7hD4bx5Q2Qy3nAMJwRXW8xU3NVczE29VA9lolLOYepoD8fjTGOfIqw=="
 readonly HEADER_PACKAGE="libonnxruntime-dev"
 readonly HEADER_SUITE="trixie"
 
@@ -41,12 +44,6 @@ fail() {
 # Last non-empty line of a log, for one-line error messages.
 last_line() { grep -v '^[[:space:]]*$' "$1" | tail -n 1 | tr -d '\r' || true; }
 
-# npm's explanatory error line (skipping its "code ..."/"errno ..." and stack lines).
-npm_error() {
-  grep -E '^npm (error|ERR!) ' "$1" | grep -vE '^npm (error|ERR!) +((code|errno|syscall|path) |at |[{}]|$)' |
-    head -n 1 | sed -E 's/^npm (error|ERR!) +//' | tr -d '\r' || true
-}
-
 install_library() {
   if [[ ${force} -eq 0 && -f "${lib}" && "$(cat "${lib_stamp}" 2>/dev/null)" == "${ORT_VERSION}" ]]; then
     echo "setup_onnxruntime: ${lib} (ONNX-Runtime ${ORT_VERSION}) already installed"
@@ -58,14 +55,20 @@ install_library() {
     aarch64 | arm64) arch=arm64 ;;
     *) fail "no ONNX-Runtime ${ORT_VERSION} build for architecture $(uname -m) in onnxruntime-node" ;;
   esac
-  command -v npm >/dev/null || fail "npm is not installed (apt-get install npm), needed to fetch onnxruntime-node@${ORT_VERSION}"
-  # `npm pack` only downloads the tarball: no install scripts run, no node_modules.
-  if ! (cd "${work}" && npm pack --loglevel=error --ignore-scripts "onnxruntime-node@${ORT_VERSION}" >npm.log 2>&1); then
-    fail "npm pack onnxruntime-node@${ORT_VERSION} failed: $(npm_error "${work}/npm.log")"
+  # The package's tarball from the npm registry, checked against the registry's sha512 integrity: the
+  # same file `npm pack` fetches, without installing Node.js and npm (about 300 Debian packages).
+  command -v curl >/dev/null || fail "curl is not installed (apt-get install curl), needed to fetch onnxruntime-node@${ORT_VERSION}"
+  local url="https://registry.npmjs.org/onnxruntime-node/-/onnxruntime-node-${ORT_VERSION}.tgz"
+  if ! curl -fsSL --retry 3 -o "${work}/onnxruntime-node-${ORT_VERSION}.tgz" "${url}" 2>"${work}/curl.log"; then
+    fail "downloading ${url} failed: $(last_line "${work}/curl.log")"
   fi
+  local expected actual
+  expected="$(printf '%s' "${ORT_INTEGRITY#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')"
+  actual="$(sha512sum "${work}/onnxruntime-node-${ORT_VERSION}.tgz" | cut -d' ' -f1)"
+  [[ "${actual}" == "${expected}" ]] ||
+    fail "onnxruntime-node-${ORT_VERSION}.tgz does not match the npm registry's sha512 integrity (corrupt or tampered download)"
   local tarball member="package/bin/napi-v6/linux/${arch}/libonnxruntime.so.1"
-  tarball="$(ls "${work}"/onnxruntime-node-*.tgz 2>/dev/null | head -n 1)"
-  [[ -n "${tarball}" ]] || fail "npm pack onnxruntime-node@${ORT_VERSION} produced no tarball"
+  tarball="${work}/onnxruntime-node-${ORT_VERSION}.tgz"
   tar -xzf "${tarball}" -C "${work}" "${member}" 2>"${work}/tar.log" ||
     fail "${member} not found in onnxruntime-node-${ORT_VERSION}.tgz: $(last_line "${work}/tar.log")"
   mkdir -p "${dest}/lib"
